@@ -1,0 +1,224 @@
+/*
+ * wino.h -- the whole public API of wino, a C99 library for Winograd convolution.
+ *
+ * Conventions used throughout:
+ *  - Every function returns an enum wino_status (or a plain value for pure queries that cannot
+ *    fail). Nothing aborts and nothing prints. On failure, wino_last_error() gives a one-line
+ *    explanation (thread-local), naming the argument at fault.
+ *  - WINO_INVALID_ARGUMENT means the caller broke a rule written here; WINO_UNSUPPORTED means the
+ *    request is valid but this build cannot do it (the caller may fall back to another library).
+ *  - Sizes are int; every product of sizes is checked for overflow in size_t.
+ *
+ * Tensor layouts (all dense, row-major in the order their name spells):
+ *  - WINO_LAYOUT_NCHW: input x is N x C x H x W, filter w is K x C x R x S, output y is N x K x P x Q.
+ *  - WINO_LAYOUT_NHWC: input x is N x H x W x C, filter w is K x R x S x C, output y is N x P x Q x K.
+ *  P = (H + 2*pad_h - dilation_h*(R-1) - 1) / stride_h + 1, Q likewise with W, pad_w, S.
+ *  The operation is cross-correlation (what deep-learning frameworks call convolution):
+ *  y[n,k,p,q] = sum_{c,i,j} x[n,c,p*stride_h - pad_h + i*dilation_h, q*stride_w - pad_w + j*dilation_w]
+ *               * w[k,c,i,j], with x read as zero outside the image.
+ */
+#ifndef WINO_H
+#define WINO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------------------------------------
+ * Status
+ * ------------------------------------------------------------------------------------------- */
+
+enum wino_status {
+    WINO_SUCCESS = 0,
+    WINO_INVALID_ARGUMENT = 1,     /* the caller broke a documented rule */
+    WINO_UNSUPPORTED = 2,          /* valid request that this build cannot serve: fall back */
+    WINO_OUT_OF_MEMORY = 3,        /* an allocation failed */
+    WINO_INSUFFICIENT_WORKSPACE = 4, /* workspace NULL, too small or misaligned */
+    WINO_DEVICE_ERROR = 5,         /* the GPU runtime reported an error */
+    WINO_INTERNAL_ERROR = 6        /* a bug in wino: please report it with wino_last_error() */
+};
+
+/* A static, never-NULL English sentence describing a status value (also for unknown values). */
+const char *wino_status_string(enum wino_status status);
+
+/* The calling thread's explanation of the last failing call ("" if none). Valid until the next
+ * wino call on this thread. */
+const char *wino_last_error(void);
+
+/* Library version as "MAJOR.MINOR.PATCH". */
+const char *wino_version(void);
+
+/* ---------------------------------------------------------------------------------------------
+ * Generator: exact Toom-Cook transforms for any F(m, r)
+ *
+ * A 1D algorithm F(m, r) computes m outputs of an r-tap correlation from alpha = m + r - 1 inputs:
+ *     y = A^T [ (G g) .* (B^T d) ],   y_i = sum_k g_k d_{i+k}
+ * with A^T (m x alpha), G (alpha x r), B^T (alpha x alpha). It is built from alpha - 1 distinct
+ * finite rational points a_0..a_{alpha-2} plus the point at infinity, in the standard convention:
+ * row j of B^T holds the coefficients (lowest power first) of prod_{k != j}(x - a_k), the last
+ * (infinity) row those of prod_k (x - a_k); A^T[i][j] = a_j^i with the infinity column e_{m-1};
+ * G[j][k] = a_j^k / prod_{k' != j}(a_j - a_k'), infinity row e_{r-1}. Integer points thus give
+ * integer A^T and B^T with all fractions in G. Row j of B^T and G belongs to the j-th point given.
+ * A 2D algorithm F(m x n, r x s) nests two 1D algorithms: Y = A1^T [(G1 g G2^T) .* (B1^T d B2)] A2.
+ * ------------------------------------------------------------------------------------------- */
+
+#define WINO_MAX_ALPHA 16
+
+typedef struct wino_tile wino_tile;
+
+enum wino_matrix { WINO_MATRIX_AT = 0, WINO_MATRIX_G = 1, WINO_MATRIX_BT = 2 };
+
+/* Flags for wino_tile_create. */
+enum wino_tile_flags {
+    WINO_TILE_DEFAULT = 0,
+    /* Rescale each row of B^T by the smallest positive rational that makes it a primitive integer
+     * vector (sign kept) and divide the matching row of G by the same factor: the product is
+     * unchanged and B^T becomes integer (needed by integer input transforms). */
+    WINO_TILE_INTEGER_BT = 1
+};
+
+/* Creates the exact 1D algorithm F(m, r), m >= 1, r >= 1, m + r - 1 <= WINO_MAX_ALPHA.
+ * points: NULL for the recorded most accurate points of this alpha (see docs/points.md), or a
+ * comma-separated list of exactly alpha - 1 distinct finite rationals such as "0,1,-1,1/2,-2"
+ * (integers or p/q with q > 0; the point at infinity is always added last and must not be given).
+ * flags: a combination of enum wino_tile_flags. */
+enum wino_status wino_tile_create(int m, int r, const char *points, unsigned flags,
+                                  wino_tile **tile);
+void wino_tile_destroy(wino_tile *tile); /* NULL is fine */
+
+int wino_tile_m(const wino_tile *tile);
+int wino_tile_r(const wino_tile *tile);
+int wino_tile_alpha(const wino_tile *tile);
+
+/* The finite points as exact strings "p/q" or "p", index 0..alpha-2. Writes at most cap bytes
+ * including the terminating NUL; *needed (optional) receives the size required. */
+enum wino_status wino_tile_point_string(const wino_tile *tile, int index, char *buf, size_t cap,
+                                        size_t *needed);
+
+/* Shape of one matrix. */
+enum wino_status wino_tile_matrix_shape(const wino_tile *tile, enum wino_matrix which, int *rows,
+                                        int *cols);
+/* One entry as an exact rational string ("-1/6", "0", "21/4"), same buffer rules as above. */
+enum wino_status wino_tile_entry_string(const wino_tile *tile, enum wino_matrix which, int row,
+                                        int col, char *buf, size_t cap, size_t *needed);
+/* The whole matrix rounded to double, row-major, rows*cols values. */
+enum wino_status wino_tile_matrix_double(const wino_tile *tile, enum wino_matrix which,
+                                         double *out);
+
+/* Operation counts of a 2D transform F(m x m, r x r) built from this tile. */
+enum wino_transform {
+    WINO_TRANSFORM_INPUT = 0,  /* V = B^T d B, alpha x alpha -> alpha x alpha */
+    WINO_TRANSFORM_FILTER = 1, /* U = G g G^T, r x r -> alpha x alpha */
+    WINO_TRANSFORM_OUTPUT = 2  /* Y = A^T M A, alpha x alpha -> m x m */
+};
+
+struct wino_op_counts {
+    long add; /* additions and subtractions */
+    long mul; /* multiplications by a constant other than +-1 */
+    long fma; /* fused multiply-adds (each replaces one mul and one add) */
+};
+
+/* baseline: plain matrix products (every multiplication and addition of the dense products).
+ * optimized: the straight-line recipe wino emits (0/+-1 dropped, factored, CSE, symmetric row
+ * pairs, FMA contraction). Either pointer may be NULL. */
+enum wino_status wino_tile_op_counts(const wino_tile *tile, enum wino_transform which,
+                                     struct wino_op_counts *baseline,
+                                     struct wino_op_counts *optimized);
+
+enum wino_emit_lang {
+    WINO_EMIT_C = 0,   /* C99 functions transforming a lane-contiguous batch of tiles */
+    WINO_EMIT_CUDA = 1 /* CUDA C __device__ functions transforming one tile in registers */
+};
+
+/* Emits the three 2D transforms of F(m x m, r x r) as source code into buf (cap bytes, NUL
+ * terminated); *needed (optional) receives the size required. With buf == NULL only *needed is
+ * set. The code is a pure function of the tile: same tile, same text. */
+enum wino_status wino_tile_emit(const wino_tile *tile, enum wino_emit_lang lang, char *buf,
+                                size_t cap, size_t *needed);
+
+/* ---------------------------------------------------------------------------------------------
+ * Convolution
+ * ------------------------------------------------------------------------------------------- */
+
+enum wino_dtype {
+    WINO_DTYPE_F32 = 0,
+    WINO_DTYPE_F16 = 1,
+    WINO_DTYPE_S8 = 2,
+    WINO_DTYPE_U8 = 3
+};
+
+enum wino_layout { WINO_LAYOUT_NCHW = 0, WINO_LAYOUT_NHWC = 1 };
+
+enum wino_algo {
+    WINO_ALGO_AUTO = 0,      /* wino chooses */
+    WINO_ALGO_DIRECT = 1,    /* direct convolution (any valid descriptor) */
+    WINO_ALGO_WINOGRAD = 2   /* Winograd F(m x m, r x r); stride 1, dilation 1, R == S */
+};
+
+struct wino_conv2d_desc {
+    int n, c, h, w;                /* input: batch, channels, height, width (all >= 1) */
+    int k, r, s;                   /* output channels, filter height, filter width (>= 1) */
+    int pad_h, pad_w;              /* zero padding on each side (>= 0) */
+    int stride_h, stride_w;        /* >= 1 */
+    int dilation_h, dilation_w;    /* >= 1 */
+    enum wino_layout layout;
+    enum wino_dtype dtype;         /* element type of x, w and y */
+};
+
+/* A descriptor for an N x C x H x W input, K x C x R x S filter, given padding, stride 1,
+ * dilation 1, NCHW, FP32: a convenient starting point to edit. */
+struct wino_conv2d_desc wino_conv2d_desc_make(int n, int c, int h, int w, int k, int r, int s,
+                                              int pad_h, int pad_w);
+
+/* Validates desc and returns the output height P and width Q (either pointer may be NULL). */
+enum wino_status wino_conv2d_output_size(const struct wino_conv2d_desc *desc, int *p, int *q);
+
+/* Execution context: where and how a convolution runs. */
+struct wino_context {
+    int threads;   /* CPU threads; 0 = number of online cores */
+};
+
+/* Operator options. */
+struct wino_conv2d_options {
+    enum wino_algo algo; /* WINO_ALGO_AUTO by default */
+    int tile_m;          /* Winograd output tile m (0 = wino chooses) */
+    const char *points;  /* Winograd points as in wino_tile_create (NULL = recorded best) */
+};
+
+typedef struct wino_conv2d wino_conv2d;
+
+/* Answers whether wino_conv2d_create would succeed for these arguments, with no side effects:
+ * WINO_SUCCESS, WINO_INVALID_ARGUMENT or WINO_UNSUPPORTED (with wino_last_error() saying why).
+ * options may be NULL (defaults). */
+enum wino_status wino_conv2d_can_implement(const struct wino_conv2d_desc *desc,
+                                           const struct wino_conv2d_options *options);
+
+/* Creates the operator: validates, plans, and copies/transforms the filter weights (laid out as
+ * the descriptor's layout says) so the caller may free them afterwards. ctx and options may be
+ * NULL (defaults). */
+enum wino_status wino_conv2d_create(const struct wino_conv2d_desc *desc, const void *weights,
+                                    const struct wino_context *ctx,
+                                    const struct wino_conv2d_options *options,
+                                    wino_conv2d **op);
+
+/* Workspace bytes run() needs (may be 0). */
+enum wino_status wino_conv2d_workspace_size(const wino_conv2d *op, size_t *bytes);
+
+/* Computes y from x. workspace must be 64-byte aligned and at least workspace_size bytes (it may
+ * be NULL when that size is 0). run() allocates nothing. */
+enum wino_status wino_conv2d_run(const wino_conv2d *op, const void *x, void *y, void *workspace,
+                                 size_t workspace_bytes);
+
+/* The algorithm and tile the operator uses (tile_m is 0 for non-Winograd algorithms). */
+enum wino_status wino_conv2d_algo(const wino_conv2d *op, enum wino_algo *algo, int *tile_m);
+
+void wino_conv2d_destroy(wino_conv2d *op); /* NULL is fine */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* WINO_H */

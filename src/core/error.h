@@ -1,0 +1,21 @@
+/* Status helpers: every failing entry point records a one-line reason for wino_last_error(). */
+#ifndef WINO_CORE_ERROR_H
+#define WINO_CORE_ERROR_H
+
+#include "wino.h"
+
+#if defined(__GNUC__)
+#define WINO_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define WINO_PRINTF(f, a)
+#endif
+
+/* Records the reason (printf-style) and returns status. */
+enum wino_status wino_fail(enum wino_status status, const char *fmt, ...) WINO_PRINTF(2, 3);
+/* Clears the reason at the start of a public call; returns WINO_SUCCESS. */
+enum wino_status wino_ok(void);
+
+/* *out = a * b, returning 0, or -1 on size_t overflow (then *out is untouched). */
+int wino_mul_size(size_t a, size_t b, size_t *out);
+
+#endif
