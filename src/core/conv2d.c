@@ -1,0 +1,187 @@
+/* The convolution operator: create (validate, plan, prepare weights), workspace, run, destroy.
+ * Paths: the double-accumulation direct reference (any valid FP32 descriptor) and the scalar
+ * FP32 Winograd path (stride 1, dilation 1, square filters). */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/conv_desc.h"
+#include "core/error.h"
+#include "cpu/winograd_scalar.h"
+#include "ref/conv_ref.h"
+
+struct wino_conv2d {
+    struct wino_conv2d_desc desc;
+    struct wino_conv_sizes sizes;
+    enum wino_algo algo;
+    float *weights;                   /* DIRECT: a copy of the caller's weights */
+    wino_tile *tile;                  /* WINOGRAD */
+    struct wino_f32_winograd winograd;
+    size_t workspace_bytes;
+};
+
+/* Output tile used when the caller does not choose one (a cost model replaces this later). */
+static int default_tile_m(int r)
+{
+    return r <= 3 ? 4 : 2;
+}
+
+/* Why Winograd cannot serve desc, or NULL when it can. */
+static const char *winograd_refusal(const struct wino_conv2d_desc *d, int tile_m)
+{
+    if (d->stride_h != 1 || d->stride_w != 1)
+        return "Winograd needs stride 1";
+    if (d->dilation_h != 1 || d->dilation_w != 1)
+        return "Winograd needs dilation 1";
+    if (d->r != d->s)
+        return "Winograd needs a square filter (R == S)";
+    if (tile_m + d->r - 1 > WINO_MAX_ALPHA)
+        return "tile too large: m + r - 1 exceeds WINO_MAX_ALPHA";
+    return NULL;
+}
+
+/* Shared checks of can_implement and create; resolves the algorithm and tile. */
+static enum wino_status plan(const struct wino_conv2d_desc *desc,
+                             const struct wino_conv2d_options *options,
+                             struct wino_conv_sizes *sizes, enum wino_algo *algo, int *tile_m)
+{
+    static const struct wino_conv2d_options defaults = {WINO_ALGO_AUTO, 0, NULL};
+    const struct wino_conv2d_options *o = options ? options : &defaults;
+    enum wino_status st = wino_conv_desc_check(desc, sizes);
+    if (st)
+        return st;
+    if (o->algo != WINO_ALGO_AUTO && o->algo != WINO_ALGO_DIRECT && o->algo != WINO_ALGO_WINOGRAD)
+        return wino_fail(WINO_INVALID_ARGUMENT, "unknown algorithm %d", (int)o->algo);
+    if (o->tile_m < 0 || o->tile_m > WINO_MAX_ALPHA)
+        return wino_fail(WINO_INVALID_ARGUMENT, "tile_m = %d outside [0, %d]", o->tile_m,
+                         WINO_MAX_ALPHA);
+    if (o->algo == WINO_ALGO_DIRECT && (o->tile_m || o->points))
+        return wino_fail(WINO_INVALID_ARGUMENT, "tile_m and points apply to Winograd only");
+    if (desc->dtype != WINO_DTYPE_F32)
+        return wino_fail(WINO_UNSUPPORTED, "only FP32 convolution is implemented so far");
+    *tile_m = o->tile_m ? o->tile_m : default_tile_m(desc->r);
+    const char *why = winograd_refusal(desc, *tile_m);
+    if (o->algo == WINO_ALGO_WINOGRAD && why)
+        return wino_fail(WINO_UNSUPPORTED, "%s", why);
+    *algo = o->algo;
+    if (o->algo == WINO_ALGO_AUTO) /* Winograd saves nothing for 1-tap filters */
+        *algo = (!why && desc->r > 1) ? WINO_ALGO_WINOGRAD : WINO_ALGO_DIRECT;
+    if (*algo != WINO_ALGO_WINOGRAD)
+        *tile_m = 0;
+    if (*algo == WINO_ALGO_WINOGRAD && o->points) { /* validate the points without keeping them */
+        wino_tile *t = NULL;
+        st = wino_tile_create(*tile_m, desc->r, o->points, 0, &t);
+        wino_tile_destroy(t);
+        if (st)
+            return st;
+    }
+    return WINO_SUCCESS;
+}
+
+enum wino_status wino_conv2d_can_implement(const struct wino_conv2d_desc *desc,
+                                           const struct wino_conv2d_options *options)
+{
+    wino_ok();
+    struct wino_conv_sizes sizes;
+    enum wino_algo algo;
+    int tile_m;
+    return plan(desc, options, &sizes, &algo, &tile_m);
+}
+
+enum wino_status wino_conv2d_create(const struct wino_conv2d_desc *desc, const void *weights,
+                                    const struct wino_context *ctx,
+                                    const struct wino_conv2d_options *options, wino_conv2d **op)
+{
+    wino_ok();
+    if (!op)
+        return wino_fail(WINO_INVALID_ARGUMENT, "wino_conv2d_create: op is NULL");
+    *op = NULL;
+    if (!weights)
+        return wino_fail(WINO_INVALID_ARGUMENT, "wino_conv2d_create: weights is NULL");
+    if (ctx && ctx->threads < 0)
+        return wino_fail(WINO_INVALID_ARGUMENT, "context threads = %d must be >= 0",
+                         ctx->threads);
+    struct wino_conv2d *o = calloc(1, sizeof *o);
+    if (!o)
+        return wino_fail(WINO_OUT_OF_MEMORY, "wino_conv2d_create: out of memory");
+    int tile_m;
+    enum wino_status st = plan(desc, options, &o->sizes, &o->algo, &tile_m);
+    if (st) {
+        free(o);
+        return st;
+    }
+    o->desc = *desc;
+    if (o->algo == WINO_ALGO_WINOGRAD) {
+        st = wino_tile_create(tile_m, desc->r, options ? options->points : NULL, 0, &o->tile);
+        if (!st)
+            st = wino_f32_winograd_prepare(&o->winograd, o->tile, desc, weights);
+        o->workspace_bytes = sizeof(float) * wino_f32_winograd_workspace_floats(&o->winograd, desc);
+    } else {
+        o->weights = malloc(sizeof(float) * o->sizes.w_elems);
+        st = o->weights ? WINO_SUCCESS : WINO_OUT_OF_MEMORY;
+        if (o->weights)
+            memcpy(o->weights, weights, sizeof(float) * o->sizes.w_elems);
+        o->workspace_bytes = sizeof(double) * o->sizes.y_elems; /* double-accumulated output */
+    }
+    if (st) {
+        wino_conv2d_destroy(o);
+        return st == WINO_OUT_OF_MEMORY ? wino_fail(st, "wino_conv2d_create: out of memory") : st;
+    }
+    *op = o;
+    return WINO_SUCCESS;
+}
+
+enum wino_status wino_conv2d_workspace_size(const wino_conv2d *op, size_t *bytes)
+{
+    wino_ok();
+    if (!op || !bytes)
+        return wino_fail(WINO_INVALID_ARGUMENT, "wino_conv2d_workspace_size: NULL argument");
+    *bytes = op->workspace_bytes;
+    return WINO_SUCCESS;
+}
+
+enum wino_status wino_conv2d_algo(const wino_conv2d *op, enum wino_algo *algo, int *tile_m)
+{
+    wino_ok();
+    if (!op || !algo || !tile_m)
+        return wino_fail(WINO_INVALID_ARGUMENT, "wino_conv2d_algo: NULL argument");
+    *algo = op->algo;
+    *tile_m = op->tile ? wino_tile_m(op->tile) : 0;
+    return WINO_SUCCESS;
+}
+
+enum wino_status wino_conv2d_run(const wino_conv2d *op, const void *x, void *y, void *workspace,
+                                 size_t workspace_bytes)
+{
+    wino_ok();
+    if (!op || !x || !y)
+        return wino_fail(WINO_INVALID_ARGUMENT, "wino_conv2d_run: op, x or y is NULL");
+    if (op->workspace_bytes) {
+        if (!workspace || workspace_bytes < op->workspace_bytes)
+            return wino_fail(WINO_INSUFFICIENT_WORKSPACE, "workspace of %zu bytes, %zu needed",
+                             workspace ? workspace_bytes : 0, op->workspace_bytes);
+        if ((uintptr_t)workspace % 64)
+            return wino_fail(WINO_INSUFFICIENT_WORKSPACE, "workspace is not 64-byte aligned");
+    }
+    if (op->algo == WINO_ALGO_WINOGRAD) {
+        wino_f32_winograd_run(&op->winograd, &op->desc, op->sizes.p, op->sizes.q, x, y,
+                              workspace);
+    } else {
+        double *acc = workspace;
+        wino_ref_conv2d_fwd(&op->desc, x, op->weights, acc);
+        float *out = y;
+        for (size_t i = 0; i < op->sizes.y_elems; i++)
+            out[i] = (float)acc[i];
+    }
+    return WINO_SUCCESS;
+}
+
+void wino_conv2d_destroy(wino_conv2d *op)
+{
+    if (!op)
+        return;
+    free(op->weights);
+    wino_f32_winograd_release(&op->winograd);
+    wino_tile_destroy(op->tile);
+    free(op);
+}

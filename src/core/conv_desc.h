@@ -1,0 +1,22 @@
+/* Validation of convolution descriptors and the sizes derived from them. */
+#ifndef WINO_CORE_CONV_DESC_H
+#define WINO_CORE_CONV_DESC_H
+
+#include <stddef.h>
+
+#include "wino.h"
+
+struct wino_conv_sizes {
+    int p, q;                    /* output height, width */
+    size_t x_elems, w_elems, y_elems;
+};
+
+/* Checks every field and every size product (in elements and in bytes of the largest element
+ * type); fills sizes. Returns WINO_SUCCESS or WINO_INVALID_ARGUMENT with the reason recorded. */
+enum wino_status wino_conv_desc_check(const struct wino_conv2d_desc *desc,
+                                      struct wino_conv_sizes *sizes);
+
+/* Element size in bytes of a dtype (0 for unknown values). */
+size_t wino_dtype_size(enum wino_dtype dtype);
+
+#endif
