@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "cli.h"
+#include "gen/default_tiles.h"
+#include "gen/op_table.h"
 #include "wino.h"
 
 static const char *const usage_text =
@@ -16,7 +18,12 @@ static const char *const usage_text =
     "  --integer-bt   rescale B^T rows to integers (factors moved into G)\n"
     "  --emit LANG    also print the generated transforms as C or CUDA source\n"
     "  --out FILE     write the emitted source to FILE instead of standard output\n"
-    "  --json         print one JSON object with exact rational strings\n";
+    "  --json         print one JSON object with exact rational strings\n"
+    "usage: wino gen --op-table\n"
+    "  Prints the op-count table of docs/transform-ops.md (m in [2,10], r in {3,5,7}).\n"
+    "usage: wino gen --write-defaults DIR\n"
+    "  Regenerates the committed transforms of the default tiles (DIR/src/cpu/generated,\n"
+    "  DIR/src/cuda/generated) and the table in DIR/docs/transform-ops.md.\n";
 
 static const char *const matrix_names[3] = {"AT", "G", "BT"};
 static const char *const transform_names[3] = {"input", "filter", "output"};
@@ -150,8 +157,34 @@ static char *emit(const wino_tile *t, enum wino_emit_lang lang)
     return code;
 }
 
+/* The two whole-repository modes: --op-table and --write-defaults DIR. */
+static int op_table(void)
+{
+    char *table = wino_gen_op_table();
+    if (!table) {
+        fprintf(stderr, "wino gen: %s\n", wino_last_error());
+        return 1;
+    }
+    fputs(table, stdout);
+    free(table);
+    return 0;
+}
+
+static int write_defaults(const char *dir)
+{
+    if (wino_gen_write_defaults(dir)) {
+        fprintf(stderr, "wino gen: %s\n", wino_last_error());
+        return 1;
+    }
+    return 0;
+}
+
 int wino_cmd_gen(int argc, char **argv)
 {
+    if (argc == 2 && !strcmp(argv[1], "--op-table"))
+        return op_table();
+    if (argc == 3 && !strcmp(argv[1], "--write-defaults"))
+        return write_defaults(argv[2]);
     long m = 0, r = 0;
     const char *points = NULL, *out_path = NULL, *v;
     int json = 0, lang = -1;

@@ -1,0 +1,340 @@
+/* Op counts and C / CUDA source of the 2D transforms of a tile.
+ *
+ * All three 2D transforms have the form Y = M X M^T with the 1D matrix M (p x n): the input
+ * transform V = B^T d B (M = B^T), the filter transform U = G g G^T (M = G) and the output
+ * transform Y = A^T M A (M = A^T). Both passes use M's recipe: first on the n columns of X
+ * (T = M X, p x n), then on the p rows of T. */
+#include "gen/transform_ops.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "gen/float_literal.h"
+#include "gen/points.h"
+#include "gen/recipe.h"
+#include "gen/strbuf.h"
+
+struct transform {
+    const char *stage;   /* in the function name: wino_f32_<stage>_transform_<tile> */
+    const char *formula; /* for the comments */
+    const char *in, *in_stride, *out, *out_stride; /* parameter names */
+    const wino_qmat *mat;                          /* the 1D matrix M */
+};
+
+static void describe(const wino_toom *t, enum wino_transform which, struct transform *x)
+{
+    static const struct transform forms[3] = {
+        {"input", "V = B^T d B", "d", "d", "v", "v", NULL},
+        {"filter", "U = G g G^T", "g", "g", "u", "u", NULL},
+        {"output", "Y = A^T M A", "mm", "m", "y", "y", NULL},
+    };
+    *x = forms[which];
+    x->mat = which == WINO_TRANSFORM_INPUT    ? &t->BT
+             : which == WINO_TRANSFORM_FILTER ? &t->G
+                                              : &t->AT;
+}
+
+enum wino_status wino_gen_op_counts(const wino_toom *t, enum wino_transform which,
+                                    struct wino_op_counts *baseline,
+                                    struct wino_op_counts *optimized)
+{
+    struct transform x;
+    describe(t, which, &x);
+    const long n = x.mat->cols, p = x.mat->rows;
+    if (baseline) { /* (p x n)(n x n), then (p x n)(n x p), every product and sum counted */
+        baseline->mul = p * n * (n + p);
+        baseline->add = p * (n - 1) * (n + p);
+        baseline->fma = 0;
+    }
+    if (optimized) {
+        wino_recipe rc;
+        if (wino_recipe_build(&rc, x.mat, WINO_PASS_ALL))
+            return wino_fail(WINO_OUT_OF_MEMORY, "wino_tile_op_counts: out of memory");
+        wino_recipe_counts_2d(&rc, optimized);
+        wino_recipe_clear(&rc);
+    }
+    return WINO_SUCCESS;
+}
+
+/* ---- emission ---- */
+
+#define NAME_CAP 48 /* one operand expression such as "s[12 * d_row + l]" */
+
+/* The constant c as a float literal, with the exact value in a comment when it is rounded. */
+static void put_constant(struct wino_strbuf *sb, mpq_srcptr c)
+{
+    char lit[40];
+    const float f = wino_q_to_float(c);
+    wino_float_literal(f, lit, sizeof lit);
+    mpq_t back;
+    mpq_init(back);
+    mpq_set_d(back, f);
+    if (mpq_equal(back, c)) {
+        wino_strbuf_printf(sb, "%s", lit);
+    } else {
+        char *exact =
+            malloc(mpz_sizeinbase(mpq_numref(c), 10) + mpz_sizeinbase(mpq_denref(c), 10) + 3);
+        if (exact)
+            wino_strbuf_printf(sb, "%s /* %s */", lit, mpq_get_str(exact, 10, c));
+        else
+            sb->failed = 1;
+        free(exact);
+    }
+    mpq_clear(back);
+}
+
+static void put_value(struct wino_strbuf *sb, const wino_recipe *rc, int v)
+{
+    if (v < 0)
+        wino_strbuf_printf(sb, "0.0f");
+    else if (v < rc->n_in)
+        wino_strbuf_printf(sb, "x%d", v);
+    else
+        wino_strbuf_printf(sb, "t%d", v - rc->n_in);
+}
+
+/* The straight-line code of one recipe application: loads in[k], computes, stores out[i]. */
+static void emit_recipe(struct wino_strbuf *sb, const wino_recipe *rc, enum wino_emit_lang lang,
+                        const char *ind, char (*in)[NAME_CAP], char (*out)[NAME_CAP])
+{
+    char *used = calloc((size_t)rc->n_in + 1, 1);
+    if (!used) {
+        sb->failed = 1;
+        return;
+    }
+    for (int k = 0; k < rc->n_inst; k++) {
+        const struct wino_rinst *x = &rc->inst[k];
+        if (x->a < rc->n_in)
+            used[x->a] = 1;
+        if ((x->op == WINO_ROP_ADD || x->op == WINO_ROP_FMA) && x->b < rc->n_in)
+            used[x->b] = 1;
+    }
+    for (int i = 0; i < rc->n_out; i++)
+        if (rc->out[i] >= 0 && rc->out[i] < rc->n_in)
+            used[rc->out[i]] = 1;
+    for (int k = 0; k < rc->n_in; k++)
+        if (used[k])
+            wino_strbuf_printf(sb, "%sconst float x%d = %s;\n", ind, k, in[k]);
+    free(used);
+
+    const char *fma = lang == WINO_EMIT_CUDA ? "__fmaf_rn" : "fmaf";
+    for (int k = 0; k < rc->n_inst; k++) {
+        const struct wino_rinst *x = &rc->inst[k];
+        wino_strbuf_printf(sb, "%sconst float t%d = ", ind, k);
+        switch (x->op) {
+        case WINO_ROP_ADD:
+            put_value(sb, rc, x->a);
+            wino_strbuf_printf(sb, " %c ", x->sb > 0 ? '+' : '-');
+            put_value(sb, rc, x->b);
+            break;
+        case WINO_ROP_MUL:
+            put_constant(sb, x->c);
+            wino_strbuf_printf(sb, " * ");
+            put_value(sb, rc, x->a);
+            break;
+        case WINO_ROP_FMA:
+            wino_strbuf_printf(sb, "%s(", fma);
+            put_constant(sb, x->c);
+            wino_strbuf_printf(sb, ", ");
+            put_value(sb, rc, x->a);
+            wino_strbuf_printf(sb, ", %s", x->sb > 0 ? "" : "-");
+            put_value(sb, rc, x->b);
+            wino_strbuf_printf(sb, ")");
+            break;
+        case WINO_ROP_NEG:
+            wino_strbuf_printf(sb, "-");
+            put_value(sb, rc, x->a);
+            break;
+        }
+        wino_strbuf_printf(sb, ";\n");
+    }
+    for (int i = 0; i < rc->n_out; i++) {
+        wino_strbuf_printf(sb, "%s%s = ", ind, out[i]);
+        put_value(sb, rc, rc->out[i]);
+        wino_strbuf_printf(sb, ";\n");
+    }
+}
+
+/* The recipe's counts and the totals, as a comment above each function. */
+static void emit_summary(struct wino_strbuf *sb, const struct transform *x, const wino_recipe *rc)
+{
+    struct wino_op_counts one, all;
+    wino_recipe_counts(rc, &one);
+    wino_recipe_counts_2d(rc, &all);
+    wino_strbuf_printf(sb,
+                       "/* %s: %d x %d -> %d x %d. Each of the %d passes runs a %ld add, %ld mul,"
+                       " %ld fma recipe\n * (%ld add, %ld mul, %ld fma per tile). */\n",
+                       x->formula, x->mat->cols, x->mat->cols, x->mat->rows, x->mat->rows,
+                       x->mat->cols + x->mat->rows, one.add, one.mul, one.fma, all.add, all.mul,
+                       all.fma);
+}
+
+/* "s[l]", "s[d_row + l]", "s[3 * d_row + l]": element k of a strided lane vector. */
+static void strided(char *buf, const char *base, int k, const char *stride)
+{
+    if (k == 0)
+        snprintf(buf, NAME_CAP, "%s[l]", base);
+    else if (k == 1)
+        snprintf(buf, NAME_CAP, "%s[%s + l]", base, stride);
+    else
+        snprintf(buf, NAME_CAP, "%s[%d * %s + l]", base, k, stride);
+}
+
+/* C: lanes of tiles side by side, in blocks of 16 held in an on-stack intermediate T. */
+static void emit_c(struct wino_strbuf *sb, const struct transform *x, const wino_recipe *rc,
+                   const char *tile, char (*in)[NAME_CAP], char (*out)[NAME_CAP])
+{
+    const int n = x->mat->cols, p = x->mat->rows;
+    emit_summary(sb, x, rc);
+    wino_strbuf_printf(sb,
+                       "void wino_f32_%s_transform_%s(const float *restrict %s, ptrdiff_t %s_row,"
+                       " ptrdiff_t %s_col,\n        float *restrict %s, ptrdiff_t %s_row,"
+                       " ptrdiff_t %s_col, int lanes)\n{\n",
+                       x->stage, tile, x->in, x->in_stride, x->in_stride, x->out, x->out_stride,
+                       x->out_stride);
+    if (n == 1) /* a single input row, e.g. F(m, 1): its stride is never used */
+        wino_strbuf_printf(sb, "    (void)%s_row;\n", x->in_stride);
+    if (p == 1)
+        wino_strbuf_printf(sb, "    (void)%s_col;\n", x->out_stride);
+    wino_strbuf_printf(sb,
+                       "    float tmp[%d][%d][16]; /* M X for one block of lanes */\n"
+                       "    for (int l0 = 0; l0 < lanes; l0 += 16) {\n"
+                       "        const int n = lanes - l0 < 16 ? lanes - l0 : 16;\n"
+                       "        for (int j = 0; j < %d; j++) { /* column j of X */\n"
+                       "            const float *restrict s = %s + j * %s_col + l0;\n"
+                       "            for (int l = 0; l < n; l++) {\n",
+                       p, n, n, x->in, x->in_stride);
+    char stride[16];
+    snprintf(stride, sizeof stride, "%s_row", x->in_stride);
+    for (int k = 0; k < n; k++)
+        strided(in[k], "s", k, stride);
+    for (int i = 0; i < p; i++)
+        snprintf(out[i], NAME_CAP, "tmp[%d][j][l]", i);
+    emit_recipe(sb, rc, WINO_EMIT_C, "                ", in, out);
+    wino_strbuf_printf(sb,
+                       "            }\n"
+                       "        }\n"
+                       "        for (int i = 0; i < %d; i++) { /* row i of T */\n"
+                       "            float *restrict o = %s + i * %s_row + l0;\n"
+                       "            for (int l = 0; l < n; l++) {\n",
+                       p, x->out, x->out_stride);
+    for (int k = 0; k < n; k++)
+        snprintf(in[k], NAME_CAP, "tmp[i][%d][l]", k);
+    snprintf(stride, sizeof stride, "%s_col", x->out_stride);
+    for (int i = 0; i < p; i++)
+        strided(out[i], "o", i, stride);
+    emit_recipe(sb, rc, WINO_EMIT_C, "                ", in, out);
+    wino_strbuf_printf(sb, "            }\n        }\n    }\n}\n");
+}
+
+/* CUDA: one tile in registers, both passes unrolled. */
+static void emit_cuda(struct wino_strbuf *sb, const struct transform *x, const wino_recipe *rc,
+                      const char *tile, char (*in)[NAME_CAP], char (*out)[NAME_CAP])
+{
+    const int n = x->mat->cols, p = x->mat->rows;
+    emit_summary(sb, x, rc);
+    wino_strbuf_printf(sb,
+                       "__device__ __forceinline__ void wino_f32_%s_transform_%s(const float "
+                       "%s[%d][%d], float %s[%d][%d])\n{\n    float tmp[%d][%d]; /* M X */\n",
+                       x->stage, tile, x->in, n, n, x->out, p, p, p, n);
+    for (int j = 0; j < n; j++) {
+        wino_strbuf_printf(sb, "    { /* column %d of X */\n", j);
+        for (int k = 0; k < n; k++)
+            snprintf(in[k], NAME_CAP, "%s[%d][%d]", x->in, k, j);
+        for (int i = 0; i < p; i++)
+            snprintf(out[i], NAME_CAP, "tmp[%d][%d]", i, j);
+        emit_recipe(sb, rc, WINO_EMIT_CUDA, "        ", in, out);
+        wino_strbuf_printf(sb, "    }\n");
+    }
+    for (int i = 0; i < p; i++) {
+        wino_strbuf_printf(sb, "    { /* row %d of T */\n", i);
+        for (int k = 0; k < n; k++)
+            snprintf(in[k], NAME_CAP, "tmp[%d][%d]", i, k);
+        for (int c = 0; c < p; c++)
+            snprintf(out[c], NAME_CAP, "%s[%d][%d]", x->out, i, c);
+        emit_recipe(sb, rc, WINO_EMIT_CUDA, "        ", in, out);
+        wino_strbuf_printf(sb, "    }\n");
+    }
+    wino_strbuf_printf(sb, "}\n");
+}
+
+/* The banner naming the command that reproduces the text; "FILE" stays a placeholder so that the
+ * text depends on the tile only. */
+static void emit_banner(struct wino_strbuf *sb, const wino_toom *t, enum wino_emit_lang lang)
+{
+    char *points = wino_points_format(t->points, t->npoints);
+    if (!points) {
+        sb->failed = 1;
+        return;
+    }
+    const int cuda = lang == WINO_EMIT_CUDA;
+    wino_strbuf_printf(sb,
+                       "/* Generated by wino's transform generator: wino gen --m %d --r %d%s%s"
+                       " --emit %s --out FILE. Do not edit by hand. */\n",
+                       t->m, t->r, t->npoints ? " --points " : "", points, cuda ? "cuda" : "c");
+    free(points);
+    wino_strbuf_printf(sb, "/* The 2D transforms of Winograd F(%dx%d, %dx%d), alpha = %d", t->m,
+                       t->m, t->r, t->r, t->alpha);
+    if (cuda)
+        wino_strbuf_printf(sb,
+                           ", for one tile in registers.\n"
+                           " * They compile as C too, with __device__ defined empty,"
+                           " __forceinline__ as static inline\n"
+                           " * and __fmaf_rn as fmaf. */\n"
+                           "#ifndef WINO_F32_TRANSFORMS_F%dX%d_%dX%d_CUH\n"
+                           "#define WINO_F32_TRANSFORMS_F%dX%d_%dX%d_CUH\n",
+                           t->m, t->m, t->r, t->r, t->m, t->m, t->r, t->r);
+    else
+        wino_strbuf_printf(sb, ", over a lane dimension.\n"
+                               " * Element (i, j) of the tile of lane l is read at in[i * in_row"
+                               " + j * in_col + l] and\n"
+                               " * written at out[i * out_row + j * out_col + l]: NHWC channel"
+                               " vectors and gathered\n"
+                               " * [rows][cols][lanes] buffers both work. */\n"
+                               "#include <math.h>\n#include <stddef.h>\n");
+}
+
+enum wino_status wino_gen_emit(const wino_toom *t, enum wino_emit_lang lang, char *buf, size_t cap,
+                               size_t *needed)
+{
+    char tile[32];
+    snprintf(tile, sizeof tile, "f%dx%d_%dx%d", t->m, t->m, t->r, t->r);
+    char(*in)[NAME_CAP] = malloc((size_t)t->alpha * sizeof *in);
+    char(*out)[NAME_CAP] = malloc((size_t)t->alpha * sizeof *out);
+    struct wino_strbuf sb = {0};
+    sb.failed = !in || !out;
+    emit_banner(&sb, t, lang);
+    for (int w = WINO_TRANSFORM_INPUT; w <= WINO_TRANSFORM_OUTPUT && !sb.failed; w++) {
+        struct transform x;
+        describe(t, (enum wino_transform)w, &x);
+        wino_recipe rc;
+        if (wino_recipe_build(&rc, x.mat, WINO_PASS_ALL)) {
+            sb.failed = 1;
+            break;
+        }
+        wino_strbuf_printf(&sb, "\n");
+        (lang == WINO_EMIT_CUDA ? emit_cuda : emit_c)(&sb, &x, &rc, tile, in, out);
+        wino_recipe_clear(&rc);
+    }
+    if (lang == WINO_EMIT_CUDA)
+        wino_strbuf_printf(&sb, "\n#endif\n");
+    free(in);
+    free(out);
+    if (sb.failed) {
+        wino_strbuf_free(&sb);
+        return wino_fail(WINO_OUT_OF_MEMORY, "wino_tile_emit: out of memory");
+    }
+    const size_t n = sb.len + 1;
+    if (needed)
+        *needed = n;
+    enum wino_status st = WINO_SUCCESS;
+    if (buf && cap < n)
+        st = wino_fail(WINO_INVALID_ARGUMENT,
+                       "wino_tile_emit: buffer of %zu bytes too small for %zu", cap, n);
+    else if (buf)
+        memcpy(buf, sb.text, n);
+    wino_strbuf_free(&sb);
+    return st;
+}
