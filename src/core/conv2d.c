@@ -104,7 +104,7 @@ enum wino_status wino_conv2d_create(const struct wino_conv2d_desc *desc, const v
     struct wino_conv2d *o = calloc(1, sizeof *o);
     if (!o)
         return wino_fail(WINO_OUT_OF_MEMORY, "wino_conv2d_create: out of memory");
-    int tile_m;
+    int tile_m = 0;
     enum wino_status st = plan(desc, options, &o->sizes, &o->algo, &tile_m);
     if (st) {
         free(o);
