@@ -67,6 +67,9 @@ expect_usage_error "trials 0" --alpha 5 --trials 0
 expect_usage_error "trials negative" --alpha 5 --trials -3
 expect_usage_error "threads 0" --alpha 5 --threads 0
 expect_usage_error "screen above trials" --alpha 5 --trials 100 --screen 200
+expect_usage_error "tie above 100" --alpha 5 --tie 101
+expect_usage_error "tie not a number" --alpha 5 --tie x
+expect_usage_error "tie with eval" --eval --alpha 6 --points 0,1,-1,1/2,-2 --tie 3
 expect_usage_error "unknown option" --alpha 5 --frobnicate
 expect_usage_error "stray argument" --alpha 5 extra
 expect_usage_error "missing value" --alpha

@@ -20,10 +20,10 @@ static void usage(FILE *out)
 {
     const struct wino_point_search_options d = wino_point_search_defaults();
     fprintf(out,
-            "usage: wino points --alpha A [--trials N] [--screen S] [--beam B] [--threads T]\n"
+            "usage: wino points --alpha A [--trials N] [--screen S] [--tie P] [--beam B] [--threads T]\n"
             "                   [--seed S] [--json]\n"
             "       wino points --eval --alpha A --points LIST [--trials N] [--seed S] [--json]\n"
-            "       wino points --all [--trials N] [--screen S] [--beam B] [--threads T]\n"
+            "       wino points --all [--trials N] [--screen S] [--tie P] [--beam B] [--threads T]\n"
             "                   [--seed S] [--json] [--write-db FILE]\n"
             "\n"
             "Searches the finite interpolation points of F(m x m, 3 x 3), m = A - 2, with the lowest\n"
@@ -37,6 +37,8 @@ static void usage(FILE *out)
             "  --trials N       random trials behind the reported median (default %ld, max %ld)\n"
             "  --screen S       search on the first S trials, then re-measure the best %d sets on\n"
             "                   all N (default %ld; 0 = search on all N)\n"
+            "  --tie P          sets within P%% of the lowest median count as tied; the one with the\n"
+            "                   cheapest transforms wins (default %.0f; 0 = lowest median only)\n"
             "  --beam B         sets kept per size while growing, each refined (default %d, max %d)\n"
             "  --threads T      threads measuring candidate sets (default %d)\n"
             "  --seed S         seed of the random trials (default %lu)\n"
@@ -49,7 +51,7 @@ static void usage(FILE *out)
             "\n"
             "A progress bar is drawn on stderr when stderr is a terminal.\n",
             d.exhaustive_max, WINO_POINT_SEARCH_MIN_ALPHA, WINO_MAX_ALPHA, d.trials,
-            WINO_POINT_SEARCH_MAX_TRIALS, d.rerank, d.screen_trials, d.beam,
+            WINO_POINT_SEARCH_MAX_TRIALS, d.rerank, d.screen_trials, 100.0 * d.tie, d.beam,
             WINO_POINT_SEARCH_MAX_BEAM, d.threads, (unsigned long)d.seed,
             WINO_POINT_SEARCH_MIN_ALPHA, WINO_MAX_ALPHA);
 }
@@ -100,6 +102,10 @@ static int parse_args(int argc, char **argv, struct args *a)
         } else if (!strcmp(opt, "--screen")) {
             rc = numeric(argc, argv, &i, 0, WINO_POINT_SEARCH_MAX_TRIALS, &a->opts.screen_trials);
             a->screen_given = 1;
+            a->search_option = a->search_option ? a->search_option : opt;
+        } else if (!strcmp(opt, "--tie")) {
+            rc = numeric(argc, argv, &i, 0, 100, &v);
+            a->opts.tie = (double)v / 100.0;
             a->search_option = a->search_option ? a->search_option : opt;
         } else if (!strcmp(opt, "--beam") || !strcmp(opt, "--threads")) {
             const int beam = !strcmp(opt, "--beam");
