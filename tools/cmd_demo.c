@@ -114,7 +114,7 @@ int wino_cmd_demo(int argc, char **argv)
     }
     struct wino_op_counts base, opt;
     if (!wino_tile_op_counts(tile, WINO_TRANSFORM_INPUT, &base, &opt))
-        printf("   input transform: %ld ops as matrix products, %ld after the recipe optimizer\n",
+        printf("   input transform: %ld flops as matrix products, %ld in the generated recipe\n",
                base.add + base.mul + 2 * base.fma, opt.add + opt.mul + 2 * opt.fma);
     wino_tile_destroy(tile);
 

@@ -105,9 +105,12 @@ static void print_json_string(const char *s)
     putchar('"');
 }
 
-static long total(const struct wino_op_counts *c)
+/* Percent fewer operations of opt than base, an fma weighing fma_weight. */
+static double fewer(const struct wino_op_counts *base, const struct wino_op_counts *opt,
+                    long fma_weight)
 {
-    return c->add + c->mul + 2 * c->fma;
+    return 100.0 * (1.0 - (double)(opt->add + opt->mul + fma_weight * opt->fma) /
+                              (double)(base->add + base->mul + fma_weight * base->fma));
 }
 
 /* Prints the op counts; returns 0, or 1 when they could not be computed. */
@@ -129,14 +132,14 @@ static int print_ops(const wino_tile *t, int json)
         printf("}");
         return 0;
     }
-    printf("op counts of the 2D transforms F(%dx%d, %dx%d) (an fma counts as two ops):\n",
-           wino_tile_m(t), wino_tile_m(t), wino_tile_r(t), wino_tile_r(t));
-    printf("  %-7s %9s %9s | %9s %9s %9s | %s\n", "", "base add", "base mul", "add", "mul", "fma",
-           "fewer ops");
+    printf("op counts of the 2D transforms F(%dx%d, %dx%d) (fewer ops: an fma is one operation; "
+           "fewer flops: two):\n", wino_tile_m(t), wino_tile_m(t), wino_tile_r(t), wino_tile_r(t));
+    printf("  %-7s %9s %9s | %9s %9s %9s | %9s %11s\n", "", "base add", "base mul", "add", "mul",
+           "fma", "fewer ops", "fewer flops");
     for (int k = 0; k < 3; k++)
-        printf("  %-7s %9ld %9ld | %9ld %9ld %9ld | %5.1f%%\n", transform_names[k], base[k].add,
-               base[k].mul, opt[k].add, opt[k].mul, opt[k].fma,
-               100.0 * (1.0 - (double)total(&opt[k]) / (double)total(&base[k])));
+        printf("  %-7s %9ld %9ld | %9ld %9ld %9ld | %8.1f%% %10.1f%%\n", transform_names[k],
+               base[k].add, base[k].mul, opt[k].add, opt[k].mul, opt[k].fma,
+               fewer(&base[k], &opt[k], 1), fewer(&base[k], &opt[k], 2));
     return 0;
 }
 
