@@ -181,11 +181,21 @@ struct wino_context {
     int threads;   /* CPU threads; 0 = number of online cores */
 };
 
-/* Operator options. */
+/* How a Winograd convolution is staged (seed 001's WV parameter). */
+enum wino_variant {
+    WINO_VARIANT_AUTO = 0,      /* wino chooses */
+    WINO_VARIANT_NON_FUSED = 1, /* input transform of all tiles, then alpha^2 GEMMs, then output */
+    WINO_VARIANT_FUSED = 2      /* blocks of tiles pass all three stages while in cache */
+};
+
+/* Operator options (all-zero = defaults). */
 struct wino_conv2d_options {
-    enum wino_algo algo; /* WINO_ALGO_AUTO by default */
-    int tile_m;          /* Winograd output tile m (0 = wino chooses) */
-    const char *points;  /* Winograd points as in wino_tile_create (NULL = recorded best) */
+    enum wino_algo algo;       /* WINO_ALGO_AUTO by default */
+    int tile_m;                /* Winograd output tile m (0 = wino chooses) */
+    const char *points;        /* Winograd points as in wino_tile_create (NULL = recorded best);
+                                * other points than the recorded ones run on the portable
+                                * scalar path */
+    enum wino_variant variant; /* Winograd staging */
 };
 
 typedef struct wino_conv2d wino_conv2d;
@@ -214,6 +224,9 @@ enum wino_status wino_conv2d_run(const wino_conv2d *op, const void *x, void *y, 
 
 /* The algorithm and tile the operator uses (tile_m is 0 for non-Winograd algorithms). */
 enum wino_status wino_conv2d_algo(const wino_conv2d *op, enum wino_algo *algo, int *tile_m);
+/* The Winograd variant the operator uses: FUSED or NON_FUSED for the generated-transform engine,
+ * AUTO for the portable scalar path and for non-Winograd algorithms. */
+enum wino_status wino_conv2d_variant(const wino_conv2d *op, enum wino_variant *variant);
 
 void wino_conv2d_destroy(wino_conv2d *op); /* NULL is fine */
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages wino needs to build and test, when they are missing.
 set -euo pipefail
-needed=(build-essential cmake libgmp-dev python3)
+needed=(build-essential cmake libgmp-dev python3 libdnnl-dev libopenblas-dev)
 missing=()
 for pkg in "${needed[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

@@ -129,7 +129,7 @@ static int test_operator_bad_input(void)
     float w[54] = {0}, x[72] = {0}, y[108];
     wino_conv2d *op = NULL;
     struct wino_context ctx = {-1};
-    struct wino_conv2d_options o = {WINO_ALGO_WINOGRAD, 4, NULL};
+    struct wino_conv2d_options o = {WINO_ALGO_WINOGRAD, 4, NULL, WINO_VARIANT_AUTO};
     int ok = 1;
     ok &= expect(wino_conv2d_create(&good, w, NULL, NULL, NULL), bad, "op NULL");
     ok &= expect(wino_conv2d_create(&good, NULL, NULL, NULL, &op), bad, "weights NULL");
@@ -137,7 +137,11 @@ static int test_operator_bad_input(void)
     ok &= expect(wino_conv2d_create(&good, w, &ctx, NULL, &op), bad, "threads < 0");
     o.algo = (enum wino_algo)7;
     ok &= expect(wino_conv2d_create(&good, w, NULL, &o, &op), bad, "unknown algo");
-    o.algo = WINO_ALGO_WINOGRAD, o.tile_m = -2;
+    o.algo = WINO_ALGO_WINOGRAD, o.variant = (enum wino_variant)9;
+    ok &= expect(wino_conv2d_can_implement(&good, &o), bad, "unknown variant");
+    o.variant = WINO_VARIANT_FUSED, o.algo = WINO_ALGO_DIRECT, o.tile_m = 0;
+    ok &= expect(wino_conv2d_can_implement(&good, &o), bad, "variant with DIRECT");
+    o.variant = WINO_VARIANT_AUTO, o.algo = WINO_ALGO_WINOGRAD, o.tile_m = -2;
     ok &= expect(wino_conv2d_can_implement(&good, &o), bad, "tile_m < 0");
     o.tile_m = 4, o.points = "0,1,1,2,-2";
     ok &= expect(wino_conv2d_create(&good, w, NULL, &o, &op), bad, "repeated points");
@@ -164,6 +168,11 @@ static int test_operator_bad_input(void)
     ok &= expect(wino_conv2d_workspace_size(NULL, &bytes), bad, "op NULL");
     ok &= expect(wino_conv2d_workspace_size(op, &bytes), WINO_SUCCESS, "workspace") && bytes > 0;
     ok &= expect(wino_conv2d_algo(op, &algo, NULL), bad, "tile_m NULL");
+    enum wino_variant variant;
+    ok &= expect(wino_conv2d_variant(op, NULL), bad, "variant NULL");
+    ok &= expect(wino_conv2d_variant(NULL, &variant), bad, "variant op NULL");
+    ok &= expect(wino_conv2d_variant(op, &variant), WINO_SUCCESS, "variant") &&
+          variant == WINO_VARIANT_FUSED;
     ok &= expect(wino_conv2d_algo(op, &algo, &tm), WINO_SUCCESS, "algo") &&
           algo == WINO_ALGO_WINOGRAD && tm == 4;
     void *ws = NULL;
@@ -219,7 +228,7 @@ static int check_random_conv(struct test_rng *rng, enum wino_algo algo, int case
     for (size_t i = 0; i < ye; i++)
         y[i] = NAN;
     wino_ref_conv2d_fwd(&d, x, w, ref);
-    struct wino_conv2d_options o = {algo, m, NULL};
+    struct wino_conv2d_options o = {algo, m, NULL, WINO_VARIANT_AUTO};
     wino_conv2d *op = NULL;
     size_t bytes = 0;
     void *ws = NULL;

@@ -12,6 +12,7 @@ struct verb {
 };
 
 static const struct verb verbs[] = {
+    {"bench", wino_cmd_bench, "time wino against oneDNN and OpenBLAS on a named layer set"},
     {"demo", wino_cmd_demo, "generate F(4,3), convolve a default layer, report the error"},
     {"gen", wino_cmd_gen, "print the exact transforms of F(m, r), op counts, emitted code"},
     {"points", wino_cmd_points, "search the most accurate interpolation points for a tile size"},

@@ -1,12 +1,16 @@
 /* The convolution operator: create (validate, plan, prepare weights), workspace, run, destroy.
- * Paths: the double-accumulation direct reference (any valid FP32 descriptor) and the scalar
- * FP32 Winograd path (stride 1, dilation 1, square filters). */
+ * Paths: the double-accumulation direct reference (any valid FP32 descriptor); the FP32 Winograd
+ * engine with generated transforms (default tiles, recorded points); the portable scalar FP32
+ * Winograd path for any other tile or point set (stride 1, dilation 1, square filters). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <omp.h>
+
 #include "core/conv_desc.h"
 #include "core/error.h"
+#include "cpu/winograd_f32.h"
 #include "cpu/winograd_scalar.h"
 #include "ref/conv_ref.h"
 
@@ -16,7 +20,8 @@ struct wino_conv2d {
     enum wino_algo algo;
     float *weights;                   /* DIRECT: a copy of the caller's weights */
     wino_tile *tile;                  /* WINOGRAD */
-    struct wino_f32_winograd winograd;
+    struct wino_f32_engine engine;    /* WINOGRAD with generated transforms (engine.U != NULL) */
+    struct wino_f32_winograd winograd; /* WINOGRAD on the scalar path otherwise */
     size_t workspace_bytes;
 };
 
@@ -45,7 +50,8 @@ static enum wino_status plan(const struct wino_conv2d_desc *desc,
                              const struct wino_conv2d_options *options,
                              struct wino_conv_sizes *sizes, enum wino_algo *algo, int *tile_m)
 {
-    static const struct wino_conv2d_options defaults = {WINO_ALGO_AUTO, 0, NULL};
+    static const struct wino_conv2d_options defaults = {WINO_ALGO_AUTO, 0, NULL,
+                                                        WINO_VARIANT_AUTO};
     const struct wino_conv2d_options *o = options ? options : &defaults;
     enum wino_status st = wino_conv_desc_check(desc, sizes);
     if (st)
@@ -55,8 +61,12 @@ static enum wino_status plan(const struct wino_conv2d_desc *desc,
     if (o->tile_m < 0 || o->tile_m > WINO_MAX_ALPHA)
         return wino_fail(WINO_INVALID_ARGUMENT, "tile_m = %d outside [0, %d]", o->tile_m,
                          WINO_MAX_ALPHA);
-    if (o->algo == WINO_ALGO_DIRECT && (o->tile_m || o->points))
-        return wino_fail(WINO_INVALID_ARGUMENT, "tile_m and points apply to Winograd only");
+    if (o->variant != WINO_VARIANT_AUTO && o->variant != WINO_VARIANT_FUSED &&
+        o->variant != WINO_VARIANT_NON_FUSED)
+        return wino_fail(WINO_INVALID_ARGUMENT, "unknown Winograd variant %d", (int)o->variant);
+    if (o->algo == WINO_ALGO_DIRECT && (o->tile_m || o->points || o->variant))
+        return wino_fail(WINO_INVALID_ARGUMENT,
+                         "tile_m, points and variant apply to Winograd only");
     if (desc->dtype != WINO_DTYPE_F32)
         return wino_fail(WINO_UNSUPPORTED, "only FP32 convolution is implemented so far");
     *tile_m = o->tile_m ? o->tile_m : default_tile_m(desc->r);
@@ -111,11 +121,25 @@ enum wino_status wino_conv2d_create(const struct wino_conv2d_desc *desc, const v
         return st;
     }
     o->desc = *desc;
+    const char *points = options ? options->points : NULL;
     if (o->algo == WINO_ALGO_WINOGRAD) {
-        st = wino_tile_create(tile_m, desc->r, options ? options->points : NULL, 0, &o->tile);
-        if (!st)
+        st = wino_tile_create(tile_m, desc->r, points, 0, &o->tile);
+        if (!st && !points && wino_f32_engine_has_tile(tile_m, desc->r)) {
+            const int threads = ctx && ctx->threads ? ctx->threads : omp_get_num_procs();
+            const enum wino_variant v = options ? options->variant : WINO_VARIANT_AUTO;
+            int overflow = 0;
+            st = wino_f32_engine_prepare(&o->engine, desc, weights, tile_m,
+                                         v != WINO_VARIANT_NON_FUSED, threads);
+            if (!st)
+                o->workspace_bytes = wino_f32_engine_workspace_bytes(
+                    &o->engine, desc, o->sizes.p, o->sizes.q, &overflow);
+            if (!st && overflow)
+                st = wino_fail(WINO_INVALID_ARGUMENT, "Winograd workspace size overflows");
+        } else if (!st) {
             st = wino_f32_winograd_prepare(&o->winograd, o->tile, desc, weights);
-        o->workspace_bytes = sizeof(float) * wino_f32_winograd_workspace_floats(&o->winograd, desc);
+            o->workspace_bytes =
+                sizeof(float) * wino_f32_winograd_workspace_floats(&o->winograd, desc);
+        }
     } else {
         o->weights = malloc(sizeof(float) * o->sizes.w_elems);
         st = o->weights ? WINO_SUCCESS : WINO_OUT_OF_MEMORY;
@@ -163,7 +187,9 @@ enum wino_status wino_conv2d_run(const wino_conv2d *op, const void *x, void *y, 
         if ((uintptr_t)workspace % 64)
             return wino_fail(WINO_INSUFFICIENT_WORKSPACE, "workspace is not 64-byte aligned");
     }
-    if (op->algo == WINO_ALGO_WINOGRAD) {
+    if (op->engine.U) {
+        wino_f32_engine_run(&op->engine, &op->desc, op->sizes.p, op->sizes.q, x, y, workspace);
+    } else if (op->algo == WINO_ALGO_WINOGRAD) {
         wino_f32_winograd_run(&op->winograd, &op->desc, op->sizes.p, op->sizes.q, x, y,
                               workspace);
     } else {
@@ -176,11 +202,23 @@ enum wino_status wino_conv2d_run(const wino_conv2d *op, const void *x, void *y, 
     return WINO_SUCCESS;
 }
 
+enum wino_status wino_conv2d_variant(const wino_conv2d *op, enum wino_variant *variant)
+{
+    wino_ok();
+    if (!op || !variant)
+        return wino_fail(WINO_INVALID_ARGUMENT, "wino_conv2d_variant: NULL argument");
+    *variant = !op->engine.U           ? WINO_VARIANT_AUTO
+               : op->engine.fused ? WINO_VARIANT_FUSED
+                                  : WINO_VARIANT_NON_FUSED;
+    return WINO_SUCCESS;
+}
+
 void wino_conv2d_destroy(wino_conv2d *op)
 {
     if (!op)
         return;
     free(op->weights);
+    wino_f32_engine_release(&op->engine);
     wino_f32_winograd_release(&op->winograd);
     wino_tile_destroy(op->tile);
     free(op);

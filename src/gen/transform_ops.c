@@ -189,6 +189,7 @@ static void emit_c(struct wino_strbuf *sb, const struct transform *x, const wino
     const int n = x->mat->cols, p = x->mat->rows;
     emit_summary(sb, x, rc);
     wino_strbuf_printf(sb,
+                       "WINO_TARGET_CLONES\n"
                        "void wino_f32_%s_transform_%s(const float *restrict %s, ptrdiff_t %s_row,"
                        " ptrdiff_t %s_col,\n        float *restrict %s, ptrdiff_t %s_row,"
                        " ptrdiff_t %s_col, int lanes)\n{\n",
@@ -293,7 +294,17 @@ static void emit_banner(struct wino_strbuf *sb, const wino_toom *t, enum wino_em
                                " * written at out[i * out_row + j * out_col + l]: NHWC channel"
                                " vectors and gathered\n"
                                " * [rows][cols][lanes] buffers both work. */\n"
-                               "#include <math.h>\n#include <stddef.h>\n");
+                               "#include <math.h>\n#include <stddef.h>\n\n"
+                               "/* On x86-64 with GCC or Clang each transform is built for AVX-512, "
+                               "AVX2+FMA and\n"
+                               " * the baseline, and the loader picks the best the CPU runs (fmaf "
+                               "is then one\n"
+                               " * instruction). */\n"
+                               "#if defined(__GNUC__) && defined(__x86_64__) && "
+                               "!defined(WINO_NO_TARGET_CLONES)\n"
+                               "#define WINO_TARGET_CLONES __attribute__((target_clones("
+                               "\"avx512f\", \"avx2,fma\", \"default\")))\n"
+                               "#else\n#define WINO_TARGET_CLONES\n#endif\n");
 }
 
 enum wino_status wino_gen_emit(const wino_toom *t, enum wino_emit_lang lang, char *buf, size_t cap,

@@ -6,8 +6,18 @@
 #include <math.h>
 #include <stddef.h>
 
+/* On x86-64 with GCC or Clang each transform is built for AVX-512, AVX2+FMA and
+ * the baseline, and the loader picks the best the CPU runs (fmaf is then one
+ * instruction). */
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(WINO_NO_TARGET_CLONES)
+#define WINO_TARGET_CLONES __attribute__((target_clones("avx512f", "avx2,fma", "default")))
+#else
+#define WINO_TARGET_CLONES
+#endif
+
 /* V = B^T d B: 7 x 7 -> 7 x 7. Each of the 14 passes runs a 2 add, 0 mul, 20 fma recipe
  * (28 add, 0 mul, 280 fma per tile). */
+WINO_TARGET_CLONES
 void wino_f32_input_transform_f2x2_6x6(const float *restrict d, ptrdiff_t d_row, ptrdiff_t d_col,
         float *restrict v, ptrdiff_t v_row, ptrdiff_t v_col, int lanes)
 {
@@ -101,6 +111,7 @@ void wino_f32_input_transform_f2x2_6x6(const float *restrict d, ptrdiff_t d_row,
 
 /* U = G g G^T: 6 x 6 -> 7 x 7. Each of the 13 passes runs a 6 add, 6 mul, 11 fma recipe
  * (78 add, 78 mul, 143 fma per tile). */
+WINO_TARGET_CLONES
 void wino_f32_filter_transform_f2x2_6x6(const float *restrict g, ptrdiff_t g_row, ptrdiff_t g_col,
         float *restrict u, ptrdiff_t u_row, ptrdiff_t u_col, int lanes)
 {
@@ -194,6 +205,7 @@ void wino_f32_filter_transform_f2x2_6x6(const float *restrict g, ptrdiff_t g_row
 
 /* Y = A^T M A: 7 x 7 -> 2 x 2. Each of the 9 passes runs a 8 add, 0 mul, 2 fma recipe
  * (72 add, 0 mul, 18 fma per tile). */
+WINO_TARGET_CLONES
 void wino_f32_output_transform_f2x2_6x6(const float *restrict mm, ptrdiff_t m_row, ptrdiff_t m_col,
         float *restrict y, ptrdiff_t y_row, ptrdiff_t y_col, int lanes)
 {

@@ -6,8 +6,18 @@
 #include <math.h>
 #include <stddef.h>
 
+/* On x86-64 with GCC or Clang each transform is built for AVX-512, AVX2+FMA and
+ * the baseline, and the loader picks the best the CPU runs (fmaf is then one
+ * instruction). */
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(WINO_NO_TARGET_CLONES)
+#define WINO_TARGET_CLONES __attribute__((target_clones("avx512f", "avx2,fma", "default")))
+#else
+#define WINO_TARGET_CLONES
+#endif
+
 /* V = B^T d B: 6 x 6 -> 6 x 6. Each of the 12 passes runs a 6 add, 0 mul, 10 fma recipe
  * (72 add, 0 mul, 120 fma per tile). */
+WINO_TARGET_CLONES
 void wino_f32_input_transform_f3x3_4x4(const float *restrict d, ptrdiff_t d_row, ptrdiff_t d_col,
         float *restrict v, ptrdiff_t v_row, ptrdiff_t v_col, int lanes)
 {
@@ -85,6 +95,7 @@ void wino_f32_input_transform_f3x3_4x4(const float *restrict d, ptrdiff_t d_row,
 
 /* U = G g G^T: 4 x 4 -> 6 x 6. Each of the 10 passes runs a 2 add, 3 mul, 8 fma recipe
  * (20 add, 30 mul, 80 fma per tile). */
+WINO_TARGET_CLONES
 void wino_f32_filter_transform_f3x3_4x4(const float *restrict g, ptrdiff_t g_row, ptrdiff_t g_col,
         float *restrict u, ptrdiff_t u_row, ptrdiff_t u_col, int lanes)
 {
@@ -152,6 +163,7 @@ void wino_f32_filter_transform_f3x3_4x4(const float *restrict g, ptrdiff_t g_row
 
 /* Y = A^T M A: 6 x 6 -> 3 x 3. Each of the 9 passes runs a 6 add, 0 mul, 4 fma recipe
  * (54 add, 0 mul, 36 fma per tile). */
+WINO_TARGET_CLONES
 void wino_f32_output_transform_f3x3_4x4(const float *restrict mm, ptrdiff_t m_row, ptrdiff_t m_col,
         float *restrict y, ptrdiff_t y_row, ptrdiff_t y_col, int lanes)
 {

@@ -6,8 +6,18 @@
 #include <math.h>
 #include <stddef.h>
 
+/* On x86-64 with GCC or Clang each transform is built for AVX-512, AVX2+FMA and
+ * the baseline, and the loader picks the best the CPU runs (fmaf is then one
+ * instruction). */
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(WINO_NO_TARGET_CLONES)
+#define WINO_TARGET_CLONES __attribute__((target_clones("avx512f", "avx2,fma", "default")))
+#else
+#define WINO_TARGET_CLONES
+#endif
+
 /* V = B^T d B: 9 x 9 -> 9 x 9. Each of the 18 passes runs a 0 add, 2 mul, 41 fma recipe
  * (0 add, 36 mul, 738 fma per tile). */
+WINO_TARGET_CLONES
 void wino_f32_input_transform_f3x3_7x7(const float *restrict d, ptrdiff_t d_row, ptrdiff_t d_col,
         float *restrict v, ptrdiff_t v_row, ptrdiff_t v_col, int lanes)
 {
@@ -151,6 +161,7 @@ void wino_f32_input_transform_f3x3_7x7(const float *restrict d, ptrdiff_t d_row,
 
 /* U = G g G^T: 7 x 7 -> 9 x 9. Each of the 16 passes runs a 7 add, 8 mul, 20 fma recipe
  * (112 add, 128 mul, 320 fma per tile). */
+WINO_TARGET_CLONES
 void wino_f32_filter_transform_f3x3_7x7(const float *restrict g, ptrdiff_t g_row, ptrdiff_t g_col,
         float *restrict u, ptrdiff_t u_row, ptrdiff_t u_col, int lanes)
 {
@@ -274,6 +285,7 @@ void wino_f32_filter_transform_f3x3_7x7(const float *restrict g, ptrdiff_t g_row
 
 /* Y = A^T M A: 9 x 9 -> 3 x 3. Each of the 12 passes runs a 11 add, 0 mul, 6 fma recipe
  * (132 add, 0 mul, 72 fma per tile). */
+WINO_TARGET_CLONES
 void wino_f32_output_transform_f3x3_7x7(const float *restrict mm, ptrdiff_t m_row, ptrdiff_t m_col,
         float *restrict y, ptrdiff_t y_row, ptrdiff_t y_col, int lanes)
 {

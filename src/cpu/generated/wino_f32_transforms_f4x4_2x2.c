@@ -6,8 +6,18 @@
 #include <math.h>
 #include <stddef.h>
 
+/* On x86-64 with GCC or Clang each transform is built for AVX-512, AVX2+FMA and
+ * the baseline, and the loader picks the best the CPU runs (fmaf is then one
+ * instruction). */
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(WINO_NO_TARGET_CLONES)
+#define WINO_TARGET_CLONES __attribute__((target_clones("avx512f", "avx2,fma", "default")))
+#else
+#define WINO_TARGET_CLONES
+#endif
+
 /* V = B^T d B: 5 x 5 -> 5 x 5. Each of the 10 passes runs a 4 add, 0 mul, 5 fma recipe
  * (40 add, 0 mul, 50 fma per tile). */
+WINO_TARGET_CLONES
 void wino_f32_input_transform_f4x4_2x2(const float *restrict d, ptrdiff_t d_row, ptrdiff_t d_col,
         float *restrict v, ptrdiff_t v_row, ptrdiff_t v_col, int lanes)
 {
@@ -67,6 +77,7 @@ void wino_f32_input_transform_f4x4_2x2(const float *restrict d, ptrdiff_t d_row,
 
 /* U = G g G^T: 2 x 2 -> 5 x 5. Each of the 7 passes runs a 2 add, 3 mul, 1 fma recipe
  * (14 add, 21 mul, 7 fma per tile). */
+WINO_TARGET_CLONES
 void wino_f32_filter_transform_f4x4_2x2(const float *restrict g, ptrdiff_t g_row, ptrdiff_t g_col,
         float *restrict u, ptrdiff_t u_row, ptrdiff_t u_col, int lanes)
 {
@@ -114,6 +125,7 @@ void wino_f32_filter_transform_f4x4_2x2(const float *restrict g, ptrdiff_t g_row
 
 /* Y = A^T M A: 5 x 5 -> 4 x 4. Each of the 9 passes runs a 5 add, 0 mul, 3 fma recipe
  * (45 add, 0 mul, 27 fma per tile). */
+WINO_TARGET_CLONES
 void wino_f32_output_transform_f4x4_2x2(const float *restrict mm, ptrdiff_t m_row, ptrdiff_t m_col,
         float *restrict y, ptrdiff_t y_row, ptrdiff_t y_col, int lanes)
 {

@@ -6,8 +6,18 @@
 #include <math.h>
 #include <stddef.h>
 
+/* On x86-64 with GCC or Clang each transform is built for AVX-512, AVX2+FMA and
+ * the baseline, and the loader picks the best the CPU runs (fmaf is then one
+ * instruction). */
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(WINO_NO_TARGET_CLONES)
+#define WINO_TARGET_CLONES __attribute__((target_clones("avx512f", "avx2,fma", "default")))
+#else
+#define WINO_TARGET_CLONES
+#endif
+
 /* V = B^T d B: 9 x 9 -> 9 x 9. Each of the 18 passes runs a 0 add, 2 mul, 41 fma recipe
  * (0 add, 36 mul, 738 fma per tile). */
+WINO_TARGET_CLONES
 void wino_f32_input_transform_f4x4_6x6(const float *restrict d, ptrdiff_t d_row, ptrdiff_t d_col,
         float *restrict v, ptrdiff_t v_row, ptrdiff_t v_col, int lanes)
 {
@@ -151,6 +161,7 @@ void wino_f32_input_transform_f4x4_6x6(const float *restrict d, ptrdiff_t d_row,
 
 /* U = G g G^T: 6 x 6 -> 9 x 9. Each of the 15 passes runs a 6 add, 8 mul, 17 fma recipe
  * (90 add, 120 mul, 255 fma per tile). */
+WINO_TARGET_CLONES
 void wino_f32_filter_transform_f4x4_6x6(const float *restrict g, ptrdiff_t g_row, ptrdiff_t g_col,
         float *restrict u, ptrdiff_t u_row, ptrdiff_t u_col, int lanes)
 {
@@ -264,6 +275,7 @@ void wino_f32_filter_transform_f4x4_6x6(const float *restrict g, ptrdiff_t g_row
 
 /* Y = A^T M A: 9 x 9 -> 4 x 4. Each of the 13 passes runs a 11 add, 0 mul, 9 fma recipe
  * (143 add, 0 mul, 117 fma per tile). */
+WINO_TARGET_CLONES
 void wino_f32_output_transform_f4x4_6x6(const float *restrict mm, ptrdiff_t m_row, ptrdiff_t m_col,
         float *restrict y, ptrdiff_t y_row, ptrdiff_t y_col, int lanes)
 {

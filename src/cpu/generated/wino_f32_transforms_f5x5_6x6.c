@@ -6,8 +6,18 @@
 #include <math.h>
 #include <stddef.h>
 
+/* On x86-64 with GCC or Clang each transform is built for AVX-512, AVX2+FMA and
+ * the baseline, and the loader picks the best the CPU runs (fmaf is then one
+ * instruction). */
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(WINO_NO_TARGET_CLONES)
+#define WINO_TARGET_CLONES __attribute__((target_clones("avx512f", "avx2,fma", "default")))
+#else
+#define WINO_TARGET_CLONES
+#endif
+
 /* V = B^T d B: 10 x 10 -> 10 x 10. Each of the 20 passes runs a 10 add, 0 mul, 62 fma recipe
  * (200 add, 0 mul, 1240 fma per tile). */
+WINO_TARGET_CLONES
 void wino_f32_input_transform_f5x5_6x6(const float *restrict d, ptrdiff_t d_row, ptrdiff_t d_col,
         float *restrict v, ptrdiff_t v_row, ptrdiff_t v_col, int lanes)
 {
@@ -213,6 +223,7 @@ void wino_f32_input_transform_f5x5_6x6(const float *restrict d, ptrdiff_t d_row,
 
 /* U = G g G^T: 6 x 6 -> 10 x 10. Each of the 16 passes runs a 4 add, 7 mul, 32 fma recipe
  * (64 add, 112 mul, 512 fma per tile). */
+WINO_TARGET_CLONES
 void wino_f32_filter_transform_f5x5_6x6(const float *restrict g, ptrdiff_t g_row, ptrdiff_t g_col,
         float *restrict u, ptrdiff_t u_row, ptrdiff_t u_col, int lanes)
 {
@@ -352,6 +363,7 @@ void wino_f32_filter_transform_f5x5_6x6(const float *restrict g, ptrdiff_t g_row
 
 /* Y = A^T M A: 10 x 10 -> 5 x 5. Each of the 15 passes runs a 10 add, 0 mul, 24 fma recipe
  * (150 add, 0 mul, 360 fma per tile). */
+WINO_TARGET_CLONES
 void wino_f32_output_transform_f5x5_6x6(const float *restrict mm, ptrdiff_t m_row, ptrdiff_t m_col,
         float *restrict y, ptrdiff_t y_row, ptrdiff_t y_col, int lanes)
 {

@@ -6,8 +6,18 @@
 #include <math.h>
 #include <stddef.h>
 
+/* On x86-64 with GCC or Clang each transform is built for AVX-512, AVX2+FMA and
+ * the baseline, and the loader picks the best the CPU runs (fmaf is then one
+ * instruction). */
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(WINO_NO_TARGET_CLONES)
+#define WINO_TARGET_CLONES __attribute__((target_clones("avx512f", "avx2,fma", "default")))
+#else
+#define WINO_TARGET_CLONES
+#endif
+
 /* V = B^T d B: 8 x 8 -> 8 x 8. Each of the 16 passes runs a 2 add, 0 mul, 22 fma recipe
  * (32 add, 0 mul, 352 fma per tile). */
+WINO_TARGET_CLONES
 void wino_f32_input_transform_f6x6_3x3(const float *restrict d, ptrdiff_t d_row, ptrdiff_t d_col,
         float *restrict v, ptrdiff_t v_row, ptrdiff_t v_col, int lanes)
 {
@@ -109,6 +119,7 @@ void wino_f32_input_transform_f6x6_3x3(const float *restrict d, ptrdiff_t d_row,
 
 /* U = G g G^T: 3 x 3 -> 8 x 8. Each of the 11 passes runs a 1 add, 4 mul, 8 fma recipe
  * (11 add, 44 mul, 88 fma per tile). */
+WINO_TARGET_CLONES
 void wino_f32_filter_transform_f6x6_3x3(const float *restrict g, ptrdiff_t g_row, ptrdiff_t g_col,
         float *restrict u, ptrdiff_t u_row, ptrdiff_t u_col, int lanes)
 {
@@ -178,6 +189,7 @@ void wino_f32_filter_transform_f6x6_3x3(const float *restrict g, ptrdiff_t g_row
 
 /* Y = A^T M A: 8 x 8 -> 6 x 6. Each of the 14 passes runs a 10 add, 0 mul, 10 fma recipe
  * (140 add, 0 mul, 140 fma per tile). */
+WINO_TARGET_CLONES
 void wino_f32_output_transform_f6x6_3x3(const float *restrict mm, ptrdiff_t m_row, ptrdiff_t m_col,
         float *restrict y, ptrdiff_t y_row, ptrdiff_t y_col, int lanes)
 {

@@ -1,0 +1,177 @@
+/* FP32 GEMM: ISA detection, dispatch and the portable scalar path. */
+#include "cpu/gemm_f32.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#define WINO_X86 1
+/* XCR0 through xgetbv (only called when CPUID says OSXSAVE). */
+static uint64_t read_xcr0(void)
+{
+    uint32_t lo, hi;
+    __asm__ volatile(".byte 0x0f, 0x01, 0xd0" : "=a"(lo), "=d"(hi) : "c"(0));
+    return ((uint64_t)hi << 32) | lo;
+}
+
+static int cpuid_osxsave(void)
+{
+    uint32_t a = 1, b, c = 0, d;
+    __asm__ volatile("cpuid" : "+a"(a), "=b"(b), "+c"(c), "=d"(d));
+    return (c >> 27) & 1u;
+}
+#endif
+
+enum wino_isa wino_cpu_isa(void)
+{
+#ifdef WINO_X86
+    uint64_t xcr0;
+    __builtin_cpu_init();
+    if (!cpuid_osxsave())
+        return WINO_ISA_SCALAR;
+    xcr0 = read_xcr0();
+    if ((xcr0 & 0x6) != 0x6) /* SSE and AVX (ymm) state */
+        return WINO_ISA_SCALAR;
+    if ((xcr0 & 0xe0) == 0xe0 && __builtin_cpu_supports("avx512f") &&
+        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("fma"))
+        return WINO_ISA_AVX512;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        return WINO_ISA_AVX2;
+#endif
+    return WINO_ISA_SCALAR;
+}
+
+const char *wino_isa_name(enum wino_isa isa)
+{
+    switch (isa) {
+    case WINO_ISA_SCALAR:
+        return "scalar";
+    case WINO_ISA_AVX2:
+        return "avx2";
+    case WINO_ISA_AVX512:
+        return "avx512";
+    }
+    return "unknown";
+}
+
+/* ---- scalar ---------------------------------------------------------------------------- */
+
+/* i-p-j order: unit stride over B and C rows; k blocked so a C row slice stays in L1. */
+static void gemm_scalar(int m, int n, int k, const float *a, ptrdiff_t lda, const float *b,
+                        ptrdiff_t ldb, float *c, ptrdiff_t ldc, int accumulate)
+{
+    int i, j, p;
+    for (i = 0; i < m; i++) {
+        float *ci = c + (ptrdiff_t)i * ldc;
+        const float *ai = a + (ptrdiff_t)i * lda;
+        if (!accumulate)
+            for (j = 0; j < n; j++)
+                ci[j] = 0.0f;
+        for (p = 0; p < k; p++) {
+            const float aip = ai[p];
+            const float *bp = b + (ptrdiff_t)p * ldb;
+            for (j = 0; j < n; j++)
+                ci[j] += aip * bp[j];
+        }
+    }
+}
+
+/* ---- dispatch -------------------------------------------------------------------------- */
+
+size_t wino_f32_gemm_scratch_bytes(enum wino_isa isa, int m, int n, int k)
+{
+    switch (isa) {
+    case WINO_ISA_AVX512:
+        return wino_f32_gemm_scratch_bytes__avx512(m, n, k);
+    case WINO_ISA_AVX2:
+        return wino_f32_gemm_scratch_bytes__avx2(m, n, k);
+    default:
+        return 0;
+    }
+}
+
+void wino_f32_gemm(enum wino_isa isa, int m, int n, int k, const float *a, ptrdiff_t lda,
+                   const float *b, ptrdiff_t ldb, float *c, ptrdiff_t ldc, int accumulate,
+                   void *scratch)
+{
+    if (m <= 0 || n <= 0 || k < 0)
+        return;
+    switch (isa) {
+    case WINO_ISA_AVX512:
+        wino_f32_gemm__avx512(m, n, k, a, lda, b, ldb, c, ldc, accumulate, scratch);
+        return;
+    case WINO_ISA_AVX2:
+        wino_f32_gemm__avx2(m, n, k, a, lda, b, ldb, c, ldc, accumulate, scratch);
+        return;
+    default:
+        gemm_scalar(m, n, k, a, lda, b, ldb, c, ldc, accumulate);
+        return;
+    }
+}
+
+size_t wino_f32_gemm_packed_b_bytes(enum wino_isa isa, int k, int n)
+{
+    if (k <= 0 || n <= 0)
+        return 0;
+    switch (isa) {
+    case WINO_ISA_AVX512:
+        return wino_f32_gemm_packed_b_bytes__avx512(k, n);
+    case WINO_ISA_AVX2:
+        return wino_f32_gemm_packed_b_bytes__avx2(k, n);
+    default:
+        return (size_t)k * (size_t)n * sizeof(float);
+    }
+}
+
+void wino_f32_gemm_pack_b(enum wino_isa isa, int k, int n, const float *b, ptrdiff_t ldb,
+                          void *packed)
+{
+    int p;
+    if (k <= 0 || n <= 0)
+        return;
+    switch (isa) {
+    case WINO_ISA_AVX512:
+        wino_f32_gemm_pack_b__avx512(k, n, b, ldb, packed);
+        return;
+    case WINO_ISA_AVX2:
+        wino_f32_gemm_pack_b__avx2(k, n, b, ldb, packed);
+        return;
+    default:
+        for (p = 0; p < k; p++)
+            memcpy((float *)packed + (size_t)p * (size_t)n, b + (ptrdiff_t)p * ldb,
+                   (size_t)n * sizeof(float));
+        return;
+    }
+}
+
+size_t wino_f32_gemm_packed_scratch_bytes(enum wino_isa isa, int m, int n, int k)
+{
+    switch (isa) {
+    case WINO_ISA_AVX512:
+        return wino_f32_gemm_packed_scratch_bytes__avx512(m, n, k);
+    case WINO_ISA_AVX2:
+        return wino_f32_gemm_packed_scratch_bytes__avx2(m, n, k);
+    default:
+        return 0;
+    }
+}
+
+void wino_f32_gemm_packed(enum wino_isa isa, int m, int n, int k, const float *a, ptrdiff_t lda,
+                          const void *packed_b, float *c, ptrdiff_t ldc, int accumulate,
+                          void *scratch)
+{
+    if (m <= 0 || n <= 0 || k < 0)
+        return;
+    switch (isa) {
+    case WINO_ISA_AVX512:
+        wino_f32_gemm_packed__avx512(m, n, k, a, lda, packed_b, c, ldc, accumulate, scratch);
+        return;
+    case WINO_ISA_AVX2:
+        wino_f32_gemm_packed__avx2(m, n, k, a, lda, packed_b, c, ldc, accumulate, scratch);
+        return;
+    default:
+        gemm_scalar(m, n, k, a, lda, (const float *)packed_b, n, c, ldc, accumulate);
+        return;
+    }
+}

@@ -1,0 +1,64 @@
+/* Single-threaded row-major FP32 GEMM for the Winograd element-wise stage, with runtime ISA
+ * dispatch (AVX-512 -> AVX2 -> scalar).
+ *
+ *   C = A B (accumulate = 0) or C += A B (accumulate = 1)
+ *   A: m x k (row stride lda), B: k x n (row stride ldb), C: m x n (row stride ldc), all
+ *   row-major with unit stride in the last dimension; strides in elements.
+ *
+ * m, n, k >= 0 (a zero size is a no-op, except that k == 0 with accumulate == 0 writes zeros).
+ * The functions never allocate, lock or print; the caller passes a 64-byte aligned scratch buffer
+ * of at least the queried size (NULL is allowed when the size is 0). isa must be <= wino_cpu_isa():
+ * that is the caller's duty. Design and measured numbers: docs/cpu-gemm.md. */
+#ifndef WINO_CPU_GEMM_F32_H
+#define WINO_CPU_GEMM_F32_H
+
+#include <stddef.h>
+
+enum wino_isa { WINO_ISA_SCALAR = 0, WINO_ISA_AVX2 = 1, WINO_ISA_AVX512 = 2 };
+
+/* The best ISA this CPU and OS support (CPUID via __builtin_cpu_supports, plus the OS's XSAVE
+ * state: AVX needs ymm state enabled, AVX-512 also opmask and zmm state). */
+enum wino_isa wino_cpu_isa(void);
+/* "scalar", "avx2", "avx512" ("unknown" otherwise). */
+const char *wino_isa_name(enum wino_isa isa);
+
+/* Bytes of scratch wino_f32_gemm needs for these sizes (0 allowed). */
+size_t wino_f32_gemm_scratch_bytes(enum wino_isa isa, int m, int n, int k);
+void wino_f32_gemm(enum wino_isa isa, int m, int n, int k, const float *a, ptrdiff_t lda,
+                   const float *b, ptrdiff_t ldb, float *c, ptrdiff_t ldc, int accumulate,
+                   void *scratch);
+
+/* Pre-packed B (the constant operand of Winograd: the transformed filters). The packed layout
+ * depends on isa (and on k and n): pack with the isa that will run, keep k and n.
+ * packed: 64-byte aligned, at least wino_f32_gemm_packed_b_bytes(isa, k, n) bytes. */
+size_t wino_f32_gemm_packed_b_bytes(enum wino_isa isa, int k, int n);
+void wino_f32_gemm_pack_b(enum wino_isa isa, int k, int n, const float *b, ptrdiff_t ldb,
+                          void *packed);
+/* Same as wino_f32_gemm with B given packed; scratch: wino_f32_gemm_packed_scratch_bytes. */
+size_t wino_f32_gemm_packed_scratch_bytes(enum wino_isa isa, int m, int n, int k);
+void wino_f32_gemm_packed(enum wino_isa isa, int m, int n, int k, const float *a, ptrdiff_t lda,
+                          const void *packed_b, float *c, ptrdiff_t ldc, int accumulate,
+                          void *scratch);
+
+/* Per-ISA entry points (same contracts; used by the dispatcher above). */
+size_t wino_f32_gemm_scratch_bytes__avx512(int m, int n, int k);
+void wino_f32_gemm__avx512(int m, int n, int k, const float *a, ptrdiff_t lda, const float *b,
+                           ptrdiff_t ldb, float *c, ptrdiff_t ldc, int accumulate, void *scratch);
+size_t wino_f32_gemm_packed_b_bytes__avx512(int k, int n);
+void wino_f32_gemm_pack_b__avx512(int k, int n, const float *b, ptrdiff_t ldb, void *packed);
+size_t wino_f32_gemm_packed_scratch_bytes__avx512(int m, int n, int k);
+void wino_f32_gemm_packed__avx512(int m, int n, int k, const float *a, ptrdiff_t lda,
+                                  const void *packed_b, float *c, ptrdiff_t ldc, int accumulate,
+                                  void *scratch);
+
+size_t wino_f32_gemm_scratch_bytes__avx2(int m, int n, int k);
+void wino_f32_gemm__avx2(int m, int n, int k, const float *a, ptrdiff_t lda, const float *b,
+                         ptrdiff_t ldb, float *c, ptrdiff_t ldc, int accumulate, void *scratch);
+size_t wino_f32_gemm_packed_b_bytes__avx2(int k, int n);
+void wino_f32_gemm_pack_b__avx2(int k, int n, const float *b, ptrdiff_t ldb, void *packed);
+size_t wino_f32_gemm_packed_scratch_bytes__avx2(int m, int n, int k);
+void wino_f32_gemm_packed__avx2(int m, int n, int k, const float *a, ptrdiff_t lda,
+                                const void *packed_b, float *c, ptrdiff_t ldc, int accumulate,
+                                void *scratch);
+
+#endif

@@ -1,0 +1,405 @@
+/* FP32 GEMM, AVX-512: packed panels, 14x32 register-blocked microkernel (28 zmm accumulators,
+ * two zmm of B per k step, A broadcast from a packed micro-panel).
+ *
+ * Loops (BLIS-like, roles chosen for row-major C with vectors along n):
+ *   jc over n in NC columns
+ *     pc over k in blocks of about KC (split evenly)
+ *       B block kc x nc packed in 32-column panels (kc x 32 each, zero padded)   -> L2
+ *       ir over m in MR = 14 rows: A micro-panel packed as [p][14]               -> L1
+ *         jr over the 32-column panels: microkernel, B streamed from L2
+ * Edges: rows past m are zero in the packed A and never stored; columns past n are zero in the
+ * packed B and masked off when loading/storing C.
+ * Compiled with function-level target attributes: the library needs no global -m flags. */
+#include "cpu/gemm_f32.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+
+#include <immintrin.h>
+#include <stdint.h>
+
+#define TGT __attribute__((target("avx512f,avx512vl,avx512bw,avx512dq,fma")))
+
+enum { MR = 14, NR = 32, KC = 256, NC = 1024 };
+
+static size_t round64(size_t x)
+{
+    return (x + 63) & ~(size_t)63;
+}
+
+/* k is split into nearly equal blocks of at most KC. */
+static int kc_step(int k)
+{
+    int nb = (k + KC - 1) / KC;
+    if (nb < 1)
+        nb = 1;
+    return (k + nb - 1) / nb;
+}
+
+static int npad(int n)
+{
+    return (n + NR - 1) / NR * NR;
+}
+
+TGT static __mmask16 mask_lo(int w)
+{
+    return w >= 16 ? (__mmask16)0xffff : (w <= 0 ? (__mmask16)0 : (__mmask16)((1u << w) - 1u));
+}
+
+/* C[0:mr, 0:32 masked] (+)= A (kc columns; element (i, p) at a[i * RS + p * PS]) * B_panel
+ * (kc x 32). Two instances: A packed as [p][14] (RS = 1, PS = 14) and A read in place
+ * (RS = lda, PS = 1; all 14 rows must exist). */
+#define WINO_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13)
+#define WINO_ROWS7(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6)
+#define DECL(i) __m512 c##i##a = _mm512_setzero_ps(), c##i##b = _mm512_setzero_ps();
+#define STEP(i)                                                                                    \
+    {                                                                                              \
+        const __m512 ai = _mm512_set1_ps(a[(i) * RS]);                                             \
+        c##i##a = _mm512_fmadd_ps(ai, b0, c##i##a);                                                \
+        c##i##b = _mm512_fmadd_ps(ai, b1, c##i##b);                                                \
+    }
+#define STORE(i)                                                                                   \
+    if (i < mr) {                                                                                  \
+        float *ci = c + (ptrdiff_t)(i) * ldc;                                                      \
+        if (acc) {                                                                                 \
+            c##i##a = _mm512_add_ps(c##i##a, _mm512_maskz_loadu_ps(m0, ci));                       \
+            c##i##b = _mm512_add_ps(c##i##b, _mm512_maskz_loadu_ps(m1, ci + 16));                  \
+        }                                                                                          \
+        _mm512_mask_storeu_ps(ci, m0, c##i##a);                                                    \
+        _mm512_mask_storeu_ps(ci + 16, m1, c##i##b);                                               \
+    }
+/* pf: while pf->rows > 0, one line of the next A micro-panel (pf->rows rows of kc floats, row
+ * stride pf->ld) is prefetched per k step, row by row, 16 columns at a time. */
+#define KERNEL_BODY                                                                                \
+    int p, pr = 0, pcol = 0;                                                                       \
+    const float *pfp = pf->a;                                                                      \
+    KROWS(DECL)                                                                                    \
+    for (p = 0; p < kc; p++) {                                                                     \
+        const __m512 b0 = _mm512_load_ps(b), b1 = _mm512_load_ps(b + 16);                          \
+        if (pcol < pf->kc) {                                                                       \
+            _mm_prefetch((const char *)pfp, _MM_HINT_T0);                                          \
+            pfp += pf->ld;                                                                         \
+            if (++pr == pf->rows) {                                                                \
+                pr = 0;                                                                            \
+                pcol += 16;                                                                        \
+                pfp = pf->a + (pcol < pf->kc ? pcol : 0);                                          \
+            }                                                                                      \
+        }                                                                                          \
+        KROWS(STEP)                                                                                \
+        a += PS;                                                                                   \
+        b += NR;                                                                                   \
+    }                                                                                              \
+    KROWS(STORE)
+
+struct prefetch_a {
+    const float *a; /* first row of the next micro-panel */
+    ptrdiff_t ld;
+    int rows, kc; /* kc = 0: nothing to prefetch */
+};
+
+TGT static void kernel_14x32_packed(int kc, const float *restrict a, const float *restrict b,
+                                    float *c, ptrdiff_t ldc, int mr, __mmask16 m0, __mmask16 m1,
+                                    int acc, const struct prefetch_a *pf)
+{
+#define RS 1
+#define PS MR
+#define KROWS WINO_ROWS
+    KERNEL_BODY
+#undef KROWS
+#undef RS
+#undef PS
+}
+
+/* Same for edge micro-panels of at most 7 rows (half the FMAs of the 14-row kernel). */
+TGT static void kernel_7x32_packed(int kc, const float *restrict a, const float *restrict b,
+                                   float *c, ptrdiff_t ldc, int mr, __mmask16 m0, __mmask16 m1,
+                                   int acc, const struct prefetch_a *pf)
+{
+#define RS 1
+#define PS MR
+#define KROWS WINO_ROWS7
+    KERNEL_BODY
+#undef KROWS
+#undef RS
+#undef PS
+}
+
+TGT static void kernel_14x32_direct(int kc, const float *restrict a, ptrdiff_t lda,
+                                    const float *restrict b, float *c, ptrdiff_t ldc,
+                                    __mmask16 m0, __mmask16 m1, int acc,
+                                    const struct prefetch_a *pf)
+{
+    const int mr = MR;
+#define RS lda
+#define PS 1
+#define KROWS WINO_ROWS
+    KERNEL_BODY
+#undef KROWS
+#undef RS
+#undef PS
+}
+#undef KERNEL_BODY
+#undef DECL
+#undef STEP
+#undef STORE
+#undef WINO_ROWS
+#undef WINO_ROWS7
+
+/* kc x nc block of B (row stride ldb) -> 32-column panels, each kc x 32, zero padded. */
+TGT static void pack_b_block(int kc, int nc, const float *b, ptrdiff_t ldb, float *dst)
+{
+    int j0, p;
+    for (j0 = 0; j0 < nc; j0 += NR) {
+        const int w = nc - j0 < NR ? nc - j0 : NR;
+        const __mmask16 m0 = mask_lo(w), m1 = mask_lo(w - 16);
+        const float *src = b + j0;
+        if (w == NR) {
+            for (p = 0; p < kc; p++) {
+                _mm512_store_ps(dst, _mm512_loadu_ps(src));
+                _mm512_store_ps(dst + 16, _mm512_loadu_ps(src + 16));
+                src += ldb;
+                dst += NR;
+            }
+        } else {
+            for (p = 0; p < kc; p++) {
+                _mm512_store_ps(dst, _mm512_maskz_loadu_ps(m0, src));
+                _mm512_store_ps(dst + 16, _mm512_maskz_loadu_ps(m1, src + 16));
+                src += ldb;
+                dst += NR;
+            }
+        }
+    }
+}
+
+/* mr x kc of A (row stride lda) -> [p][MR], rows past mr zero. */
+TGT static void pack_a_panel(int mr, int kc, const float *a, ptrdiff_t lda, float *dst)
+{
+    int i, p;
+    if (mr == MR) {
+        /* 16 columns at a time: 14 row loads, scattered into the [p][14] layout by a store
+         * per element would be slow; transpose through a small buffer instead. */
+        for (p = 0; p + 16 <= kc; p += 16) {
+            __m512 r[MR];
+            for (i = 0; i < MR; i++)
+                r[i] = _mm512_loadu_ps(a + (ptrdiff_t)i * lda + p);
+            {
+                /* gather-free transpose: write rows into [i][16], then read columns. */
+                float t[MR][16] __attribute__((aligned(64)));
+                int q;
+                for (i = 0; i < MR; i++)
+                    _mm512_store_ps(t[i], r[i]);
+                for (q = 0; q < 16; q++)
+                    for (i = 0; i < MR; i++)
+                        dst[(p + q) * MR + i] = t[i][q];
+            }
+        }
+        for (; p < kc; p++)
+            for (i = 0; i < MR; i++)
+                dst[p * MR + i] = a[(ptrdiff_t)i * lda + p];
+        return;
+    }
+    for (p = 0; p < kc; p++) {
+        for (i = 0; i < mr; i++)
+            dst[p * MR + i] = a[(ptrdiff_t)i * lda + p];
+        for (; i < MR; i++)
+            dst[p * MR + i] = 0.0f;
+    }
+}
+
+/* C[0:m, 0:nc] (+)= A[0:m, 0:kc] * Bblock, Bblock packed (panels of kc x 32). Full 14-row
+ * micro-panels read A in place (broadcasts straight from the rows; no packing cost, which
+ * matters for the small n of Winograd) unless lda is a multiple of 1024 floats, where the 14 rows
+ * would share L1 sets; edge micro-panels and those are packed (zero padded) into ap. */
+TGT static void macro(int m, int nc, int kc, const float *a, ptrdiff_t lda, const float *bp,
+                      float *c, ptrdiff_t ldc, int acc, float *ap)
+{
+    int i0, j0;
+    const int direct_ok = (lda & 1023) != 0;
+    const __mmask16 e0 = mask_lo(nc % NR), e1 = mask_lo(nc % NR - 16);
+    for (i0 = 0; i0 < m; i0 += MR) {
+        const int mr = m - i0 < MR ? m - i0 : MR;
+        const float *ai = a + (ptrdiff_t)i0 * lda;
+        float *ci = c + (ptrdiff_t)i0 * ldc;
+        struct prefetch_a pf; /* the next micro-panel's A, during the first kernel call */
+        pf.a = ai;
+        pf.ld = lda;
+        pf.rows = 1;
+        pf.kc = 0;
+        if (i0 + MR < m) {
+            pf.a = ai + (ptrdiff_t)MR * lda;
+            pf.rows = m - i0 - MR < MR ? m - i0 - MR : MR;
+            pf.kc = kc;
+        }
+        if (mr == MR && direct_ok) {
+            for (j0 = 0; j0 + NR <= nc; j0 += NR) {
+                kernel_14x32_direct(kc, ai, lda, bp + (size_t)j0 * (size_t)kc, ci + j0, ldc,
+                                    0xffff, 0xffff, acc, &pf);
+                pf.kc = 0;
+            }
+            if (j0 < nc)
+                kernel_14x32_direct(kc, ai, lda, bp + (size_t)j0 * (size_t)kc, ci + j0, ldc, e0,
+                                    e1, acc, &pf);
+            continue;
+        }
+        pack_a_panel(mr, kc, ai, lda, ap);
+        if (mr <= 7) {
+            for (j0 = 0; j0 + NR <= nc; j0 += NR) {
+                kernel_7x32_packed(kc, ap, bp + (size_t)j0 * (size_t)kc, ci + j0, ldc, mr,
+                                   0xffff, 0xffff, acc, &pf);
+                pf.kc = 0;
+            }
+            if (j0 < nc)
+                kernel_7x32_packed(kc, ap, bp + (size_t)j0 * (size_t)kc, ci + j0, ldc, mr, e0,
+                                   e1, acc, &pf);
+            continue;
+        }
+        for (j0 = 0; j0 + NR <= nc; j0 += NR) {
+            kernel_14x32_packed(kc, ap, bp + (size_t)j0 * (size_t)kc, ci + j0, ldc, mr, 0xffff,
+                                0xffff, acc, &pf);
+            pf.kc = 0;
+        }
+        if (j0 < nc)
+            kernel_14x32_packed(kc, ap, bp + (size_t)j0 * (size_t)kc, ci + j0, ldc, mr, e0, e1,
+                                acc, &pf);
+    }
+}
+
+static void zero_c(int m, int n, float *c, ptrdiff_t ldc)
+{
+    int i, j;
+    for (i = 0; i < m; i++)
+        for (j = 0; j < n; j++)
+            c[(ptrdiff_t)i * ldc + j] = 0.0f;
+}
+
+size_t wino_f32_gemm_scratch_bytes__avx512(int m, int n, int k)
+{
+    int kc, nc;
+    (void)m;
+    if (k <= 0 || n <= 0)
+        return 0;
+    kc = kc_step(k);
+    nc = n < NC ? n : NC;
+    return round64((size_t)kc * (size_t)npad(nc) * sizeof(float)) +
+           round64((size_t)MR * (size_t)kc * sizeof(float));
+}
+
+TGT void wino_f32_gemm__avx512(int m, int n, int k, const float *a, ptrdiff_t lda,
+                               const float *b, ptrdiff_t ldb, float *c, ptrdiff_t ldc,
+                               int accumulate, void *scratch)
+{
+    int jc, pc, kstep, ncmax;
+    float *bp, *ap;
+    if (m <= 0 || n <= 0)
+        return;
+    if (k <= 0) {
+        if (!accumulate)
+            zero_c(m, n, c, ldc);
+        return;
+    }
+    kstep = kc_step(k);
+    ncmax = n < NC ? n : NC;
+    bp = (float *)scratch;
+    ap = (float *)((char *)scratch + round64((size_t)kstep * (size_t)npad(ncmax) * sizeof(float)));
+    for (jc = 0; jc < n; jc += NC) {
+        const int nc = n - jc < NC ? n - jc : NC;
+        for (pc = 0; pc < k; pc += kstep) {
+            const int kc = k - pc < kstep ? k - pc : kstep;
+            pack_b_block(kc, nc, b + (ptrdiff_t)pc * ldb + jc, ldb, bp);
+            macro(m, nc, kc, a + pc, lda, bp, c + jc, ldc, accumulate || pc > 0, ap);
+        }
+    }
+}
+
+/* Packed layout: k blocks (kc_step) in order; block starting at row pc holds npad(n)/32 panels
+ * of kc x 32 floats, so it starts at float pc * npad(n) and panel j0/32 at + j0 * kc. */
+size_t wino_f32_gemm_packed_b_bytes__avx512(int k, int n)
+{
+    if (k <= 0 || n <= 0)
+        return 0;
+    return (size_t)k * (size_t)npad(n) * sizeof(float);
+}
+
+TGT void wino_f32_gemm_pack_b__avx512(int k, int n, const float *b, ptrdiff_t ldb, void *packed)
+{
+    int pc, kstep;
+    const size_t np = (size_t)npad(n);
+    if (k <= 0 || n <= 0)
+        return;
+    kstep = kc_step(k);
+    for (pc = 0; pc < k; pc += kstep) {
+        const int kc = k - pc < kstep ? k - pc : kstep;
+        pack_b_block(kc, n, b + (ptrdiff_t)pc * ldb, ldb, (float *)packed + (size_t)pc * np);
+    }
+}
+
+size_t wino_f32_gemm_packed_scratch_bytes__avx512(int m, int n, int k)
+{
+    (void)m;
+    (void)n;
+    if (k <= 0)
+        return 0;
+    return round64((size_t)MR * (size_t)kc_step(k) * sizeof(float));
+}
+
+TGT void wino_f32_gemm_packed__avx512(int m, int n, int k, const float *a, ptrdiff_t lda,
+                                      const void *packed_b, float *c, ptrdiff_t ldc,
+                                      int accumulate, void *scratch)
+{
+    int jc, pc, kstep;
+    const size_t np = (size_t)npad(n);
+    const float *bpk = (const float *)packed_b;
+    if (m <= 0 || n <= 0)
+        return;
+    if (k <= 0) {
+        if (!accumulate)
+            zero_c(m, n, c, ldc);
+        return;
+    }
+    kstep = kc_step(k);
+    for (pc = 0; pc < k; pc += kstep) {
+        const int kc = k - pc < kstep ? k - pc : kstep;
+        const float *blk = bpk + (size_t)pc * np;
+        for (jc = 0; jc < n; jc += NC) {
+            const int nc = n - jc < NC ? n - jc : NC;
+            macro(m, nc, kc, a + pc, lda, blk + (size_t)jc * (size_t)kc, c + jc, ldc,
+                  accumulate || pc > 0, (float *)scratch);
+        }
+    }
+}
+
+#else /* not x86-64 GCC/Clang: never dispatched to (wino_cpu_isa says scalar) */
+
+size_t wino_f32_gemm_scratch_bytes__avx512(int m, int n, int k)
+{
+    (void)m, (void)n, (void)k;
+    return 0;
+}
+void wino_f32_gemm__avx512(int m, int n, int k, const float *a, ptrdiff_t lda, const float *b,
+                           ptrdiff_t ldb, float *c, ptrdiff_t ldc, int accumulate, void *scratch)
+{
+    (void)m, (void)n, (void)k, (void)a, (void)lda, (void)b, (void)ldb, (void)c, (void)ldc;
+    (void)accumulate, (void)scratch;
+}
+size_t wino_f32_gemm_packed_b_bytes__avx512(int k, int n)
+{
+    (void)k, (void)n;
+    return 0;
+}
+void wino_f32_gemm_pack_b__avx512(int k, int n, const float *b, ptrdiff_t ldb, void *packed)
+{
+    (void)k, (void)n, (void)b, (void)ldb, (void)packed;
+}
+size_t wino_f32_gemm_packed_scratch_bytes__avx512(int m, int n, int k)
+{
+    (void)m, (void)n, (void)k;
+    return 0;
+}
+void wino_f32_gemm_packed__avx512(int m, int n, int k, const float *a, ptrdiff_t lda,
+                                  const void *packed_b, float *c, ptrdiff_t ldc, int accumulate,
+                                  void *scratch)
+{
+    (void)m, (void)n, (void)k, (void)a, (void)lda, (void)packed_b, (void)c, (void)ldc;
+    (void)accumulate, (void)scratch;
+}
+
+#endif

@@ -1,0 +1,222 @@
+/* FP32 GEMM (src/cpu/gemm_f32.h): every ISA this machine runs (scalar always) against a
+ * double-precision naive GEMM, plain and pre-packed B, accumulate 0 and 1, awkward and random
+ * sizes, large leading dimensions. C is poisoned with NaN before accumulate = 0 runs, and the
+ * padding between rows (ldc > n) holds a sentinel that must survive. */
+#define _POSIX_C_SOURCE 200112L
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/gemm_f32.h"
+#include "test_util.h"
+
+static const float SENTINEL = 12345.0f;
+
+static void *xalloc(size_t bytes)
+{
+    void *p = NULL;
+    if (bytes == 0)
+        return NULL;
+    if (posix_memalign(&p, 64, bytes) != 0) {
+        fprintf(stderr, "out of memory\n");
+        exit(2);
+    }
+    return p;
+}
+
+struct gemm_case {
+    int m, n, k;
+    ptrdiff_t lda, ldb, ldc;
+};
+
+/* Returns the number of bad elements (0 = pass); prints the first few. */
+static long check_c(const struct gemm_case *t, const float *c, const double *ref,
+                    const double *bound, const float *c0, int acc, const char *what)
+{
+    long bad = 0;
+    int i, j;
+    const double eps = (double)FLT_EPSILON * (double)(t->k + 2);
+    for (i = 0; i < t->m; i++) {
+        for (j = 0; j < (int)t->ldc; j++) {
+            const float got = c[(ptrdiff_t)i * t->ldc + j];
+            int ok;
+            if (j >= t->n) {
+                ok = got == SENTINEL;
+            } else {
+                const size_t e = (size_t)i * (size_t)t->n + (size_t)j;
+                const double want = ref[e] + (acc ? (double)c0[e] : 0.0);
+                const double tol = eps * (bound[e] + (acc ? fabs((double)c0[e]) : 0.0)) + 1e-30;
+                ok = isfinite(got) && fabs((double)got - want) <= tol;
+                if (!ok && bad < 3)
+                    printf("  %s: C[%d][%d] = %.9g, want %.9g (tol %.3g)\n", what, i, j,
+                           (double)got, want, tol);
+            }
+            if (!ok) {
+                if (j >= t->n && bad < 3)
+                    printf("  %s: padding C[%d][%d] overwritten\n", what, i, j);
+                bad++;
+            }
+        }
+    }
+    return bad;
+}
+
+static void run_case(struct test_counts *counts, struct test_rng *rng, const struct gemm_case *t,
+                     enum wino_isa max_isa)
+{
+    const size_t asz = (size_t)(t->m ? t->m : 1) * (size_t)t->lda;
+    const size_t bsz = (size_t)(t->k ? t->k : 1) * (size_t)t->ldb;
+    const size_t csz = (size_t)t->m * (size_t)t->ldc;
+    const size_t mn = (size_t)t->m * (size_t)t->n;
+    float *a = xalloc(asz * sizeof(float)), *b = xalloc(bsz * sizeof(float));
+    float *c = xalloc(csz * sizeof(float)), *c0 = xalloc(mn * sizeof(float));
+    double *ref = xalloc(mn * sizeof(double)), *bound = xalloc(mn * sizeof(double));
+    size_t e;
+    int i, j, p, isa;
+
+    for (e = 0; e < asz; e++)
+        a[e] = (float)test_rng_sym(rng);
+    for (e = 0; e < bsz; e++)
+        b[e] = (float)test_rng_sym(rng);
+    for (e = 0; e < mn; e++)
+        c0[e] = (float)test_rng_sym(rng);
+    for (i = 0; i < t->m; i++)
+        for (j = 0; j < t->n; j++) {
+            double s = 0.0, sa = 0.0;
+            for (p = 0; p < t->k; p++) {
+                const double x = (double)a[(ptrdiff_t)i * t->lda + p];
+                const double y = (double)b[(ptrdiff_t)p * t->ldb + j];
+                s += x * y;
+                sa += fabs(x * y);
+            }
+            ref[(size_t)i * (size_t)t->n + (size_t)j] = s;
+            bound[(size_t)i * (size_t)t->n + (size_t)j] = sa;
+        }
+
+    for (isa = WINO_ISA_SCALAR; isa <= (int)max_isa; isa++) {
+        long bad = 0;
+        int acc, packed;
+        char what[160];
+        for (packed = 0; packed <= 1; packed++) {
+            size_t sbytes = packed ? wino_f32_gemm_packed_scratch_bytes(isa, t->m, t->n, t->k)
+                                   : wino_f32_gemm_scratch_bytes(isa, t->m, t->n, t->k);
+            void *scratch = xalloc(sbytes);
+            void *pb = NULL;
+            if (packed) {
+                pb = xalloc(wino_f32_gemm_packed_b_bytes(isa, t->k, t->n));
+                wino_f32_gemm_pack_b(isa, t->k, t->n, b, t->ldb, pb);
+            }
+            for (acc = 0; acc <= 1; acc++) {
+                for (i = 0; i < t->m; i++)
+                    for (j = 0; j < (int)t->ldc; j++)
+                        c[(ptrdiff_t)i * t->ldc + j] =
+                            j >= t->n ? SENTINEL
+                                      : (acc ? c0[(size_t)i * (size_t)t->n + (size_t)j] : NAN);
+                snprintf(what, sizeof what, "%s %s acc=%d", wino_isa_name(isa),
+                         packed ? "packed" : "plain", acc);
+                if (packed)
+                    wino_f32_gemm_packed(isa, t->m, t->n, t->k, a, t->lda, pb, c, t->ldc, acc,
+                                         scratch);
+                else
+                    wino_f32_gemm(isa, t->m, t->n, t->k, a, t->lda, b, t->ldb, c, t->ldc, acc,
+                                  scratch);
+                bad += check_c(t, c, ref, bound, c0, acc, what);
+            }
+            free(pb);
+            free(scratch);
+        }
+        snprintf(what, sizeof what, "%s m=%d n=%d k=%d lda=%ld ldb=%ld ldc=%ld (plain+packed, acc 0+1)",
+                 wino_isa_name(isa), t->m, t->n, t->k, (long)t->lda, (long)t->ldb, (long)t->ldc);
+        test_check(counts, bad == 0, what);
+    }
+    free(a);
+    free(b);
+    free(c);
+    free(c0);
+    free(ref);
+    free(bound);
+}
+
+static int rand_int(struct test_rng *rng, int lo, int hi)
+{
+    return lo + (int)(test_rng_next(rng) % (uint64_t)(hi - lo + 1));
+}
+
+int main(void)
+{
+    struct test_counts counts = {0, 0};
+    struct test_rng rng;
+    const enum wino_isa max_isa = wino_cpu_isa();
+    static const int fixed[][3] = {
+        {1, 1, 1},     {1, 1, 7},    {2, 3, 1},    {13, 31, 1},  {14, 32, 16}, {15, 33, 17},
+        {28, 64, 256}, {29, 65, 257}, {6, 16, 5},  {7, 17, 3},   {5, 15, 2},   {97, 101, 103},
+        {3, 512, 19},  {31, 7, 600},  {64, 48, 513}, {100, 47, 37}, {1, 1100, 3}, {17, 1057, 9},
+        {200, 96, 64}, {41, 16, 512}, {16, 16, 16}, {2, 2, 300},  {127, 1, 129}, {1, 129, 127},
+    };
+    size_t f;
+    int r;
+    char name[64];
+
+    rng.s = test_seed();
+    printf("cpu isa: %s\n", wino_isa_name(max_isa));
+    test_check(&counts, max_isa >= WINO_ISA_SCALAR && max_isa <= WINO_ISA_AVX512, "wino_cpu_isa in range");
+    test_check(&counts, !strcmp(wino_isa_name(WINO_ISA_SCALAR), "scalar") &&
+                            !strcmp(wino_isa_name(WINO_ISA_AVX2), "avx2") &&
+                            !strcmp(wino_isa_name(WINO_ISA_AVX512), "avx512"),
+               "wino_isa_name");
+
+    for (f = 0; f < sizeof fixed / sizeof fixed[0]; f++) {
+        struct gemm_case t;
+        t.m = fixed[f][0];
+        t.n = fixed[f][1];
+        t.k = fixed[f][2];
+        t.lda = t.k;
+        t.ldb = t.n;
+        t.ldc = t.n;
+        run_case(&counts, &rng, &t, max_isa);
+    }
+    /* Large and 4 KiB-aliasing leading dimensions. */
+    {
+        struct gemm_case t = {33, 45, 70, 1024, 1024 + 3, 1024 + 17};
+        run_case(&counts, &rng, &t, max_isa);
+        t.m = 20;
+        t.n = 40;
+        t.k = 300;
+        t.lda = 4096;
+        t.ldb = 2048;
+        t.ldc = 4096 + 1;
+        run_case(&counts, &rng, &t, max_isa);
+    }
+    /* Random shapes (Winograd-like ranges, scaled down), random padding of the strides. */
+    for (r = 0; r < 24; r++) {
+        struct gemm_case t;
+        t.m = rand_int(&rng, 1, 160);
+        t.n = rand_int(&rng, 1, 140);
+        t.k = rand_int(&rng, 1, 320);
+        t.lda = t.k + (r % 3 ? rand_int(&rng, 0, 40) : 0);
+        t.ldb = t.n + (r % 2 ? rand_int(&rng, 0, 40) : 0);
+        t.ldc = t.n + (r % 4 ? rand_int(&rng, 0, 40) : 0);
+        run_case(&counts, &rng, &t, max_isa);
+    }
+    /* Degenerate: k = 0 writes zeros (accumulate 0) or leaves C (accumulate 1); m or n = 0 is
+     * a no-op. */
+    {
+        int isa, ok = 1;
+        for (isa = WINO_ISA_SCALAR; isa <= (int)max_isa; isa++) {
+            float c[6] = {NAN, NAN, NAN, 1.0f, 2.0f, 3.0f};
+            float a[1] = {1.0f}, b[1] = {1.0f};
+            wino_f32_gemm(isa, 1, 3, 0, a, 1, b, 3, c, 3, 0, NULL);
+            wino_f32_gemm(isa, 1, 3, 0, a, 1, b, 3, c + 3, 3, 1, NULL);
+            ok &= c[0] == 0.0f && c[1] == 0.0f && c[2] == 0.0f && c[3] == 1.0f && c[5] == 3.0f;
+            wino_f32_gemm(isa, 0, 3, 1, a, 1, b, 3, c, 3, 0, NULL);
+            wino_f32_gemm(isa, 1, 0, 1, a, 1, b, 3, c + 3, 3, 0, NULL);
+            ok &= c[0] == 0.0f && c[3] == 1.0f;
+        }
+        snprintf(name, sizeof name, "k = 0 and empty m, n");
+        test_check(&counts, ok, name);
+    }
+    return test_report(&counts);
+}

@@ -1,0 +1,80 @@
+/* Shared pieces of `wino bench`: layer sets, and the runner interface through which every
+ * timed implementation (wino, oneDNN, OpenBLAS) is driven the same way by tools/cmd_bench.c. */
+#ifndef WINO_TOOLS_BENCH_H
+#define WINO_TOOLS_BENCH_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "wino.h"
+
+/* ---- layer sets (tools/bench_layers.c) ---- */
+
+#define BENCH_NAME_MAX 64
+
+struct bench_layer {
+    char name[BENCH_NAME_MAX];
+    int n, c, h, w, k, r, s, pad, stride;
+};
+
+/* Reads DIR/SET.txt: one layer a line, `name N C H W K R S pad stride`; blank lines and text
+ * after '#' are ignored. On success returns 0 with a malloc'ed array in *layers (free() it).
+ * On a missing file or a malformed line prints one line "wino bench: ..." to stderr and
+ * returns 2 (bad usage: the user named it). */
+int bench_read_set(const char *dir, const char *set, struct bench_layer **layers, int *count);
+
+/* The descriptor of a layer: NCHW, FP32, symmetric padding, square stride, no dilation. */
+struct wino_conv2d_desc bench_layer_desc(const struct bench_layer *layer);
+
+/* ---- runners ---- */
+
+/* What prepare functions return. */
+enum bench_prep {
+    BENCH_READY = 0,   /* the runner is filled in and must be destroyed */
+    BENCH_SKIP = 1,    /* this implementation cannot do this layer: a note, no row */
+    BENCH_FAIL = 2     /* an unexpected library error: an error line, exit status 1 */
+};
+
+/* One prepared implementation of one layer. run() is the only timed call. */
+struct bench_runner {
+    void *state;
+    int (*run)(void *state);                   /* one execution to completion; 0 = success */
+    int (*output)(void *state, float *y);      /* the last output as NCHW into y; 0 = success */
+    void (*destroy)(void *state);
+    size_t workspace_bytes;                    /* scratch memory the run needs besides x, w, y */
+    char tile[24];                             /* "F4x4_3x3" or "" */
+    char info[160];                            /* table text (e.g. oneDNN's impl name); on
+                                                  BENCH_SKIP / BENCH_FAIL: the reason */
+};
+
+/* Inputs shared by every implementation of one layer. x and w are NCHW / KCRS, FP32. */
+struct bench_problem {
+    struct wino_conv2d_desc desc;
+    int p, q;                                   /* output height and width */
+    const float *x, *w;
+    int threads;
+};
+
+/* Writes "F{m}x{m}_{r}x{s}" into buf. */
+void bench_tile_name(char *buf, size_t cap, int m, int r, int s);
+
+/* Prepare functions fill *out; the caller prints out->info when they return SKIP or FAIL. */
+
+/* wino through its public API (tools/bench_wino.c). algo is WINO_ALGO_*; tile_m as in
+ * struct wino_conv2d_options. */
+enum bench_prep bench_wino_prepare(const struct bench_problem *pb, enum wino_algo algo, int tile_m,
+                                   struct bench_runner *out);
+
+/* oneDNN (tools/bench_onednn.c). winograd selects convolution_winograd over convolution_direct.
+ * bench_onednn_available() is 0 when the CLI was built without oneDNN. */
+int bench_onednn_available(void);
+void bench_onednn_set_threads(int threads);
+enum bench_prep bench_onednn_prepare(const struct bench_problem *pb, int winograd,
+                                     struct bench_runner *out);
+
+/* im2col + cblas_sgemm from OpenBLAS (tools/bench_openblas.c). */
+int bench_openblas_available(void);
+void bench_openblas_set_threads(int threads);
+enum bench_prep bench_openblas_prepare(const struct bench_problem *pb, struct bench_runner *out);
+
+#endif

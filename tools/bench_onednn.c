@@ -1,0 +1,246 @@
+/* `wino bench` runner for oneDNN 2.x (C API): convolution_direct or convolution_winograd,
+ * forward_inference, f32. The primitive picks its preferred memory formats (format_tag_any);
+ * the source and weights are reordered into them once, at prepare time, so the timed run() is
+ * the convolution alone, as a framework that keeps tensors in oneDNN's layouts would see it.
+ * The scratchpad is user-managed so its size can be reported as the workspace. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+#ifdef WINO_HAVE_ONEDNN
+
+#include <dnnl.h>
+#include <dnnl_debug.h>
+#ifdef WINO_HAVE_OPENMP
+#include <omp.h>
+#endif
+
+struct onednn_state {
+    dnnl_engine_t engine;
+    dnnl_stream_t stream;
+    dnnl_primitive_t conv;
+    dnnl_memory_t src, wei, dst, scratch; /* in the primitive's formats */
+    dnnl_memory_desc_t dst_user_md;       /* plain NCHW */
+};
+
+int bench_onednn_available(void) { return 1; }
+
+/* Debian's libdnnl uses OpenMP: its parallel regions take omp_get_max_threads() of the calling
+ * thread. Without OpenMP headers at build time, OMP_NUM_THREADS in the environment decides. */
+void bench_onednn_set_threads(int threads)
+{
+#ifdef WINO_HAVE_OPENMP
+    omp_set_num_threads(threads);
+#else
+    (void)threads;
+#endif
+}
+
+static void onednn_destroy(void *p)
+{
+    struct onednn_state *st = p;
+    if (!st)
+        return;
+    dnnl_memory_destroy(st->src);
+    dnnl_memory_destroy(st->wei);
+    dnnl_memory_destroy(st->dst);
+    dnnl_memory_destroy(st->scratch);
+    dnnl_primitive_destroy(st->conv);
+    if (st->stream)
+        dnnl_stream_destroy(st->stream);
+    if (st->engine)
+        dnnl_engine_destroy(st->engine);
+    free(st);
+}
+
+/* Copies from one memory into another of a possibly different format (a oneDNN reorder). */
+static dnnl_status_t reorder(struct onednn_state *st, dnnl_memory_t from, dnnl_memory_t to)
+{
+    const dnnl_memory_desc_t *from_md, *to_md;
+    dnnl_primitive_desc_t pd = NULL;
+    dnnl_primitive_t prim = NULL;
+    dnnl_status_t s = dnnl_memory_get_memory_desc(from, &from_md);
+    if (s == dnnl_success)
+        s = dnnl_memory_get_memory_desc(to, &to_md);
+    if (s == dnnl_success)
+        s = dnnl_reorder_primitive_desc_create(&pd, from_md, st->engine, to_md, st->engine, NULL);
+    if (s == dnnl_success)
+        s = dnnl_primitive_create(&prim, pd);
+    if (s == dnnl_success) {
+        const dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
+        s = dnnl_primitive_execute(prim, st->stream, 2, args);
+    }
+    if (s == dnnl_success)
+        s = dnnl_stream_wait(st->stream);
+    dnnl_primitive_destroy(prim);
+    if (pd)
+        dnnl_primitive_desc_destroy(pd);
+    return s;
+}
+
+/* Fills *mem (in the primitive's format md) from user data in the plain format user_md. */
+static dnnl_status_t import(struct onednn_state *st, const dnnl_memory_desc_t *md,
+                            const dnnl_memory_desc_t *user_md, const float *data,
+                            dnnl_memory_t *mem)
+{
+    dnnl_memory_t user = NULL;
+    dnnl_status_t s = dnnl_memory_create(mem, md, st->engine, DNNL_MEMORY_ALLOCATE);
+    if (s == dnnl_success) /* oneDNN only reads a reorder's source: the cast is safe */
+        s = dnnl_memory_create(&user, user_md, st->engine, (void *)(size_t)data);
+    if (s == dnnl_success)
+        s = reorder(st, user, *mem);
+    dnnl_memory_destroy(user);
+    return s;
+}
+
+/* Fills a memory with NaN so that an output the primitive leaves unwritten fails the check. */
+static dnnl_status_t poison(dnnl_memory_t mem)
+{
+    const dnnl_memory_desc_t *md;
+    void *data = NULL;
+    dnnl_status_t s = dnnl_memory_get_memory_desc(mem, &md);
+    if (s == dnnl_success)
+        s = dnnl_memory_get_data_handle(mem, &data);
+    if (s == dnnl_success)
+        for (size_t i = 0; i < dnnl_memory_desc_get_size(md) / sizeof(float); i++)
+            ((float *)data)[i] = NAN;
+    return s;
+}
+
+static int onednn_run(void *p)
+{
+    struct onednn_state *st = p;
+    const dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, st->src},
+                                     {DNNL_ARG_WEIGHTS, st->wei},
+                                     {DNNL_ARG_DST, st->dst},
+                                     {DNNL_ARG_SCRATCHPAD, st->scratch}};
+    return dnnl_primitive_execute(st->conv, st->stream, 4, args) != dnnl_success ||
+           dnnl_stream_wait(st->stream) != dnnl_success;
+}
+
+static int onednn_output(void *p, float *y)
+{
+    struct onednn_state *st = p;
+    dnnl_memory_t user = NULL;
+    dnnl_status_t s = dnnl_memory_create(&user, &st->dst_user_md, st->engine, y);
+    if (s == dnnl_success)
+        s = reorder(st, st->dst, user);
+    dnnl_memory_destroy(user);
+    return s != dnnl_success;
+}
+
+/* "jit_fp32_wino_2x3:avx512_core" -> "F2x2_3x3"; other names give "". */
+static void tile_from_impl(const char *impl, char *tile, size_t cap)
+{
+    const char *w = strstr(impl, "wino_");
+    int m, r;
+    tile[0] = '\0';
+    if (w && sscanf(w + 5, "%dx%d", &m, &r) == 2)
+        bench_tile_name(tile, cap, m, r, r);
+}
+
+enum bench_prep bench_onednn_prepare(const struct bench_problem *pb, int winograd,
+                                     struct bench_runner *out)
+{
+    const struct wino_conv2d_desc *d = &pb->desc;
+    const dnnl_dims_t src_dims = {d->n, d->c, d->h, d->w}, wei_dims = {d->k, d->c, d->r, d->s},
+                      dst_dims = {d->n, d->k, pb->p, pb->q}, strides = {d->stride_h, d->stride_w},
+                      pad_l = {d->pad_h, d->pad_w};
+    /* oneDNN's right padding is whatever makes the output size come out as ours. */
+    const dnnl_dims_t pad_r = {
+        (int64_t)(pb->p - 1) * d->stride_h + d->r - d->h - d->pad_h,
+        (int64_t)(pb->q - 1) * d->stride_w + d->s - d->w - d->pad_w};
+    dnnl_memory_desc_t src_any, wei_any, dst_any, src_user, wei_user;
+    dnnl_convolution_desc_t cd;
+    dnnl_primitive_attr_t attr = NULL;
+    dnnl_primitive_desc_t pd = NULL;
+    enum bench_prep result = BENCH_FAIL;
+    const char *step = "out of memory";
+    dnnl_status_t s = dnnl_success;
+
+    memset(out, 0, sizeof *out);
+    struct onednn_state *st = calloc(1, sizeof *st);
+    if (!st)
+        goto done;
+#define TRY(call)                                                                                 \
+    do {                                                                                          \
+        step = #call;                                                                             \
+        if ((s = (call)) != dnnl_success)                                                         \
+            goto done;                                                                            \
+    } while (0)
+    TRY(dnnl_engine_create(&st->engine, dnnl_cpu, 0));
+    TRY(dnnl_stream_create(&st->stream, st->engine, dnnl_stream_default_flags));
+    TRY(dnnl_memory_desc_init_by_tag(&src_any, 4, src_dims, dnnl_f32, dnnl_format_tag_any));
+    TRY(dnnl_memory_desc_init_by_tag(&wei_any, 4, wei_dims, dnnl_f32, dnnl_format_tag_any));
+    TRY(dnnl_memory_desc_init_by_tag(&dst_any, 4, dst_dims, dnnl_f32, dnnl_format_tag_any));
+    TRY(dnnl_memory_desc_init_by_tag(&src_user, 4, src_dims, dnnl_f32, dnnl_nchw));
+    TRY(dnnl_memory_desc_init_by_tag(&wei_user, 4, wei_dims, dnnl_f32, dnnl_oihw));
+    TRY(dnnl_memory_desc_init_by_tag(&st->dst_user_md, 4, dst_dims, dnnl_f32, dnnl_nchw));
+    TRY(dnnl_convolution_forward_desc_init(
+        &cd, dnnl_forward_inference, winograd ? dnnl_convolution_winograd : dnnl_convolution_direct,
+        &src_any, &wei_any, NULL, &dst_any, strides, pad_l, pad_r));
+    TRY(dnnl_primitive_attr_create(&attr));
+    TRY(dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user));
+    s = dnnl_primitive_desc_create(&pd, &cd, attr, st->engine, NULL);
+    if (s == dnnl_unimplemented) { /* e.g. Winograd for 5x5 or stride 2: not an error */
+        snprintf(out->info, sizeof out->info, "oneDNN has no %s implementation for this layer",
+                 winograd ? "Winograd" : "direct");
+        result = BENCH_SKIP;
+        goto done;
+    }
+    TRY(s);
+    const dnnl_memory_desc_t *scratch_md = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+    TRY(import(st, dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0), &src_user, pb->x,
+               &st->src));
+    TRY(import(st, dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0), &wei_user, pb->w,
+               &st->wei));
+    TRY(dnnl_memory_create(&st->dst, dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0),
+                           st->engine, DNNL_MEMORY_ALLOCATE));
+    TRY(poison(st->dst));
+    TRY(dnnl_memory_create(&st->scratch, scratch_md, st->engine, DNNL_MEMORY_ALLOCATE));
+    TRY(dnnl_primitive_create(&st->conv, pd));
+#undef TRY
+    const char *impl = NULL;
+    if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) != dnnl_success || !impl)
+        impl = "?";
+    snprintf(out->info, sizeof out->info, "%s", impl);
+    if (winograd)
+        tile_from_impl(impl, out->tile, sizeof out->tile);
+    out->workspace_bytes = dnnl_memory_desc_get_size(scratch_md);
+    out->state = st;
+    out->run = onednn_run;
+    out->output = onednn_output;
+    out->destroy = onednn_destroy;
+    st = NULL;
+    result = BENCH_READY;
+done:
+    if (result == BENCH_FAIL && s != dnnl_success)
+        snprintf(out->info, sizeof out->info, "oneDNN: %.80s: %s", step, dnnl_status2str(s));
+    else if (result == BENCH_FAIL)
+        snprintf(out->info, sizeof out->info, "oneDNN: %s", step);
+    if (pd)
+        dnnl_primitive_desc_destroy(pd);
+    if (attr)
+        dnnl_primitive_attr_destroy(attr);
+    onednn_destroy(st);
+    return result;
+}
+
+#else /* built without oneDNN: the impls are listed as unavailable */
+
+int bench_onednn_available(void) { return 0; }
+void bench_onednn_set_threads(int threads) { (void)threads; }
+enum bench_prep bench_onednn_prepare(const struct bench_problem *pb, int winograd,
+                                     struct bench_runner *out)
+{
+    (void)pb;
+    (void)winograd;
+    memset(out, 0, sizeof *out);
+    snprintf(out->info, sizeof out->info, "built without oneDNN");
+    return BENCH_SKIP;
+}
+
+#endif

@@ -1,0 +1,476 @@
+/* `wino bench`: times wino and the CPU baselines (oneDNN, im2col + OpenBLAS) on a named layer
+ * set in one process, after checking each one's output against the FP64 reference. */
+#define _POSIX_C_SOURCE 200112L /* clock_gettime, sysconf */
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "cli.h"
+#include "ref/conv_ref.h"
+#include "ref/error_metrics.h"
+
+#define VERB "bench"
+#define CSV_HEADER                                                                                \
+    "set,layer,N,C,H,W,K,R,S,pad,dtype,backend,impl,tile,ms,eff_gflops,workspace_bytes,device"
+
+/* Largest relative L1 error against the FP64 reference that still counts as a right answer:
+ * FP32 direct / GEMM sums stay near 1e-6; Winograd's error grows with the tile but stays far
+ * below a broken result's O(1). */
+#define BOUND_DIRECT 1e-4
+#define BOUND_WINOGRAD 1e-2
+
+enum impl {
+    IMPL_WINO_AUTO,
+    IMPL_WINO_WINOGRAD,
+    IMPL_WINO_DIRECT,
+    IMPL_ONEDNN_DIRECT,
+    IMPL_ONEDNN_WINOGRAD,
+    IMPL_OPENBLAS,
+    IMPL_COUNT
+};
+static const char *const impl_names[IMPL_COUNT] = {"wino-auto",      "wino-winograd",
+                                                   "wino-direct",    "onednn-direct",
+                                                   "onednn-winograd", "openblas-im2col"};
+static const int winograd_tiles[] = {2, 4, 6}; /* the m of wino-winograd's rows */
+
+struct args {
+    const char *set, *sets_dir;
+    long batch, threads, reps, warmup; /* batch 0 = as in the set file */
+    int csv;
+    unsigned impls; /* bit i = enum impl i selected */
+};
+
+/* One (layer, implementation) result. */
+struct row {
+    enum impl impl;
+    char tile[24], info[160];
+    enum { ROW_OK, ROW_WRONG, ROW_ERROR } status;
+    double ms, prep_ms, rel_l1;
+    size_t workspace;
+};
+
+static int impl_available(enum impl i)
+{
+    if (i == IMPL_ONEDNN_DIRECT || i == IMPL_ONEDNN_WINOGRAD)
+        return bench_onednn_available();
+    if (i == IMPL_OPENBLAS)
+        return bench_openblas_available();
+    return 1;
+}
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: wino bench --backend cpu --set NAME [--batch N] [--dtype f32] [--threads T]\n"
+            "                  [--reps R] [--warmup W] [--impl LIST] [--sets-dir DIR] [--csv]\n"
+            "\n"
+            "Times FP32 NCHW forward convolution of every layer of a set (inputs and weights\n"
+            "uniform in (-1, 1)) with wino and the baselines, in this process. Each implementation\n"
+            "is first checked once against wino's FP64 reference (relative L1 error at most %g,\n"
+            "%g with a Winograd tile); a wrong result is refused (stderr, exit 1). Time = median\n"
+            "of R runs after W warm-ups, CLOCK_MONOTONIC around the run alone: filter preparation,\n"
+            "oneDNN's primitive creation and its reorders into its preferred formats are excluded.\n"
+            "Effective GFLOP/s count direct-convolution FLOPs 2*N*K*C*R*S*P*Q; `vs oneDNN` is\n"
+            "oneDNN's best time (direct or Winograd) over this time (> 1: faster than oneDNN).\n"
+            "\n"
+            "  --backend cpu    the backend (cuda: not built yet)\n"
+            "  --set NAME       layer set DIR/NAME.txt, lines `name N C H W K R S pad stride`\n"
+            "  --sets-dir DIR   where the sets are (default bench/sets, from the repository root)\n"
+            "  --batch N        override every layer's batch size\n"
+            "  --dtype f32      element type (only f32 so far)\n"
+            "  --threads T      threads of every implementation (default: online cores); sets\n"
+            "                   wino's context, omp_set_num_threads for oneDNN (OpenMP build),\n"
+            "                   openblas_set_num_threads\n"
+            "  --reps R         timed runs per implementation (default 10)\n"
+            "  --warmup W       untimed runs before them (default 2)\n"
+            "  --impl LIST      comma list of implementations to run (default: all available):\n",
+            BOUND_DIRECT, BOUND_WINOGRAD);
+    for (int i = 0; i < IMPL_COUNT; i++) {
+        const char *note = i == IMPL_WINO_WINOGRAD ? "(one row per valid tile m in 2, 4, 6)"
+                           : !impl_available((enum impl)i)
+                               ? "(unavailable: not found at build time)"
+                               : NULL;
+        if (note)
+            fprintf(out, "                     %-16s%s\n", impl_names[i], note);
+        else
+            fprintf(out, "                     %s\n", impl_names[i]);
+    }
+    fprintf(out, "  --csv            machine-readable rows (header as in docs: DESIGN.md)\n"
+                 "  -h, --help       this text\n");
+}
+
+static int bad(const char *msg, const char *what)
+{
+    fprintf(stderr, "wino " VERB ": %s%s\n", msg, what);
+    return 2;
+}
+
+/* Parses --impl's comma list into a bit set; returns 0 or 2 (message printed). */
+static int parse_impls(const char *list, unsigned *bits)
+{
+    *bits = 0;
+    const char *p = list;
+    for (;;) {
+        const size_t len = strcspn(p, ",");
+        int found = -1;
+        for (int i = 0; i < IMPL_COUNT; i++)
+            if (strlen(impl_names[i]) == len && !strncmp(p, impl_names[i], len))
+                found = i;
+        if (found < 0) {
+            fprintf(stderr, "wino " VERB ": --impl: unknown implementation \"%.*s\" (see --help)\n",
+                    (int)len, p);
+            return 2;
+        }
+        if (!impl_available((enum impl)found))
+            return bad(impl_names[found], ": not available (its library was not found at build)");
+        *bits |= 1u << found;
+        if (!p[len])
+            return 0;
+        p += len + 1;
+    }
+}
+
+static int numeric(int argc, char **argv, int *i, long min, long max, long *out)
+{
+    const char *v = cli_value(VERB, argc, argv, i);
+    return v && !cli_parse_long(VERB, argv[*i - 1] + 2, v, min, max, out) ? 0 : 2;
+}
+
+/* Returns 0, -1 for --help (printed), or 2 after one line on stderr. */
+static int parse_args(int argc, char **argv, struct args *a)
+{
+    const char *backend = "cpu", *dtype = "f32", *v;
+    memset(a, 0, sizeof *a);
+    a->sets_dir = "bench/sets";
+    a->reps = 10;
+    a->warmup = 2;
+    a->threads = sysconf(_SC_NPROCESSORS_ONLN);
+    if (a->threads < 1)
+        a->threads = 1;
+    for (int i = 0; i < IMPL_COUNT; i++)
+        if (impl_available((enum impl)i))
+            a->impls |= 1u << i;
+    for (int i = 1; i < argc; i++) {
+        const char *opt = argv[i];
+        int rc = 0;
+        if (cli_is_help(opt)) {
+            usage(stdout);
+            return -1;
+        } else if (!strcmp(opt, "--csv"))
+            a->csv = 1;
+        else if (!strcmp(opt, "--batch"))
+            rc = numeric(argc, argv, &i, 1, 65536, &a->batch);
+        else if (!strcmp(opt, "--threads"))
+            rc = numeric(argc, argv, &i, 1, 1024, &a->threads);
+        else if (!strcmp(opt, "--reps"))
+            rc = numeric(argc, argv, &i, 1, 1000000, &a->reps);
+        else if (!strcmp(opt, "--warmup"))
+            rc = numeric(argc, argv, &i, 0, 1000000, &a->warmup);
+        else if (!strcmp(opt, "--set") || !strcmp(opt, "--sets-dir") ||
+                 !strcmp(opt, "--backend") || !strcmp(opt, "--dtype") ||
+                 !strcmp(opt, "--impl")) {
+            if (!(v = cli_value(VERB, argc, argv, &i)))
+                return 2;
+            if (!strcmp(opt, "--set"))
+                a->set = v;
+            else if (!strcmp(opt, "--sets-dir"))
+                a->sets_dir = v;
+            else if (!strcmp(opt, "--backend"))
+                backend = v;
+            else if (!strcmp(opt, "--dtype"))
+                dtype = v;
+            else if ((rc = parse_impls(v, &a->impls)) != 0)
+                return rc;
+        } else if (opt[0] == '-')
+            return bad("unknown option ", opt);
+        else
+            return bad("unexpected argument ", opt);
+        if (rc)
+            return rc;
+    }
+    if (!strcmp(backend, "cuda"))
+        return bad("--backend cuda: ", "not built (the CUDA backend comes with a later issue)");
+    if (strcmp(backend, "cpu"))
+        return bad("--backend: unknown backend (cpu or cuda): ", backend);
+    if (!strcmp(dtype, "f16") || !strcmp(dtype, "s8") || !strcmp(dtype, "u8"))
+        return bad("--dtype: only f32 is benchmarked so far, not ", dtype);
+    if (strcmp(dtype, "f32"))
+        return bad("--dtype: unknown element type (f32): ", dtype);
+    if (!a->set)
+        return bad("--set NAME is required (e.g. --set resnet18)", "");
+    return 0;
+}
+
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return 1e3 * (double)t.tv_sec + 1e-6 * (double)t.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* "MODEL (T threads)" from /proc/cpuinfo's first model name. */
+static void device_name(char *buf, size_t cap, long threads)
+{
+    char line[512], model[256] = "unknown CPU";
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    while (f && fgets(line, sizeof line, f)) {
+        const char *colon = strchr(line, ':');
+        if (!strncmp(line, "model name", 10) && colon) {
+            snprintf(model, sizeof model, "%s", colon + 1 + strspn(colon + 1, " \t"));
+            model[strcspn(model, "\r\n")] = '\0';
+            break;
+        }
+    }
+    if (f)
+        fclose(f);
+    snprintf(buf, cap, "%s (%ld thread%s)", model, threads, threads == 1 ? "" : "s");
+}
+
+/* Prints s as one CSV field, quoted when it holds a comma or a quote. */
+static void csv_field(const char *s)
+{
+    if (!strpbrk(s, ",\"\n")) {
+        fputs(s, stdout);
+        return;
+    }
+    putchar('"');
+    for (; *s; s++) {
+        if (*s == '"')
+            putchar('"');
+        putchar(*s);
+    }
+    putchar('"');
+}
+
+/* splitmix64 mapped to (-1, 1): reproducible inputs without touching the C library's rand(). */
+static void fill_uniform(float *v, size_t n, uint64_t seed)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint64_t z = (seed += 0x9E3779B97F4A7C15ull);
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        z ^= z >> 31;
+        v[i] = (float)(((double)(z >> 11) + 0.5) / 9007199254740992.0 * 2.0 - 1.0);
+    }
+}
+
+static enum bench_prep prepare(enum impl impl, int tile_m, const struct bench_problem *pb,
+                               struct bench_runner *r)
+{
+    switch (impl) {
+    case IMPL_WINO_AUTO: return bench_wino_prepare(pb, WINO_ALGO_AUTO, 0, r);
+    case IMPL_WINO_WINOGRAD: return bench_wino_prepare(pb, WINO_ALGO_WINOGRAD, tile_m, r);
+    case IMPL_WINO_DIRECT: return bench_wino_prepare(pb, WINO_ALGO_DIRECT, 0, r);
+    case IMPL_ONEDNN_DIRECT: return bench_onednn_prepare(pb, 0, r);
+    case IMPL_ONEDNN_WINOGRAD: return bench_onednn_prepare(pb, 1, r);
+    default: return bench_openblas_prepare(pb, r);
+    }
+}
+
+/* Prepares, checks and times one implementation into *row; returns 0 when there is no row
+ * (skipped), 1 when *row was filled (status says whether it may be reported). */
+static int measure(const struct args *a, const char *layer, enum impl impl, int tile_m,
+                   const struct bench_problem *pb, const double *ref, float *y, double *times,
+                   struct row *row)
+{
+    struct bench_runner r;
+    char label[64];
+    snprintf(label, sizeof label, "%s", impl_names[impl]);
+    if (impl == IMPL_WINO_WINOGRAD)
+        snprintf(label, sizeof label, "%s m=%d", impl_names[impl], tile_m);
+    memset(row, 0, sizeof *row);
+    row->impl = impl;
+    double t0 = now_ms();
+    const enum bench_prep prep = prepare(impl, tile_m, pb, &r);
+    row->prep_ms = now_ms() - t0;
+    snprintf(row->info, sizeof row->info, "%s", r.info);
+    if (prep == BENCH_SKIP) {
+        fprintf(stderr, "wino " VERB ": note: %s %s skipped: %s\n", layer, label, r.info);
+        return 0;
+    }
+    if (prep == BENCH_FAIL) {
+        fprintf(stderr, "wino " VERB ": %s %s failed: %s\n", layer, label, r.info);
+        row->status = ROW_ERROR;
+        return 1;
+    }
+    snprintf(row->tile, sizeof row->tile, "%s", r.tile);
+    row->workspace = r.workspace_bytes;
+    const size_t y_elems = (size_t)pb->desc.n * pb->desc.k * pb->p * pb->q;
+    for (size_t i = 0; i < y_elems; i++)
+        y[i] = NAN;
+    if (r.run(r.state) || r.output(r.state, y)) {
+        fprintf(stderr, "wino " VERB ": %s %s failed while running\n", layer, label);
+        row->status = ROW_ERROR;
+        r.destroy(r.state);
+        return 1;
+    }
+    row->rel_l1 = wino_rel_l1_f32(y, ref, y_elems);
+    const double bound = row->tile[0] ? BOUND_WINOGRAD : BOUND_DIRECT;
+    if (!(row->rel_l1 <= bound)) {
+        fprintf(stderr,
+                "wino " VERB ": %s %s %s: wrong result (relative L1 error %.3g > %g), not "
+                "reported\n",
+                layer, label, row->tile, row->rel_l1, bound);
+        row->status = ROW_WRONG;
+        r.destroy(r.state);
+        return 1;
+    }
+    int failed = 0;
+    for (long i = 0; i < a->warmup && !failed; i++)
+        failed = r.run(r.state);
+    for (long i = 0; i < a->reps && !failed; i++) {
+        t0 = now_ms();
+        failed = r.run(r.state);
+        times[i] = now_ms() - t0;
+    }
+    r.destroy(r.state);
+    if (failed) {
+        fprintf(stderr, "wino " VERB ": %s %s failed while running\n", layer, label);
+        row->status = ROW_ERROR;
+        return 1;
+    }
+    qsort(times, (size_t)a->reps, sizeof *times, cmp_double);
+    row->ms = a->reps % 2 ? times[a->reps / 2]
+                          : 0.5 * (times[a->reps / 2 - 1] + times[a->reps / 2]);
+    return 1;
+}
+
+static void print_table(const struct bench_layer *l, const struct bench_problem *pb,
+                        double gflop, const struct row *rows, int n, double onednn_best)
+{
+    printf("\n%s: N=%d C=%d H=%d W=%d K=%d R=%d S=%d pad=%d stride=%d -> %dx%d, %.3g GFLOP\n",
+           l->name, pb->desc.n, l->c, l->h, l->w, l->k, l->r, l->s, l->pad, l->stride, pb->p,
+           pb->q, gflop);
+    printf("  %-16s %-10s %10s %9s %9s %12s %9s %10s  %s\n", "impl", "tile", "ms", "GFLOP/s",
+           "vs oneDNN", "workspace_B", "rel_L1", "prepare_ms", "info");
+    for (int i = 0; i < n; i++) {
+        const struct row *r = &rows[i];
+        printf("  %-16s %-10s ", impl_names[r->impl], r->tile[0] ? r->tile : "-");
+        if (r->status != ROW_OK) {
+            printf("%10s  %s\n", r->status == ROW_WRONG ? "WRONG" : "ERROR", r->info);
+            continue;
+        }
+        char ratio[16] = "-";
+        if (onednn_best > 0)
+            snprintf(ratio, sizeof ratio, "%.2fx", onednn_best / r->ms);
+        printf("%10.4f %9.1f %9s %12zu %9.2e %10.1f  %s\n", r->ms, gflop / r->ms * 1e3, ratio,
+               r->workspace, r->rel_l1, r->prep_ms, r->info);
+    }
+}
+
+static void print_csv_rows(const struct args *a, const struct bench_layer *l,
+                           const struct bench_problem *pb, double gflop, const struct row *rows,
+                           int n, const char *device)
+{
+    for (int i = 0; i < n; i++) {
+        const struct row *r = &rows[i];
+        if (r->status != ROW_OK)
+            continue; /* refused: the reason went to stderr */
+        csv_field(a->set);
+        putchar(',');
+        csv_field(l->name);
+        printf(",%d,%d,%d,%d,%d,%d,%d,%d,f32,cpu,%s,%s,%.5g,%.5g,%zu,", pb->desc.n, l->c, l->h,
+               l->w, l->k, l->r, l->s, l->pad, impl_names[r->impl], r->tile, r->ms,
+               gflop / r->ms * 1e3, r->workspace);
+        csv_field(device);
+        putchar('\n');
+    }
+}
+
+/* Runs every selected implementation on one layer. Returns 0, or 1 if any failed or was wrong. */
+static int bench_layer(const struct args *a, const struct bench_layer *l, int index,
+                       const char *device)
+{
+    struct bench_layer layer = *l;
+    if (a->batch)
+        layer.n = (int)a->batch;
+    struct bench_problem pb = {bench_layer_desc(&layer), 0, 0, NULL, NULL, (int)a->threads};
+    if (wino_conv2d_output_size(&pb.desc, &pb.p, &pb.q) != WINO_SUCCESS) {
+        fprintf(stderr, "wino " VERB ": %s: %s\n", l->name, wino_last_error());
+        return 1;
+    }
+    const struct wino_conv2d_desc *d = &pb.desc;
+    const size_t x_n = (size_t)d->n * d->c * d->h * d->w, w_n = (size_t)d->k * d->c * d->r * d->s,
+                 y_n = (size_t)d->n * d->k * pb.p * pb.q;
+    const double gflop = 2e-9 * d->n * d->k * d->c * d->r * d->s * pb.p * pb.q;
+    float *x = malloc(x_n * sizeof *x), *w = malloc(w_n * sizeof *w), *y = malloc(y_n * sizeof *y);
+    double *ref = malloc(y_n * sizeof *ref), *times = malloc((size_t)a->reps * sizeof *times);
+    struct row rows[IMPL_COUNT + 2];
+    int n = 0, status = 0;
+    if (!x || !w || !y || !ref || !times) {
+        fprintf(stderr, "wino " VERB ": %s: out of memory\n", l->name);
+        status = 1;
+        goto done;
+    }
+    fill_uniform(x, x_n, 2 * (uint64_t)index + 1);
+    fill_uniform(w, w_n, 2 * (uint64_t)index + 2);
+    pb.x = x;
+    pb.w = w;
+    wino_ref_conv2d_fwd(d, x, w, ref);
+    for (int i = 0; i < IMPL_COUNT; i++) {
+        if (!(a->impls & (1u << i)))
+            continue;
+        const int tiles = i == IMPL_WINO_WINOGRAD ? 3 : 1;
+        for (int t = 0; t < tiles; t++) {
+            n += measure(a, l->name, (enum impl)i, winograd_tiles[t], &pb, ref, y, times, &rows[n]);
+            if (n && rows[n - 1].status != ROW_OK)
+                status = 1;
+        }
+    }
+    double onednn_best = 0;
+    for (int i = 0; i < n; i++)
+        if (rows[i].status == ROW_OK &&
+            (rows[i].impl == IMPL_ONEDNN_DIRECT || rows[i].impl == IMPL_ONEDNN_WINOGRAD) &&
+            (onednn_best == 0 || rows[i].ms < onednn_best))
+            onednn_best = rows[i].ms;
+    if (a->csv)
+        print_csv_rows(a, &layer, &pb, gflop, rows, n, device);
+    else
+        print_table(&layer, &pb, gflop, rows, n, onednn_best);
+    fflush(stdout);
+done:
+    free(x);
+    free(w);
+    free(y);
+    free(ref);
+    free(times);
+    return status;
+}
+
+int wino_cmd_bench(int argc, char **argv)
+{
+    struct args a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    struct bench_layer *layers = NULL;
+    int count = 0;
+    if ((rc = bench_read_set(a.sets_dir, a.set, &layers, &count)) != 0)
+        return rc;
+    bench_onednn_set_threads((int)a.threads);
+    bench_openblas_set_threads((int)a.threads);
+    char device[320];
+    device_name(device, sizeof device, a.threads);
+    if (a.csv)
+        printf("%s\n", CSV_HEADER);
+    else
+        printf("wino bench: set %s (%d layers), cpu, f32 NCHW, %s, median of %ld after %ld "
+               "warm-up%s\n",
+               a.set, count, device, a.reps, a.warmup, a.warmup == 1 ? "" : "s");
+    int status = 0;
+    for (int i = 0; i < count; i++)
+        status |= bench_layer(&a, &layers[i], i, device);
+    free(layers);
+    return status ? 1 : 0;
+}
