@@ -1,5 +1,5 @@
 /* The convolution operator: create (validate, plan, prepare weights), workspace, run, destroy.
- * Paths: the double-accumulation direct reference (any valid FP32 descriptor); the FP32 Winograd
+ * Paths: FP32 direct convolution as im2col + GEMM (any valid FP32 descriptor); the FP32 Winograd
  * engine with generated transforms (default tiles, recorded points); the portable scalar FP32
  * Winograd path for any other tile or point set (stride 1, dilation 1, square filters). */
 #include <stdint.h>
@@ -10,15 +10,15 @@
 
 #include "core/conv_desc.h"
 #include "core/error.h"
+#include "cpu/direct_f32.h"
 #include "cpu/winograd_f32.h"
 #include "cpu/winograd_scalar.h"
-#include "ref/conv_ref.h"
 
 struct wino_conv2d {
     struct wino_conv2d_desc desc;
     struct wino_conv_sizes sizes;
     enum wino_algo algo;
-    float *weights;                   /* DIRECT: a copy of the caller's weights */
+    struct wino_f32_direct direct;    /* DIRECT */
     wino_tile *tile;                  /* WINOGRAD */
     struct wino_f32_engine engine;    /* WINOGRAD with generated transforms (engine.U != NULL) */
     struct wino_f32_winograd winograd; /* WINOGRAD on the scalar path otherwise */
@@ -122,10 +122,10 @@ enum wino_status wino_conv2d_create(const struct wino_conv2d_desc *desc, const v
     }
     o->desc = *desc;
     const char *points = options ? options->points : NULL;
+    const int threads = ctx && ctx->threads ? ctx->threads : omp_get_num_procs();
     if (o->algo == WINO_ALGO_WINOGRAD) {
         st = wino_tile_create(tile_m, desc->r, points, 0, &o->tile);
         if (!st && !points && wino_f32_engine_has_tile(tile_m, desc->r)) {
-            const int threads = ctx && ctx->threads ? ctx->threads : omp_get_num_procs();
             const enum wino_variant v = options ? options->variant : WINO_VARIANT_AUTO;
             int overflow = 0;
             st = wino_f32_engine_prepare(&o->engine, desc, weights, tile_m,
@@ -141,11 +141,10 @@ enum wino_status wino_conv2d_create(const struct wino_conv2d_desc *desc, const v
                 sizeof(float) * wino_f32_winograd_workspace_floats(&o->winograd, desc);
         }
     } else {
-        o->weights = malloc(sizeof(float) * o->sizes.w_elems);
-        st = o->weights ? WINO_SUCCESS : WINO_OUT_OF_MEMORY;
-        if (o->weights)
-            memcpy(o->weights, weights, sizeof(float) * o->sizes.w_elems);
-        o->workspace_bytes = sizeof(double) * o->sizes.y_elems; /* double-accumulated output */
+        st = wino_f32_direct_prepare(&o->direct, desc, weights, threads);
+        if (st == WINO_INVALID_ARGUMENT)
+            st = wino_fail(st, "direct convolution: C x R x S too large");
+        o->workspace_bytes = wino_f32_direct_workspace_bytes(&o->direct);
     }
     if (st) {
         wino_conv2d_destroy(o);
@@ -193,11 +192,7 @@ enum wino_status wino_conv2d_run(const wino_conv2d *op, const void *x, void *y, 
         wino_f32_winograd_run(&op->winograd, &op->desc, op->sizes.p, op->sizes.q, x, y,
                               workspace);
     } else {
-        double *acc = workspace;
-        wino_ref_conv2d_fwd(&op->desc, x, op->weights, acc);
-        float *out = y;
-        for (size_t i = 0; i < op->sizes.y_elems; i++)
-            out[i] = (float)acc[i];
+        wino_f32_direct_run(&op->direct, &op->desc, op->sizes.p, op->sizes.q, x, y, workspace);
     }
     return WINO_SUCCESS;
 }
@@ -217,7 +212,7 @@ void wino_conv2d_destroy(wino_conv2d *op)
 {
     if (!op)
         return;
-    free(op->weights);
+    wino_f32_direct_release(&op->direct);
     wino_f32_engine_release(&op->engine);
     wino_f32_winograd_release(&op->winograd);
     wino_tile_destroy(op->tile);

@@ -1,14 +1,19 @@
-/* FP32 GEMM, AVX-512: packed panels, 14x32 register-blocked microkernel (28 zmm accumulators,
- * two zmm of B per k step, A broadcast from a packed micro-panel).
+/* FP32 GEMM, AVX-512: packed B panels, 14x32 register-blocked microkernel (28 zmm accumulators,
+ * two zmm of B per k step, each A element broadcast once per k step: vbroadcastss + 2 vfmadd231ps).
  *
  * Loops (BLIS-like, roles chosen for row-major C with vectors along n):
- *   jc over n in NC columns
- *     pc over k in blocks of about KC (split evenly)
+ *   jc over n in NC = 1024 columns
+ *     pc over k in blocks of at most KC = 256 (split evenly: k = 300 -> 150 + 150)
  *       B block kc x nc packed in 32-column panels (kc x 32 each, zero padded)   -> L2
- *       ir over m in MR = 14 rows: A micro-panel packed as [p][14]               -> L1
- *         jr over the 32-column panels: microkernel, B streamed from L2
- * Edges: rows past m are zero in the packed A and never stored; columns past n are zero in the
- * packed B and masked off when loading/storing C.
+ *         (pre-packed once by wino_f32_gemm_pack_b in the packed variant)
+ *       ir over m in MR = 14 rows: the A micro-panel (14 x kc, <= 14 KiB)        -> L1
+ *         read in place (no packing) when all 14 rows exist and lda is not a multiple of 1024
+ *         floats; else packed as [p][14], zero padded; tails of <= 7 rows use a 7x32 kernel
+ *         jr over the 32-column panels: microkernel, B panel streamed from L2 (hardware
+ *         prefetch); during the first jr call the next A micro-panel is prefetched, one line
+ *         per k step
+ * Edges: rows past m are never stored; columns past n are zero in the packed B and masked off
+ * when loading/storing C.
  * Compiled with function-level target attributes: the library needs no global -m flags. */
 #include "cpu/gemm_f32.h"
 
