@@ -25,10 +25,19 @@ struct wino_conv2d {
     size_t workspace_bytes;
 };
 
-/* Output tile used when the caller does not choose one (a cost model replaces this later). */
-static int default_tile_m(int r)
+/* Tiles of F(m x m, .) covering the output of the whole batch. */
+static long tile_count(const struct wino_conv2d_desc *d, const struct wino_conv_sizes *s, int m)
 {
-    return r <= 3 ? 4 : 2;
+    return (long)d->n * ((s->p + m - 1) / m) * ((s->q + m - 1) / m);
+}
+
+/* Output tile when the caller does not choose one, until measured tuning replaces this rule:
+ * m = 4 for r <= 3 (m = 2 for larger filters) while that leaves at least 48 tiles, else m = 2.
+ * Fewer, larger tiles save GEMM work, but below a few dozen tiles the GEMMs are too narrow to
+ * run well (docs/cpu-winograd.md). */
+static int default_tile_m(const struct wino_conv2d_desc *d, const struct wino_conv_sizes *s)
+{
+    return d->r <= 3 && tile_count(d, s, 4) >= 48 ? 4 : 2;
 }
 
 /* Why Winograd cannot serve desc, or NULL when it can. */
@@ -69,7 +78,7 @@ static enum wino_status plan(const struct wino_conv2d_desc *desc,
                          "tile_m, points and variant apply to Winograd only");
     if (desc->dtype != WINO_DTYPE_F32)
         return wino_fail(WINO_UNSUPPORTED, "only FP32 convolution is implemented so far");
-    *tile_m = o->tile_m ? o->tile_m : default_tile_m(desc->r);
+    *tile_m = o->tile_m ? o->tile_m : default_tile_m(desc, sizes);
     const char *why = winograd_refusal(desc, *tile_m);
     if (o->algo == WINO_ALGO_WINOGRAD && why)
         return wino_fail(WINO_UNSUPPORTED, "%s", why);
@@ -127,9 +136,13 @@ enum wino_status wino_conv2d_create(const struct wino_conv2d_desc *desc, const v
         st = wino_tile_create(tile_m, desc->r, points, 0, &o->tile);
         if (!st && !points && wino_f32_engine_has_tile(tile_m, desc->r)) {
             const enum wino_variant v = options ? options->variant : WINO_VARIANT_AUTO;
+            const int fused = v == WINO_VARIANT_AUTO
+                                  ? wino_f32_engine_prefers_fused(tile_m, desc->r, desc,
+                                                                  tile_count(desc, &o->sizes, tile_m),
+                                                                  threads)
+                                  : v == WINO_VARIANT_FUSED;
             int overflow = 0;
-            st = wino_f32_engine_prepare(&o->engine, desc, weights, tile_m,
-                                         v != WINO_VARIANT_NON_FUSED, threads);
+            st = wino_f32_engine_prepare(&o->engine, desc, weights, tile_m, fused, threads);
             if (!st)
                 o->workspace_bytes = wino_f32_engine_workspace_bytes(
                     &o->engine, desc, o->sizes.p, o->sizes.q, &overflow);

@@ -41,6 +41,13 @@ static int fused_block(int alpha, int c, int k)
     return (int)(tb < 16 ? 16 : tb > 512 ? 512 : tb);
 }
 
+int wino_f32_engine_prefers_fused(int m, int r, const struct wino_conv2d_desc *d, long tiles,
+                                  int threads)
+{
+    const long block = fused_block(m + r - 1, d->c, d->k);
+    return (tiles + block - 1) / block >= 2L * threads;
+}
+
 enum wino_status wino_f32_engine_prepare(struct wino_f32_engine *e,
                                          const struct wino_conv2d_desc *d, const float *weights,
                                          int m, int fused, int threads)

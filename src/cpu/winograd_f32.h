@@ -27,6 +27,12 @@ struct wino_f32_engine {
 /* 1 if F(m x m, r x r) has generated transforms. */
 int wino_f32_engine_has_tile(int m, int r);
 
+/* The variant to use when the caller leaves it to wino: fused when there are at least two fused
+ * blocks of tiles per thread to share out, non-fused (parallel over channels and the alpha^2
+ * GEMMs) otherwise. */
+int wino_f32_engine_prefers_fused(int m, int r, const struct wino_conv2d_desc *desc, long tiles,
+                                  int threads);
+
 /* Transforms the filters of desc (stride 1, dilation 1, R == S == r, FP32; checked by the caller)
  * once. threads >= 1. Returns WINO_SUCCESS or WINO_OUT_OF_MEMORY. */
 enum wino_status wino_f32_engine_prepare(struct wino_f32_engine *e,
