@@ -1,3 +1,5 @@
+#define _POSIX_C_SOURCE 200112L /* posix_memalign */
+
 #include "cpu/winograd_f32.h"
 
 #include <stdlib.h>
@@ -61,28 +63,35 @@ enum wino_status wino_f32_engine_prepare(struct wino_f32_engine *e,
     e->threads = threads;
     e->isa = wino_cpu_isa();
     e->tf = wino_f32_transforms_for(m, r);
-    e->tile_block = fused ? fused_block(a, C, K) : 256;
-    const size_t kc = (size_t)K * (size_t)C;
-    e->U = malloc(sizeof(float) * kc * (size_t)(a * a));
+    e->tile_block = fused ? fused_block(a, C, K) : 64;
+    e->packed_bytes = round64(wino_f32_gemm_packed_b_bytes(e->isa, C, K));
+    const size_t kc = (size_t)K * (size_t)C, aa = (size_t)(a * a);
     float *g = malloc(sizeof(float) * kc * (size_t)(r * r));
-    if (!e->U || !g) {
+    float *u = malloc(sizeof(float) * kc * aa);
+    if (posix_memalign(&e->U, 64, e->packed_bytes * aa))
+        e->U = NULL;
+    if (!e->U || !g || !u) {
         free(g);
+        free(u);
         wino_f32_engine_release(e);
         return WINO_OUT_OF_MEMORY;
     }
-    /* g[(i * r + j) * K * C + k * C + c]: one lane per (k, c), as the filter transform wants */
+    /* g[(i * r + j) * C * K + c * K + k]: one lane per output channel k */
     for (int k = 0; k < K; k++)
         for (int c = 0; c < C; c++)
             for (int i = 0; i < r; i++)
                 for (int j = 0; j < r; j++)
-                    g[(size_t)(i * r + j) * kc + (size_t)k * C + c] =
+                    g[(size_t)(i * r + j) * kc + (size_t)c * K + k] =
                         d->layout == WINO_LAYOUT_NCHW
                             ? weights[(((size_t)k * C + c) * r + i) * r + j]
                             : weights[(((size_t)k * r + i) * r + j) * C + c];
-    for (int k = 0; k < K; k++) /* U[(e * K + k) * C + c] */
-        e->tf.filter(g + (size_t)k * C, (ptrdiff_t)(r * kc), (ptrdiff_t)kc, e->U + (size_t)k * C,
-                     (ptrdiff_t)(a * kc), (ptrdiff_t)kc, C);
+    for (int c = 0; c < C; c++) /* u[(pos * C + c) * K + k]: the GEMM's C x K operand */
+        e->tf.filter(g + (size_t)c * K, (ptrdiff_t)(r * kc), (ptrdiff_t)kc, u + (size_t)c * K,
+                     (ptrdiff_t)(a * kc), (ptrdiff_t)kc, K);
+    for (size_t pos = 0; pos < aa; pos++)
+        wino_f32_gemm_pack_b(e->isa, C, K, u + pos * kc, K, (char *)e->U + pos * e->packed_bytes);
     free(g);
+    free(u);
     return WINO_SUCCESS;
 }
 
@@ -101,20 +110,19 @@ struct layout {
 static int make_layout(const struct wino_f32_engine *e, const struct wino_conv2d_desc *d,
                        long tiles, struct layout *l)
 {
-    const size_t aa = (size_t)e->alpha * (size_t)e->alpha, tb = (size_t)e->tile_block;
+    const size_t aa = (size_t)e->alpha * (size_t)e->alpha;
     const size_t C = (size_t)d->c, K = (size_t)d->k, T = (size_t)tiles;
+    const size_t rows = e->fused ? (size_t)e->tile_block : T; /* tile slots in V and M */
     size_t v, mm;
     memset(l, 0, sizeof *l);
-    l->gather = round64(4 * aa * tb);
-    l->yblock = round64(4 * (size_t)e->m * (size_t)e->m * tb);
-    l->scratch = round64(wino_f32_gemm_scratch_bytes(e->isa, d->k, e->tile_block, d->c));
+    if (wino_mul_size(4 * aa * C, rows, &v) || wino_mul_size(4 * aa * K, rows, &mm))
+        return -1;
+    l->gather = round64(4 * aa * C);
+    l->yblock = round64(4 * (size_t)e->m * (size_t)e->m * K);
+    l->scratch = round64(wino_f32_gemm_packed_scratch_bytes(e->isa, e->tile_block, d->k, d->c));
     if (e->fused) {
-        if (wino_mul_size(4 * aa * tb, C, &v) || wino_mul_size(4 * aa * tb, K, &mm))
-            return -1;
         l->vblock = round64(v);
         l->mblock = round64(mm);
-    } else if (wino_mul_size(4 * aa * C, T, &v) || wino_mul_size(4 * aa * K, T, &mm)) {
-        return -1;
     } else {
         l->shared_v = round64(v);
         l->shared_m = round64(mm);
@@ -137,82 +145,106 @@ size_t wino_f32_engine_workspace_bytes(const struct wino_f32_engine *e,
     return *overflow ? 0 : l.total;
 }
 
-/* Input tiles t0 .. t0 + nt - 1 of channel c into g[(i * alpha + j) * tile_block + l]. */
-static void gather_input(const struct wino_f32_engine *e, const struct wino_conv2d_desc *d,
-                         const struct geometry *gm, const float *x, int c, long t0, int nt,
-                         float *g)
+/* Image n and top-left input (h0, w0) / output (p0, q0) corner of tile t. */
+struct tile_pos {
+    int n, h0, w0, p0, q0;
+};
+
+static struct tile_pos tile_pos(const struct wino_f32_engine *e, const struct wino_conv2d_desc *d,
+                                const struct geometry *gm, long t)
 {
-    const int a = e->alpha, H = d->h, W = d->w, C = d->c, ld = e->tile_block;
-    const int nhwc = d->layout == WINO_LAYOUT_NHWC;
-    for (int l = 0; l < nt; l++) {
-        const long t = t0 + l, per_image = (long)gm->tiles_h * gm->tiles_w;
-        const int n = (int)(t / per_image), rem = (int)(t % per_image);
-        const int h0 = rem / gm->tiles_w * e->m - d->pad_h, w0 = rem % gm->tiles_w * e->m - d->pad_w;
-        for (int i = 0; i < a; i++) {
-            const int h = h0 + i;
+    const long per_image = (long)gm->tiles_h * gm->tiles_w;
+    const int rem = (int)(t % per_image);
+    struct tile_pos tp;
+    tp.n = (int)(t / per_image);
+    tp.p0 = rem / gm->tiles_w * e->m;
+    tp.q0 = rem % gm->tiles_w * e->m;
+    tp.h0 = tp.p0 - d->pad_h;
+    tp.w0 = tp.q0 - d->pad_w;
+    return tp;
+}
+
+/* The input window of tile t, all channels, into g[(i * alpha + j) * C + c] (zero outside). */
+static void gather_tile(const struct wino_f32_engine *e, const struct wino_conv2d_desc *d,
+                        const struct tile_pos *tp, const float *x, float *g)
+{
+    const int a = e->alpha, H = d->h, W = d->w, C = d->c;
+    if (d->layout == WINO_LAYOUT_NHWC) {
+        for (int i = 0; i < a; i++)
             for (int j = 0; j < a; j++) {
-                const int w = w0 + j;
-                float v = 0.0f;
+                const int h = tp->h0 + i, w = tp->w0 + j;
+                float *dst = g + (size_t)(i * a + j) * C;
                 if (h >= 0 && h < H && w >= 0 && w < W)
-                    v = nhwc ? x[(((size_t)n * H + h) * W + w) * C + c]
-                             : x[(((size_t)n * C + c) * H + h) * W + w];
-                g[(size_t)(i * a + j) * ld + l] = v;
+                    memcpy(dst, x + (((size_t)tp->n * H + h) * W + w) * C, sizeof(float) * C);
+                else
+                    memset(dst, 0, sizeof(float) * C);
+            }
+        return;
+    }
+    for (int c = 0; c < C; c++) {
+        const float *plane = x + ((size_t)tp->n * C + c) * H * W;
+        for (int i = 0; i < a; i++) {
+            const int h = tp->h0 + i;
+            for (int j = 0; j < a; j++) {
+                const int w = tp->w0 + j;
+                g[(size_t)(i * a + j) * C + c] =
+                    h >= 0 && h < H && w >= 0 && w < W ? plane[(size_t)h * W + w] : 0.0f;
             }
         }
     }
 }
 
-/* Output tiles of channel k from yb[(i * m + j) * tile_block + l] into y, cropped. */
-static void scatter_output(const struct wino_f32_engine *e, const struct wino_conv2d_desc *d,
-                           const struct geometry *gm, int p, int q, float *y, int k, long t0,
-                           int nt, const float *yb)
+/* The m x m outputs yb[(i * m + j) * K + k] of tile t into y, cropped at the edges. */
+static void scatter_tile(const struct wino_f32_engine *e, const struct wino_conv2d_desc *d, int p,
+                         int q, const struct tile_pos *tp, const float *yb, float *y)
 {
-    const int m = e->m, K = d->k, ld = e->tile_block;
-    const int nhwc = d->layout == WINO_LAYOUT_NHWC;
-    for (int l = 0; l < nt; l++) {
-        const long t = t0 + l, per_image = (long)gm->tiles_h * gm->tiles_w;
-        const int n = (int)(t / per_image), rem = (int)(t % per_image);
-        const int p0 = rem / gm->tiles_w * m, q0 = rem % gm->tiles_w * m;
-        for (int i = 0; i < m && p0 + i < p; i++)
-            for (int j = 0; j < m && q0 + j < q; j++) {
-                const size_t o = nhwc ? (((size_t)n * p + p0 + i) * q + q0 + j) * K + k
-                                      : (((size_t)n * K + k) * p + p0 + i) * q + q0 + j;
-                y[o] = yb[(size_t)(i * m + j) * ld + l];
+    const int m = e->m, K = d->k;
+    for (int i = 0; i < m && tp->p0 + i < p; i++)
+        for (int j = 0; j < m && tp->q0 + j < q; j++) {
+            const float *src = yb + (size_t)(i * m + j) * K;
+            if (d->layout == WINO_LAYOUT_NHWC) {
+                memcpy(y + (((size_t)tp->n * p + tp->p0 + i) * q + tp->q0 + j) * K, src,
+                       sizeof(float) * K);
+            } else {
+                float *dst = y + ((size_t)tp->n * K * p + tp->p0 + i) * q + tp->q0 + j;
+                for (int k = 0; k < K; k++)
+                    dst[(size_t)k * p * q] = src[k];
             }
-    }
+        }
 }
 
-/* V[((i * alpha + j) * C + c) * ldv + voff + l] = input transform of tiles t0 .. t0 + nt - 1. */
+/* V[(pos * rows + slot) * C + c] = input transform of tile t (channels as lanes). */
 static void input_stage(const struct wino_f32_engine *e, const struct wino_conv2d_desc *d,
-                        const struct geometry *gm, const float *x, int c, long t0, int nt,
-                        float *g, float *v, size_t ldv, size_t voff)
+                        const struct geometry *gm, const float *x, long t, float *g, float *v,
+                        size_t rows, size_t slot)
 {
-    const size_t C = (size_t)d->c, ld = (size_t)e->tile_block;
-    gather_input(e, d, gm, x, c, t0, nt, g);
-    e->tf.input(g, (ptrdiff_t)(e->alpha * ld), (ptrdiff_t)ld, v + c * ldv + voff,
-                (ptrdiff_t)(e->alpha * C * ldv), (ptrdiff_t)(C * ldv), nt);
+    const size_t C = (size_t)d->c;
+    const struct tile_pos tp = tile_pos(e, d, gm, t);
+    gather_tile(e, d, &tp, x, g);
+    e->tf.input(g, (ptrdiff_t)(e->alpha * C), (ptrdiff_t)C, v + slot * C,
+                (ptrdiff_t)(e->alpha * rows * C), (ptrdiff_t)(rows * C), d->c);
 }
 
-/* Output transform of channel k for tiles t0 .. t0 + nt - 1 of M (laid out like V). */
+/* Output transform of tile t from M[(pos * rows + slot) * K + k], then into y. */
 static void output_stage(const struct wino_f32_engine *e, const struct wino_conv2d_desc *d,
-                         const struct geometry *gm, int p, int q, float *y, int k, long t0,
-                         int nt, const float *mm, size_t ldm, size_t moff, float *yb)
+                         const struct geometry *gm, int p, int q, const float *mm, size_t rows,
+                         size_t slot, long t, float *yb, float *y)
 {
-    const size_t K = (size_t)d->k, ld = (size_t)e->tile_block;
-    e->tf.output(mm + k * ldm + moff, (ptrdiff_t)(e->alpha * K * ldm), (ptrdiff_t)(K * ldm), yb,
-                 (ptrdiff_t)(e->m * ld), (ptrdiff_t)ld, nt);
-    scatter_output(e, d, gm, p, q, y, k, t0, nt, yb);
+    const size_t K = (size_t)d->k;
+    const struct tile_pos tp = tile_pos(e, d, gm, t);
+    e->tf.output(mm + slot * K, (ptrdiff_t)(e->alpha * rows * K), (ptrdiff_t)(rows * K), yb,
+                 (ptrdiff_t)(e->m * K), (ptrdiff_t)K, d->k);
+    scatter_tile(e, d, p, q, &tp, yb, y);
 }
 
-/* M[e] (K x nt) = U[e] (K x C) * V[e] (C x nt) for every e in [0, alpha^2). */
+/* M[pos] rows slot .. slot + nt - 1 (tiles x K) = V[pos] rows (tiles x C) * U[pos] (C x K). */
 static void gemm_stage(const struct wino_f32_engine *e, const struct wino_conv2d_desc *d, int pos,
-                       int nt, const float *v, size_t ldv, size_t voff, float *mm, size_t ldm,
-                       size_t moff, void *scratch)
+                       const float *v, float *mm, size_t rows, size_t slot, int nt, void *scratch)
 {
     const size_t C = (size_t)d->c, K = (size_t)d->k;
-    wino_f32_gemm(e->isa, d->k, nt, d->c, e->U + (size_t)pos * K * C, (ptrdiff_t)C,
-                  v + (size_t)pos * C * ldv + voff, (ptrdiff_t)ldv,
-                  mm + (size_t)pos * K * ldm + moff, (ptrdiff_t)ldm, 0, scratch);
+    wino_f32_gemm_packed(e->isa, nt, d->k, d->c, v + ((size_t)pos * rows + slot) * C,
+                         (ptrdiff_t)C, (const char *)e->U + (size_t)pos * e->packed_bytes,
+                         mm + ((size_t)pos * rows + slot) * K, (ptrdiff_t)K, 0, scratch);
 }
 
 static void run_fused(const struct wino_f32_engine *e, const struct wino_conv2d_desc *d, int p,
@@ -230,12 +262,12 @@ static void run_fused(const struct wino_f32_engine *e, const struct wino_conv2d_
         void *scratch = mine + l->gather + l->vblock + l->mblock + l->yblock;
         const long t0 = b * tb;
         const int nt = (int)(gm->tiles - t0 < tb ? gm->tiles - t0 : tb);
-        for (int c = 0; c < d->c; c++)
-            input_stage(e, d, gm, x, c, t0, nt, g, v, (size_t)tb, 0);
+        for (int s = 0; s < nt; s++)
+            input_stage(e, d, gm, x, t0 + s, g, v, (size_t)tb, (size_t)s);
         for (int pos = 0; pos < aa; pos++)
-            gemm_stage(e, d, pos, nt, v, (size_t)tb, 0, mm, (size_t)tb, 0, scratch);
-        for (int k = 0; k < d->k; k++)
-            output_stage(e, d, gm, p, q, y, k, t0, nt, mm, (size_t)tb, 0, yb);
+            gemm_stage(e, d, pos, v, mm, (size_t)tb, 0, nt, scratch);
+        for (int s = 0; s < nt; s++)
+            output_stage(e, d, gm, p, q, mm, (size_t)tb, (size_t)s, t0 + s, yb, y);
     }
 }
 
@@ -244,7 +276,7 @@ static void run_non_fused(const struct wino_f32_engine *e, const struct wino_con
                           const float *x, float *y, char *ws)
 {
     const int tb = e->tile_block, aa = e->alpha * e->alpha;
-    const long chunks = (gm->tiles + tb - 1) / tb, T = gm->tiles;
+    const long T = gm->tiles, chunks = (T + tb - 1) / tb;
     float *v = (float *)(ws + l->per_thread * (size_t)e->threads);
     float *mm = (float *)((char *)v + l->shared_v);
 #pragma omp parallel num_threads(e->threads)
@@ -252,26 +284,18 @@ static void run_non_fused(const struct wino_f32_engine *e, const struct wino_con
         char *mine = ws + (size_t)omp_get_thread_num() * l->per_thread;
         float *g = (float *)mine, *yb = (float *)(mine + l->gather);
         void *scratch = mine + l->gather + l->yblock;
-#pragma omp for schedule(dynamic)
-        for (long w = 0; w < chunks * d->c; w++) {
-            const long t0 = w / d->c * tb;
-            const int nt = (int)(T - t0 < tb ? T - t0 : tb);
-            input_stage(e, d, gm, x, (int)(w % d->c), t0, nt, g, v, (size_t)T, (size_t)t0);
-        }
+#pragma omp for schedule(dynamic, 8)
+        for (long t = 0; t < T; t++)
+            input_stage(e, d, gm, x, t, g, v, (size_t)T, (size_t)t);
 #pragma omp for schedule(dynamic)
         for (long w = 0; w < chunks * aa; w++) {
             const long t0 = w / aa * tb;
-            const int nt = (int)(T - t0 < tb ? T - t0 : tb);
-            gemm_stage(e, d, (int)(w % aa), nt, v, (size_t)T, (size_t)t0, mm, (size_t)T,
-                       (size_t)t0, scratch);
+            gemm_stage(e, d, (int)(w % aa), v, mm, (size_t)T, (size_t)t0,
+                       (int)(T - t0 < tb ? T - t0 : tb), scratch);
         }
-#pragma omp for schedule(dynamic)
-        for (long w = 0; w < chunks * d->k; w++) {
-            const long t0 = w / d->k * tb;
-            const int nt = (int)(T - t0 < tb ? T - t0 : tb);
-            output_stage(e, d, gm, p, q, y, (int)(w % d->k), t0, nt, mm, (size_t)T, (size_t)t0,
-                         yb);
-        }
+#pragma omp for schedule(dynamic, 8)
+        for (long t = 0; t < T; t++)
+            output_stage(e, d, gm, p, q, mm, (size_t)T, (size_t)t, t, yb, y);
     }
 }
 

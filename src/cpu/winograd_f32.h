@@ -1,6 +1,8 @@
 /* The FP32 Winograd engine for the default tiles: generated input / filter / output transforms
  * (src/cpu/generated) around alpha^2 GEMMs over channels (src/cpu/gemm_f32.h), threaded with
- * OpenMP. Two variants share the stages:
+ * OpenMP. Tiles are the GEMM rows and channels its columns: V (alpha^2 x tiles x C) times the
+ * packed filters U (alpha^2 x C x K) gives M (alpha^2 x tiles x K); the transforms take channels
+ * as their vector lanes. Two variants share the stages:
  *  - non-fused: the whole transformed input V (alpha^2 x C x T tiles) is built, then alpha^2
  *    GEMMs, then the output transform (seed 001's non-fused template);
  *  - fused: a block of tiles goes through all three stages while it stays in cache (the CPU
@@ -21,7 +23,8 @@ struct wino_f32_engine {
     int threads;
     enum wino_isa isa;
     struct wino_f32_transforms tf;
-    float *U; /* alpha^2 x K x C transformed filters */
+    void *U;             /* alpha^2 transformed filter matrices (C x K), each packed for the GEMM */
+    size_t packed_bytes; /* bytes of one packed matrix (a 64-byte multiple) */
 };
 
 /* 1 if F(m x m, r x r) has generated transforms. */
