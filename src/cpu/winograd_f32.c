@@ -7,6 +7,7 @@
 
 #include <omp.h>
 
+#include "core/conv_desc.h"
 #include "core/error.h"
 
 /* Tiles are numbered t = (n * tiles_h + ty) * tiles_w + tx; a tile's input window starts at
@@ -104,7 +105,9 @@ void wino_f32_engine_release(struct wino_f32_engine *e)
 /* Per-thread buffers and, for the non-fused variant, the shared V and M. */
 struct layout {
     size_t gather, vblock, mblock, yblock, scratch; /* per-thread, bytes */
-    size_t per_thread, shared_v, shared_m, total;
+    size_t per_thread, shared_v, shared_m;
+    size_t shared_x, shared_y; /* NCHW: x and y in NHWC, so tiles gather whole channel vectors */
+    size_t total;
 };
 
 static int make_layout(const struct wino_f32_engine *e, const struct wino_conv2d_desc *d,
@@ -127,12 +130,19 @@ static int make_layout(const struct wino_f32_engine *e, const struct wino_conv2d
         l->shared_v = round64(v);
         l->shared_m = round64(mm);
     }
+    if (d->layout == WINO_LAYOUT_NCHW) {
+        struct wino_conv_sizes sz;
+        if (wino_conv_desc_check(d, &sz))
+            return -1;
+        l->shared_x = round64(4 * sz.x_elems);
+        l->shared_y = round64(4 * sz.y_elems);
+    }
     l->per_thread = l->gather + l->vblock + l->mblock + l->yblock + l->scratch;
     size_t all;
-    if (wino_mul_size(l->per_thread, (size_t)e->threads, &all) ||
-        all > SIZE_MAX - l->shared_v - l->shared_m)
+    const size_t shared = l->shared_v + l->shared_m + l->shared_x + l->shared_y;
+    if (wino_mul_size(l->per_thread, (size_t)e->threads, &all) || all > SIZE_MAX - shared)
         return -1;
-    l->total = all + l->shared_v + l->shared_m;
+    l->total = all + shared;
     return 0;
 }
 
@@ -299,14 +309,43 @@ static void run_non_fused(const struct wino_f32_engine *e, const struct wino_con
     }
 }
 
+/* out[n][j][i] = in[n][i][j] for n images of rows x cols, in 32 x 32 blocks, threaded. */
+static void transpose(const float *in, float *out, int n, size_t rows, size_t cols, int threads)
+{
+    const size_t bi = (rows + 31) / 32, bj = (cols + 31) / 32;
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (long b = 0; b < (long)(n * bi * bj); b++) {
+        const size_t img = (size_t)b / (bi * bj), i0 = (size_t)b / bj % bi * 32,
+                     j0 = (size_t)b % bj * 32;
+        const float *src = in + img * rows * cols;
+        float *dst = out + img * rows * cols;
+        for (size_t i = i0; i < i0 + 32 && i < rows; i++)
+            for (size_t j = j0; j < j0 + 32 && j < cols; j++)
+                dst[j * rows + i] = src[i * cols + j];
+    }
+}
+
 void wino_f32_engine_run(const struct wino_f32_engine *e, const struct wino_conv2d_desc *d, int p,
                          int q, const float *x, float *y, void *ws)
 {
     const struct geometry gm = geometry_of(e, p, q, d->n);
     struct layout l;
     make_layout(e, d, gm.tiles, &l); /* cannot fail: workspace_bytes succeeded at create */
+    struct wino_conv2d_desc nhwc = *d;
+    char *base = ws;
+    float *xt = NULL, *yt = y;
+    if (d->layout == WINO_LAYOUT_NCHW) { /* C x HW -> HW x C, and back for y */
+        const size_t shared = l.shared_v + l.shared_m;
+        xt = (float *)(base + l.per_thread * (size_t)e->threads + shared);
+        yt = (float *)((char *)xt + l.shared_x);
+        transpose(x, xt, d->n, (size_t)d->c, (size_t)d->h * d->w, e->threads);
+        x = xt;
+        nhwc.layout = WINO_LAYOUT_NHWC;
+    }
     if (e->fused)
-        run_fused(e, d, p, q, &gm, &l, x, y, ws);
+        run_fused(e, &nhwc, p, q, &gm, &l, x, yt, ws);
     else
-        run_non_fused(e, d, p, q, &gm, &l, x, y, ws);
+        run_non_fused(e, &nhwc, p, q, &gm, &l, x, yt, ws);
+    if (d->layout == WINO_LAYOUT_NCHW)
+        transpose(yt, y, d->n, (size_t)p * q, (size_t)d->k, e->threads);
 }
