@@ -182,7 +182,9 @@ static void strided(char *buf, const char *base, int k, const char *stride)
         snprintf(buf, NAME_CAP, "%s[%d * %s + l]", base, k, stride);
 }
 
-/* C: lanes of tiles side by side, in blocks of 16 held in an on-stack intermediate T. */
+/* C: lanes of tiles side by side, in blocks of 16 held in on-stack intermediates (the second
+ * pass writes a local block and copies it out: with strided stores in the recipe loop, compilers
+ * do not vectorize it). */
 static void emit_c(struct wino_strbuf *sb, const struct transform *x, const wino_recipe *rc,
                    const char *tile, char (*in)[NAME_CAP], char (*out)[NAME_CAP])
 {
@@ -201,12 +203,13 @@ static void emit_c(struct wino_strbuf *sb, const struct transform *x, const wino
         wino_strbuf_printf(sb, "    (void)%s_col;\n", x->out_stride);
     wino_strbuf_printf(sb,
                        "    float tmp[%d][%d][16]; /* M X for one block of lanes */\n"
+                       "    float res[%d][%d][16]; /* M X M^T for the same block */\n"
                        "    for (int l0 = 0; l0 < lanes; l0 += 16) {\n"
                        "        const int n = lanes - l0 < 16 ? lanes - l0 : 16;\n"
                        "        for (int j = 0; j < %d; j++) { /* column j of X */\n"
                        "            const float *restrict s = %s + j * %s_col + l0;\n"
                        "            for (int l = 0; l < n; l++) {\n",
-                       p, n, n, x->in, x->in_stride);
+                       p, n, p, p, n, x->in, x->in_stride);
     char stride[16];
     snprintf(stride, sizeof stride, "%s_row", x->in_stride);
     for (int k = 0; k < n; k++)
@@ -218,16 +221,25 @@ static void emit_c(struct wino_strbuf *sb, const struct transform *x, const wino
                        "            }\n"
                        "        }\n"
                        "        for (int i = 0; i < %d; i++) { /* row i of T */\n"
-                       "            float *restrict o = %s + i * %s_row + l0;\n"
                        "            for (int l = 0; l < n; l++) {\n",
-                       p, x->out, x->out_stride);
+                       p);
     for (int k = 0; k < n; k++)
         snprintf(in[k], NAME_CAP, "tmp[i][%d][l]", k);
-    snprintf(stride, sizeof stride, "%s_col", x->out_stride);
     for (int i = 0; i < p; i++)
-        strided(out[i], "o", i, stride);
+        snprintf(out[i], NAME_CAP, "res[i][%d][l]", i);
     emit_recipe(sb, rc, WINO_EMIT_C, "                ", in, out);
-    wino_strbuf_printf(sb, "            }\n        }\n    }\n}\n");
+    wino_strbuf_printf(sb,
+                       "            }\n"
+                       "        }\n"
+                       "        for (int i = 0; i < %d; i++)\n"
+                       "            for (int c = 0; c < %d; c++) {\n"
+                       "                float *restrict o = %s + i * %s_row + c * %s_col + l0;\n"
+                       "                for (int l = 0; l < n; l++)\n"
+                       "                    o[l] = res[i][c][l];\n"
+                       "            }\n"
+                       "    }\n"
+                       "}\n",
+                       p, p, x->out, x->out_stride, x->out_stride);
 }
 
 /* CUDA: one tile in registers, both passes unrolled. */

@@ -22,6 +22,7 @@ void wino_f32_input_transform_f2x2_2x2(const float *restrict d, ptrdiff_t d_row,
         float *restrict v, ptrdiff_t v_row, ptrdiff_t v_col, int lanes)
 {
     float tmp[3][3][16]; /* M X for one block of lanes */
+    float res[3][3][16]; /* M X M^T for the same block */
     for (int l0 = 0; l0 < lanes; l0 += 16) {
         const int n = lanes - l0 < 16 ? lanes - l0 : 16;
         for (int j = 0; j < 3; j++) { /* column j of X */
@@ -38,18 +39,23 @@ void wino_f32_input_transform_f2x2_2x2(const float *restrict d, ptrdiff_t d_row,
             }
         }
         for (int i = 0; i < 3; i++) { /* row i of T */
-            float *restrict o = v + i * v_row + l0;
             for (int l = 0; l < n; l++) {
                 const float x0 = tmp[i][0][l];
                 const float x1 = tmp[i][1][l];
                 const float x2 = tmp[i][2][l];
                 const float t0 = x1 - x0;
                 const float t1 = x2 - x1;
-                o[l] = t0;
-                o[v_col + l] = x1;
-                o[2 * v_col + l] = t1;
+                res[i][0][l] = t0;
+                res[i][1][l] = x1;
+                res[i][2][l] = t1;
             }
         }
+        for (int i = 0; i < 3; i++)
+            for (int c = 0; c < 3; c++) {
+                float *restrict o = v + i * v_row + c * v_col + l0;
+                for (int l = 0; l < n; l++)
+                    o[l] = res[i][c][l];
+            }
     }
 }
 
@@ -60,6 +66,7 @@ void wino_f32_filter_transform_f2x2_2x2(const float *restrict g, ptrdiff_t g_row
         float *restrict u, ptrdiff_t u_row, ptrdiff_t u_col, int lanes)
 {
     float tmp[3][2][16]; /* M X for one block of lanes */
+    float res[3][3][16]; /* M X M^T for the same block */
     for (int l0 = 0; l0 < lanes; l0 += 16) {
         const int n = lanes - l0 < 16 ? lanes - l0 : 16;
         for (int j = 0; j < 2; j++) { /* column j of X */
@@ -75,17 +82,22 @@ void wino_f32_filter_transform_f2x2_2x2(const float *restrict g, ptrdiff_t g_row
             }
         }
         for (int i = 0; i < 3; i++) { /* row i of T */
-            float *restrict o = u + i * u_row + l0;
             for (int l = 0; l < n; l++) {
                 const float x0 = tmp[i][0][l];
                 const float x1 = tmp[i][1][l];
                 const float t0 = -x0;
                 const float t1 = x0 + x1;
-                o[l] = t0;
-                o[u_col + l] = t1;
-                o[2 * u_col + l] = x1;
+                res[i][0][l] = t0;
+                res[i][1][l] = t1;
+                res[i][2][l] = x1;
             }
         }
+        for (int i = 0; i < 3; i++)
+            for (int c = 0; c < 3; c++) {
+                float *restrict o = u + i * u_row + c * u_col + l0;
+                for (int l = 0; l < n; l++)
+                    o[l] = res[i][c][l];
+            }
     }
 }
 
@@ -96,6 +108,7 @@ void wino_f32_output_transform_f2x2_2x2(const float *restrict mm, ptrdiff_t m_ro
         float *restrict y, ptrdiff_t y_row, ptrdiff_t y_col, int lanes)
 {
     float tmp[2][3][16]; /* M X for one block of lanes */
+    float res[2][2][16]; /* M X M^T for the same block */
     for (int l0 = 0; l0 < lanes; l0 += 16) {
         const int n = lanes - l0 < 16 ? lanes - l0 : 16;
         for (int j = 0; j < 3; j++) { /* column j of X */
@@ -111,16 +124,21 @@ void wino_f32_output_transform_f2x2_2x2(const float *restrict mm, ptrdiff_t m_ro
             }
         }
         for (int i = 0; i < 2; i++) { /* row i of T */
-            float *restrict o = y + i * y_row + l0;
             for (int l = 0; l < n; l++) {
                 const float x0 = tmp[i][0][l];
                 const float x1 = tmp[i][1][l];
                 const float x2 = tmp[i][2][l];
                 const float t0 = x0 + x1;
                 const float t1 = x1 + x2;
-                o[l] = t0;
-                o[y_col + l] = t1;
+                res[i][0][l] = t0;
+                res[i][1][l] = t1;
             }
         }
+        for (int i = 0; i < 2; i++)
+            for (int c = 0; c < 2; c++) {
+                float *restrict o = y + i * y_row + c * y_col + l0;
+                for (int l = 0; l < n; l++)
+                    o[l] = res[i][c][l];
+            }
     }
 }

@@ -22,6 +22,7 @@ void wino_f32_input_transform_f2x2_4x4(const float *restrict d, ptrdiff_t d_row,
         float *restrict v, ptrdiff_t v_row, ptrdiff_t v_col, int lanes)
 {
     float tmp[5][5][16]; /* M X for one block of lanes */
+    float res[5][5][16]; /* M X M^T for the same block */
     for (int l0 = 0; l0 < lanes; l0 += 16) {
         const int n = lanes - l0 < 16 ? lanes - l0 : 16;
         for (int j = 0; j < 5; j++) { /* column j of X */
@@ -49,7 +50,6 @@ void wino_f32_input_transform_f2x2_4x4(const float *restrict d, ptrdiff_t d_row,
             }
         }
         for (int i = 0; i < 5; i++) { /* row i of T */
-            float *restrict o = v + i * v_row + l0;
             for (int l = 0; l < n; l++) {
                 const float x0 = tmp[i][0][l];
                 const float x1 = tmp[i][1][l];
@@ -65,13 +65,19 @@ void wino_f32_input_transform_f2x2_4x4(const float *restrict d, ptrdiff_t d_row,
                 const float t6 = fmaf(-0.5f, t5, x3);
                 const float t7 = x4 - x2;
                 const float t8 = fmaf(0.5f, t0, t7);
-                o[l] = t2;
-                o[v_col + l] = t4;
-                o[2 * v_col + l] = t6;
-                o[3 * v_col + l] = t0;
-                o[4 * v_col + l] = t8;
+                res[i][0][l] = t2;
+                res[i][1][l] = t4;
+                res[i][2][l] = t6;
+                res[i][3][l] = t0;
+                res[i][4][l] = t8;
             }
         }
+        for (int i = 0; i < 5; i++)
+            for (int c = 0; c < 5; c++) {
+                float *restrict o = v + i * v_row + c * v_col + l0;
+                for (int l = 0; l < n; l++)
+                    o[l] = res[i][c][l];
+            }
     }
 }
 
@@ -82,6 +88,7 @@ void wino_f32_filter_transform_f2x2_4x4(const float *restrict g, ptrdiff_t g_row
         float *restrict u, ptrdiff_t u_row, ptrdiff_t u_col, int lanes)
 {
     float tmp[5][4][16]; /* M X for one block of lanes */
+    float res[5][5][16]; /* M X M^T for the same block */
     for (int l0 = 0; l0 < lanes; l0 += 16) {
         const int n = lanes - l0 < 16 ? lanes - l0 : 16;
         for (int j = 0; j < 4; j++) { /* column j of X */
@@ -109,7 +116,6 @@ void wino_f32_filter_transform_f2x2_4x4(const float *restrict g, ptrdiff_t g_row
             }
         }
         for (int i = 0; i < 5; i++) { /* row i of T */
-            float *restrict o = u + i * u_row + l0;
             for (int l = 0; l < n; l++) {
                 const float x0 = tmp[i][0][l];
                 const float x1 = tmp[i][1][l];
@@ -125,13 +131,19 @@ void wino_f32_filter_transform_f2x2_4x4(const float *restrict g, ptrdiff_t g_row
                 const float t7 = fmaf(0.25f, x2, t6);
                 const float t8 = fmaf(-0.125f, x3, t7);
                 const float t9 = 2.6666667f /* 8/3 */ * t8;
-                o[l] = t0;
-                o[u_col + l] = t4;
-                o[2 * u_col + l] = t5;
-                o[3 * u_col + l] = t9;
-                o[4 * u_col + l] = x3;
+                res[i][0][l] = t0;
+                res[i][1][l] = t4;
+                res[i][2][l] = t5;
+                res[i][3][l] = t9;
+                res[i][4][l] = x3;
             }
         }
+        for (int i = 0; i < 5; i++)
+            for (int c = 0; c < 5; c++) {
+                float *restrict o = u + i * u_row + c * u_col + l0;
+                for (int l = 0; l < n; l++)
+                    o[l] = res[i][c][l];
+            }
     }
 }
 
@@ -142,6 +154,7 @@ void wino_f32_output_transform_f2x2_4x4(const float *restrict mm, ptrdiff_t m_ro
         float *restrict y, ptrdiff_t y_row, ptrdiff_t y_col, int lanes)
 {
     float tmp[2][5][16]; /* M X for one block of lanes */
+    float res[2][2][16]; /* M X M^T for the same block */
     for (int l0 = 0; l0 < lanes; l0 += 16) {
         const int n = lanes - l0 < 16 ? lanes - l0 : 16;
         for (int j = 0; j < 5; j++) { /* column j of X */
@@ -163,7 +176,6 @@ void wino_f32_output_transform_f2x2_4x4(const float *restrict mm, ptrdiff_t m_ro
             }
         }
         for (int i = 0; i < 2; i++) { /* row i of T */
-            float *restrict o = y + i * y_row + l0;
             for (int l = 0; l < n; l++) {
                 const float x0 = tmp[i][0][l];
                 const float x1 = tmp[i][1][l];
@@ -176,9 +188,15 @@ void wino_f32_output_transform_f2x2_4x4(const float *restrict mm, ptrdiff_t m_ro
                 const float t3 = x1 + x4;
                 const float t4 = t3 - x2;
                 const float t5 = fmaf(-0.5f, x3, t4);
-                o[l] = t2;
-                o[y_col + l] = t5;
+                res[i][0][l] = t2;
+                res[i][1][l] = t5;
             }
         }
+        for (int i = 0; i < 2; i++)
+            for (int c = 0; c < 2; c++) {
+                float *restrict o = y + i * y_row + c * y_col + l0;
+                for (int l = 0; l < n; l++)
+                    o[l] = res[i][c][l];
+            }
     }
 }

@@ -22,6 +22,7 @@ void wino_f32_input_transform_f2x2_5x5(const float *restrict d, ptrdiff_t d_row,
         float *restrict v, ptrdiff_t v_row, ptrdiff_t v_col, int lanes)
 {
     float tmp[6][6][16]; /* M X for one block of lanes */
+    float res[6][6][16]; /* M X M^T for the same block */
     for (int l0 = 0; l0 < lanes; l0 += 16) {
         const int n = lanes - l0 < 16 ? lanes - l0 : 16;
         for (int j = 0; j < 6; j++) { /* column j of X */
@@ -58,7 +59,6 @@ void wino_f32_input_transform_f2x2_5x5(const float *restrict d, ptrdiff_t d_row,
             }
         }
         for (int i = 0; i < 6; i++) { /* row i of T */
-            float *restrict o = v + i * v_row + l0;
             for (int l = 0; l < n; l++) {
                 const float x0 = tmp[i][0][l];
                 const float x1 = tmp[i][1][l];
@@ -82,14 +82,20 @@ void wino_f32_input_transform_f2x2_5x5(const float *restrict d, ptrdiff_t d_row,
                 const float t13 = x1 + x5;
                 const float t14 = fmaf(-2.0f, x3, t13);
                 const float t15 = fmaf(1.5f, t10, t14);
-                o[l] = t3;
-                o[v_col + l] = t6;
-                o[2 * v_col + l] = t9;
-                o[3 * v_col + l] = t11;
-                o[4 * v_col + l] = t12;
-                o[5 * v_col + l] = t15;
+                res[i][0][l] = t3;
+                res[i][1][l] = t6;
+                res[i][2][l] = t9;
+                res[i][3][l] = t11;
+                res[i][4][l] = t12;
+                res[i][5][l] = t15;
             }
         }
+        for (int i = 0; i < 6; i++)
+            for (int c = 0; c < 6; c++) {
+                float *restrict o = v + i * v_row + c * v_col + l0;
+                for (int l = 0; l < n; l++)
+                    o[l] = res[i][c][l];
+            }
     }
 }
 
@@ -100,6 +106,7 @@ void wino_f32_filter_transform_f2x2_5x5(const float *restrict g, ptrdiff_t g_row
         float *restrict u, ptrdiff_t u_row, ptrdiff_t u_col, int lanes)
 {
     float tmp[6][5][16]; /* M X for one block of lanes */
+    float res[6][6][16]; /* M X M^T for the same block */
     for (int l0 = 0; l0 < lanes; l0 += 16) {
         const int n = lanes - l0 < 16 ? lanes - l0 : 16;
         for (int j = 0; j < 5; j++) { /* column j of X */
@@ -135,7 +142,6 @@ void wino_f32_filter_transform_f2x2_5x5(const float *restrict g, ptrdiff_t g_row
             }
         }
         for (int i = 0; i < 6; i++) { /* row i of T */
-            float *restrict o = u + i * u_row + l0;
             for (int l = 0; l < n; l++) {
                 const float x0 = tmp[i][0][l];
                 const float x1 = tmp[i][1][l];
@@ -158,14 +164,20 @@ void wino_f32_filter_transform_f2x2_5x5(const float *restrict g, ptrdiff_t g_row
                 const float t13 = fmaf(0.125f, x3, t12);
                 const float t14 = fmaf(0.0625f, x4, t13);
                 const float t15 = -1.0666667f /* -16/15 */ * t14;
-                o[l] = x0;
-                o[u_col + l] = t4;
-                o[2 * u_col + l] = t5;
-                o[3 * u_col + l] = t10;
-                o[4 * u_col + l] = t15;
-                o[5 * u_col + l] = x4;
+                res[i][0][l] = x0;
+                res[i][1][l] = t4;
+                res[i][2][l] = t5;
+                res[i][3][l] = t10;
+                res[i][4][l] = t15;
+                res[i][5][l] = x4;
             }
         }
+        for (int i = 0; i < 6; i++)
+            for (int c = 0; c < 6; c++) {
+                float *restrict o = u + i * u_row + c * u_col + l0;
+                for (int l = 0; l < n; l++)
+                    o[l] = res[i][c][l];
+            }
     }
 }
 
@@ -176,6 +188,7 @@ void wino_f32_output_transform_f2x2_5x5(const float *restrict mm, ptrdiff_t m_ro
         float *restrict y, ptrdiff_t y_row, ptrdiff_t y_col, int lanes)
 {
     float tmp[2][6][16]; /* M X for one block of lanes */
+    float res[2][2][16]; /* M X M^T for the same block */
     for (int l0 = 0; l0 < lanes; l0 += 16) {
         const int n = lanes - l0 < 16 ? lanes - l0 : 16;
         for (int j = 0; j < 6; j++) { /* column j of X */
@@ -200,7 +213,6 @@ void wino_f32_output_transform_f2x2_5x5(const float *restrict mm, ptrdiff_t m_ro
             }
         }
         for (int i = 0; i < 2; i++) { /* row i of T */
-            float *restrict o = y + i * y_row + l0;
             for (int l = 0; l < n; l++) {
                 const float x0 = tmp[i][0][l];
                 const float x1 = tmp[i][1][l];
@@ -216,9 +228,15 @@ void wino_f32_output_transform_f2x2_5x5(const float *restrict mm, ptrdiff_t m_ro
                 const float t5 = t4 - x2;
                 const float t6 = fmaf(-2.0f, x3, t5);
                 const float t7 = fmaf(0.5f, x4, t6);
-                o[l] = t3;
-                o[y_col + l] = t7;
+                res[i][0][l] = t3;
+                res[i][1][l] = t7;
             }
         }
+        for (int i = 0; i < 2; i++)
+            for (int c = 0; c < 2; c++) {
+                float *restrict o = y + i * y_row + c * y_col + l0;
+                for (int l = 0; l < n; l++)
+                    o[l] = res[i][c][l];
+            }
     }
 }

@@ -22,6 +22,7 @@ void wino_f32_input_transform_f3x3_2x2(const float *restrict d, ptrdiff_t d_row,
         float *restrict v, ptrdiff_t v_row, ptrdiff_t v_col, int lanes)
 {
     float tmp[4][4][16]; /* M X for one block of lanes */
+    float res[4][4][16]; /* M X M^T for the same block */
     for (int l0 = 0; l0 < lanes; l0 += 16) {
         const int n = lanes - l0 < 16 ? lanes - l0 : 16;
         for (int j = 0; j < 4; j++) { /* column j of X */
@@ -42,7 +43,6 @@ void wino_f32_input_transform_f3x3_2x2(const float *restrict d, ptrdiff_t d_row,
             }
         }
         for (int i = 0; i < 4; i++) { /* row i of T */
-            float *restrict o = v + i * v_row + l0;
             for (int l = 0; l < n; l++) {
                 const float x0 = tmp[i][0][l];
                 const float x1 = tmp[i][1][l];
@@ -52,12 +52,18 @@ void wino_f32_input_transform_f3x3_2x2(const float *restrict d, ptrdiff_t d_row,
                 const float t1 = x1 + x2;
                 const float t2 = x2 - x1;
                 const float t3 = x3 - x1;
-                o[l] = t0;
-                o[v_col + l] = t1;
-                o[2 * v_col + l] = t2;
-                o[3 * v_col + l] = t3;
+                res[i][0][l] = t0;
+                res[i][1][l] = t1;
+                res[i][2][l] = t2;
+                res[i][3][l] = t3;
             }
         }
+        for (int i = 0; i < 4; i++)
+            for (int c = 0; c < 4; c++) {
+                float *restrict o = v + i * v_row + c * v_col + l0;
+                for (int l = 0; l < n; l++)
+                    o[l] = res[i][c][l];
+            }
     }
 }
 
@@ -68,6 +74,7 @@ void wino_f32_filter_transform_f3x3_2x2(const float *restrict g, ptrdiff_t g_row
         float *restrict u, ptrdiff_t u_row, ptrdiff_t u_col, int lanes)
 {
     float tmp[4][2][16]; /* M X for one block of lanes */
+    float res[4][4][16]; /* M X M^T for the same block */
     for (int l0 = 0; l0 < lanes; l0 += 16) {
         const int n = lanes - l0 < 16 ? lanes - l0 : 16;
         for (int j = 0; j < 2; j++) { /* column j of X */
@@ -87,7 +94,6 @@ void wino_f32_filter_transform_f3x3_2x2(const float *restrict g, ptrdiff_t g_row
             }
         }
         for (int i = 0; i < 4; i++) { /* row i of T */
-            float *restrict o = u + i * u_row + l0;
             for (int l = 0; l < n; l++) {
                 const float x0 = tmp[i][0][l];
                 const float x1 = tmp[i][1][l];
@@ -96,12 +102,18 @@ void wino_f32_filter_transform_f3x3_2x2(const float *restrict g, ptrdiff_t g_row
                 const float t2 = 0.5f * t1;
                 const float t3 = x0 - x1;
                 const float t4 = 0.5f * t3;
-                o[l] = t0;
-                o[u_col + l] = t2;
-                o[2 * u_col + l] = t4;
-                o[3 * u_col + l] = x1;
+                res[i][0][l] = t0;
+                res[i][1][l] = t2;
+                res[i][2][l] = t4;
+                res[i][3][l] = x1;
             }
         }
+        for (int i = 0; i < 4; i++)
+            for (int c = 0; c < 4; c++) {
+                float *restrict o = u + i * u_row + c * u_col + l0;
+                for (int l = 0; l < n; l++)
+                    o[l] = res[i][c][l];
+            }
     }
 }
 
@@ -112,6 +124,7 @@ void wino_f32_output_transform_f3x3_2x2(const float *restrict mm, ptrdiff_t m_ro
         float *restrict y, ptrdiff_t y_row, ptrdiff_t y_col, int lanes)
 {
     float tmp[3][4][16]; /* M X for one block of lanes */
+    float res[3][3][16]; /* M X M^T for the same block */
     for (int l0 = 0; l0 < lanes; l0 += 16) {
         const int n = lanes - l0 < 16 ? lanes - l0 : 16;
         for (int j = 0; j < 4; j++) { /* column j of X */
@@ -131,7 +144,6 @@ void wino_f32_output_transform_f3x3_2x2(const float *restrict mm, ptrdiff_t m_ro
             }
         }
         for (int i = 0; i < 3; i++) { /* row i of T */
-            float *restrict o = y + i * y_row + l0;
             for (int l = 0; l < n; l++) {
                 const float x0 = tmp[i][0][l];
                 const float x1 = tmp[i][1][l];
@@ -141,10 +153,16 @@ void wino_f32_output_transform_f3x3_2x2(const float *restrict mm, ptrdiff_t m_ro
                 const float t1 = x0 + t0;
                 const float t2 = x1 - x2;
                 const float t3 = x3 + t0;
-                o[l] = t1;
-                o[y_col + l] = t2;
-                o[2 * y_col + l] = t3;
+                res[i][0][l] = t1;
+                res[i][1][l] = t2;
+                res[i][2][l] = t3;
             }
         }
+        for (int i = 0; i < 3; i++)
+            for (int c = 0; c < 3; c++) {
+                float *restrict o = y + i * y_row + c * y_col + l0;
+                for (int l = 0; l < n; l++)
+                    o[l] = res[i][c][l];
+            }
     }
 }

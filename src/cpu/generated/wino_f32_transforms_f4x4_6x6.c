@@ -22,6 +22,7 @@ void wino_f32_input_transform_f4x4_6x6(const float *restrict d, ptrdiff_t d_row,
         float *restrict v, ptrdiff_t v_row, ptrdiff_t v_col, int lanes)
 {
     float tmp[9][9][16]; /* M X for one block of lanes */
+    float res[9][9][16]; /* M X M^T for the same block */
     for (int l0 = 0; l0 < lanes; l0 += 16) {
         const int n = lanes - l0 < 16 ? lanes - l0 : 16;
         for (int j = 0; j < 9; j++) { /* column j of X */
@@ -91,7 +92,6 @@ void wino_f32_input_transform_f4x4_6x6(const float *restrict d, ptrdiff_t d_row,
             }
         }
         for (int i = 0; i < 9; i++) { /* row i of T */
-            float *restrict o = v + i * v_row + l0;
             for (int l = 0; l < n; l++) {
                 const float x0 = tmp[i][0][l];
                 const float x1 = tmp[i][1][l];
@@ -145,17 +145,23 @@ void wino_f32_input_transform_f4x4_6x6(const float *restrict d, ptrdiff_t d_row,
                 const float t40 = fmaf(3.2138774f /* 3937/1225 */, x4, t39);
                 const float t41 = fmaf(-3.7436736f /* -4586/1225 */, x6, t40);
                 const float t42 = fmaf(1.8808163f /* 2304/1225 */, t2, t41);
-                o[l] = t7;
-                o[v_col + l] = t13;
-                o[2 * v_col + l] = t17;
-                o[3 * v_col + l] = t18;
-                o[4 * v_col + l] = t24;
-                o[5 * v_col + l] = t28;
-                o[6 * v_col + l] = t34;
-                o[7 * v_col + l] = t38;
-                o[8 * v_col + l] = t42;
+                res[i][0][l] = t7;
+                res[i][1][l] = t13;
+                res[i][2][l] = t17;
+                res[i][3][l] = t18;
+                res[i][4][l] = t24;
+                res[i][5][l] = t28;
+                res[i][6][l] = t34;
+                res[i][7][l] = t38;
+                res[i][8][l] = t42;
             }
         }
+        for (int i = 0; i < 9; i++)
+            for (int c = 0; c < 9; c++) {
+                float *restrict o = v + i * v_row + c * v_col + l0;
+                for (int l = 0; l < n; l++)
+                    o[l] = res[i][c][l];
+            }
     }
 }
 
@@ -166,6 +172,7 @@ void wino_f32_filter_transform_f4x4_6x6(const float *restrict g, ptrdiff_t g_row
         float *restrict u, ptrdiff_t u_row, ptrdiff_t u_col, int lanes)
 {
     float tmp[9][6][16]; /* M X for one block of lanes */
+    float res[9][9][16]; /* M X M^T for the same block */
     for (int l0 = 0; l0 < lanes; l0 += 16) {
         const int n = lanes - l0 < 16 ? lanes - l0 : 16;
         for (int j = 0; j < 6; j++) { /* column j of X */
@@ -220,7 +227,6 @@ void wino_f32_filter_transform_f4x4_6x6(const float *restrict g, ptrdiff_t g_row
             }
         }
         for (int i = 0; i < 9; i++) { /* row i of T */
-            float *restrict o = u + i * u_row + l0;
             for (int l = 0; l < n; l++) {
                 const float x0 = tmp[i][0][l];
                 const float x1 = tmp[i][1][l];
@@ -259,17 +265,23 @@ void wino_f32_filter_transform_f4x4_6x6(const float *restrict g, ptrdiff_t g_row
                 const float t28 = -0.0132557545f /* -3087/232880 */ * t27;
                 const float t29 = fmaf(-0.42857143f /* -3/7 */, t26, t24);
                 const float t30 = -0.010690124f /* -15435/1443856 */ * t29;
-                o[l] = t0;
-                o[u_col + l] = t6;
-                o[2 * u_col + l] = t8;
-                o[3 * u_col + l] = t14;
-                o[4 * u_col + l] = t20;
-                o[5 * u_col + l] = t22;
-                o[6 * u_col + l] = t28;
-                o[7 * u_col + l] = t30;
-                o[8 * u_col + l] = x5;
+                res[i][0][l] = t0;
+                res[i][1][l] = t6;
+                res[i][2][l] = t8;
+                res[i][3][l] = t14;
+                res[i][4][l] = t20;
+                res[i][5][l] = t22;
+                res[i][6][l] = t28;
+                res[i][7][l] = t30;
+                res[i][8][l] = x5;
             }
         }
+        for (int i = 0; i < 9; i++)
+            for (int c = 0; c < 9; c++) {
+                float *restrict o = u + i * u_row + c * u_col + l0;
+                for (int l = 0; l < n; l++)
+                    o[l] = res[i][c][l];
+            }
     }
 }
 
@@ -280,6 +292,7 @@ void wino_f32_output_transform_f4x4_6x6(const float *restrict mm, ptrdiff_t m_ro
         float *restrict y, ptrdiff_t y_row, ptrdiff_t y_col, int lanes)
 {
     float tmp[4][9][16]; /* M X for one block of lanes */
+    float res[4][4][16]; /* M X M^T for the same block */
     for (int l0 = 0; l0 < lanes; l0 += 16) {
         const int n = lanes - l0 < 16 ? lanes - l0 : 16;
         for (int j = 0; j < 9; j++) { /* column j of X */
@@ -321,7 +334,6 @@ void wino_f32_output_transform_f4x4_6x6(const float *restrict mm, ptrdiff_t m_ro
             }
         }
         for (int i = 0; i < 4; i++) { /* row i of T */
-            float *restrict o = y + i * y_row + l0;
             for (int l = 0; l < n; l++) {
                 const float x0 = tmp[i][0][l];
                 const float x1 = tmp[i][1][l];
@@ -352,11 +364,17 @@ void wino_f32_output_transform_f4x4_6x6(const float *restrict mm, ptrdiff_t m_ro
                 const float t17 = fmaf(64.0f, x3, t16);
                 const float t18 = fmaf(4.096f /* 512/125 */, t8, t17);
                 const float t19 = fmaf(0.0787172f /* 27/343 */, t9, t18);
-                o[l] = t6;
-                o[y_col + l] = t12;
-                o[2 * y_col + l] = t15;
-                o[3 * y_col + l] = t19;
+                res[i][0][l] = t6;
+                res[i][1][l] = t12;
+                res[i][2][l] = t15;
+                res[i][3][l] = t19;
             }
         }
+        for (int i = 0; i < 4; i++)
+            for (int c = 0; c < 4; c++) {
+                float *restrict o = y + i * y_row + c * y_col + l0;
+                for (int l = 0; l < n; l++)
+                    o[l] = res[i][c][l];
+            }
     }
 }

@@ -22,6 +22,7 @@ void wino_f32_input_transform_f5x5_3x3(const float *restrict d, ptrdiff_t d_row,
         float *restrict v, ptrdiff_t v_row, ptrdiff_t v_col, int lanes)
 {
     float tmp[7][7][16]; /* M X for one block of lanes */
+    float res[7][7][16]; /* M X M^T for the same block */
     for (int l0 = 0; l0 < lanes; l0 += 16) {
         const int n = lanes - l0 < 16 ? lanes - l0 : 16;
         for (int j = 0; j < 7; j++) { /* column j of X */
@@ -66,7 +67,6 @@ void wino_f32_input_transform_f5x5_3x3(const float *restrict d, ptrdiff_t d_row,
             }
         }
         for (int i = 0; i < 7; i++) { /* row i of T */
-            float *restrict o = v + i * v_row + l0;
             for (int l = 0; l < n; l++) {
                 const float x0 = tmp[i][0][l];
                 const float x1 = tmp[i][1][l];
@@ -97,15 +97,21 @@ void wino_f32_input_transform_f5x5_3x3(const float *restrict d, ptrdiff_t d_row,
                 const float t19 = fmaf(4.0f, x2, x6);
                 const float t20 = fmaf(-5.0f, x4, t19);
                 const float t21 = fmaf(0.33333334f /* 1/3 */, t1, t20);
-                o[l] = t4;
-                o[v_col + l] = t8;
-                o[2 * v_col + l] = t11;
-                o[3 * v_col + l] = t15;
-                o[4 * v_col + l] = t18;
-                o[5 * v_col + l] = t1;
-                o[6 * v_col + l] = t21;
+                res[i][0][l] = t4;
+                res[i][1][l] = t8;
+                res[i][2][l] = t11;
+                res[i][3][l] = t15;
+                res[i][4][l] = t18;
+                res[i][5][l] = t1;
+                res[i][6][l] = t21;
             }
         }
+        for (int i = 0; i < 7; i++)
+            for (int c = 0; c < 7; c++) {
+                float *restrict o = v + i * v_row + c * v_col + l0;
+                for (int l = 0; l < n; l++)
+                    o[l] = res[i][c][l];
+            }
     }
 }
 
@@ -116,6 +122,7 @@ void wino_f32_filter_transform_f5x5_3x3(const float *restrict g, ptrdiff_t g_row
         float *restrict u, ptrdiff_t u_row, ptrdiff_t u_col, int lanes)
 {
     float tmp[7][3][16]; /* M X for one block of lanes */
+    float res[7][7][16]; /* M X M^T for the same block */
     for (int l0 = 0; l0 < lanes; l0 += 16) {
         const int n = lanes - l0 < 16 ? lanes - l0 : 16;
         for (int j = 0; j < 3; j++) { /* column j of X */
@@ -148,7 +155,6 @@ void wino_f32_filter_transform_f5x5_3x3(const float *restrict g, ptrdiff_t g_row
             }
         }
         for (int i = 0; i < 7; i++) { /* row i of T */
-            float *restrict o = u + i * u_row + l0;
             for (int l = 0; l < n; l++) {
                 const float x0 = tmp[i][0][l];
                 const float x1 = tmp[i][1][l];
@@ -167,15 +173,21 @@ void wino_f32_filter_transform_f5x5_3x3(const float *restrict g, ptrdiff_t g_row
                 const float t11 = fmaf(-0.33333334f /* -1/3 */, x1, x0);
                 const float t12 = fmaf(0.11111111f /* 1/9 */, x2, t11);
                 const float t13 = -0.86785716f /* -243/280 */ * t12;
-                o[l] = t0;
-                o[u_col + l] = t3;
-                o[2 * u_col + l] = t5;
-                o[3 * u_col + l] = t8;
-                o[4 * u_col + l] = t10;
-                o[5 * u_col + l] = t13;
-                o[6 * u_col + l] = x2;
+                res[i][0][l] = t0;
+                res[i][1][l] = t3;
+                res[i][2][l] = t5;
+                res[i][3][l] = t8;
+                res[i][4][l] = t10;
+                res[i][5][l] = t13;
+                res[i][6][l] = x2;
             }
         }
+        for (int i = 0; i < 7; i++)
+            for (int c = 0; c < 7; c++) {
+                float *restrict o = u + i * u_row + c * u_col + l0;
+                for (int l = 0; l < n; l++)
+                    o[l] = res[i][c][l];
+            }
     }
 }
 
@@ -186,6 +198,7 @@ void wino_f32_output_transform_f5x5_3x3(const float *restrict mm, ptrdiff_t m_ro
         float *restrict y, ptrdiff_t y_row, ptrdiff_t y_col, int lanes)
 {
     float tmp[5][7][16]; /* M X for one block of lanes */
+    float res[5][5][16]; /* M X M^T for the same block */
     for (int l0 = 0; l0 < lanes; l0 += 16) {
         const int n = lanes - l0 < 16 ? lanes - l0 : 16;
         for (int j = 0; j < 7; j++) { /* column j of X */
@@ -222,7 +235,6 @@ void wino_f32_output_transform_f5x5_3x3(const float *restrict mm, ptrdiff_t m_ro
             }
         }
         for (int i = 0; i < 5; i++) { /* row i of T */
-            float *restrict o = y + i * y_row + l0;
             for (int l = 0; l < n; l++) {
                 const float x0 = tmp[i][0][l];
                 const float x1 = tmp[i][1][l];
@@ -247,12 +259,18 @@ void wino_f32_output_transform_f5x5_3x3(const float *restrict mm, ptrdiff_t m_ro
                 const float t13 = x6 + t0;
                 const float t14 = fmaf(0.012345679f /* 1/81 */, x5, t13);
                 const float t15 = fmaf(16.0f, t1, t14);
-                o[l] = t4;
-                o[y_col + l] = t8;
-                o[2 * y_col + l] = t10;
-                o[3 * y_col + l] = t12;
-                o[4 * y_col + l] = t15;
+                res[i][0][l] = t4;
+                res[i][1][l] = t8;
+                res[i][2][l] = t10;
+                res[i][3][l] = t12;
+                res[i][4][l] = t15;
             }
         }
+        for (int i = 0; i < 5; i++)
+            for (int c = 0; c < 5; c++) {
+                float *restrict o = y + i * y_row + c * y_col + l0;
+                for (int l = 0; l < n; l++)
+                    o[l] = res[i][c][l];
+            }
     }
 }

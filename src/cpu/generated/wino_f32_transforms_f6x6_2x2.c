@@ -22,6 +22,7 @@ void wino_f32_input_transform_f6x6_2x2(const float *restrict d, ptrdiff_t d_row,
         float *restrict v, ptrdiff_t v_row, ptrdiff_t v_col, int lanes)
 {
     float tmp[7][7][16]; /* M X for one block of lanes */
+    float res[7][7][16]; /* M X M^T for the same block */
     for (int l0 = 0; l0 < lanes; l0 += 16) {
         const int n = lanes - l0 < 16 ? lanes - l0 : 16;
         for (int j = 0; j < 7; j++) { /* column j of X */
@@ -66,7 +67,6 @@ void wino_f32_input_transform_f6x6_2x2(const float *restrict d, ptrdiff_t d_row,
             }
         }
         for (int i = 0; i < 7; i++) { /* row i of T */
-            float *restrict o = v + i * v_row + l0;
             for (int l = 0; l < n; l++) {
                 const float x0 = tmp[i][0][l];
                 const float x1 = tmp[i][1][l];
@@ -97,15 +97,21 @@ void wino_f32_input_transform_f6x6_2x2(const float *restrict d, ptrdiff_t d_row,
                 const float t19 = fmaf(4.0f, x2, x6);
                 const float t20 = fmaf(-5.0f, x4, t19);
                 const float t21 = fmaf(0.33333334f /* 1/3 */, t1, t20);
-                o[l] = t4;
-                o[v_col + l] = t8;
-                o[2 * v_col + l] = t11;
-                o[3 * v_col + l] = t15;
-                o[4 * v_col + l] = t18;
-                o[5 * v_col + l] = t1;
-                o[6 * v_col + l] = t21;
+                res[i][0][l] = t4;
+                res[i][1][l] = t8;
+                res[i][2][l] = t11;
+                res[i][3][l] = t15;
+                res[i][4][l] = t18;
+                res[i][5][l] = t1;
+                res[i][6][l] = t21;
             }
         }
+        for (int i = 0; i < 7; i++)
+            for (int c = 0; c < 7; c++) {
+                float *restrict o = v + i * v_row + c * v_col + l0;
+                for (int l = 0; l < n; l++)
+                    o[l] = res[i][c][l];
+            }
     }
 }
 
@@ -116,6 +122,7 @@ void wino_f32_filter_transform_f6x6_2x2(const float *restrict g, ptrdiff_t g_row
         float *restrict u, ptrdiff_t u_row, ptrdiff_t u_col, int lanes)
 {
     float tmp[7][2][16]; /* M X for one block of lanes */
+    float res[7][7][16]; /* M X M^T for the same block */
     for (int l0 = 0; l0 < lanes; l0 += 16) {
         const int n = lanes - l0 < 16 ? lanes - l0 : 16;
         for (int j = 0; j < 2; j++) { /* column j of X */
@@ -144,7 +151,6 @@ void wino_f32_filter_transform_f6x6_2x2(const float *restrict g, ptrdiff_t g_row
             }
         }
         for (int i = 0; i < 7; i++) { /* row i of T */
-            float *restrict o = u + i * u_row + l0;
             for (int l = 0; l < n; l++) {
                 const float x0 = tmp[i][0][l];
                 const float x1 = tmp[i][1][l];
@@ -159,15 +165,21 @@ void wino_f32_filter_transform_f6x6_2x2(const float *restrict g, ptrdiff_t g_row
                 const float t8 = -0.025f /* -1/40 */ * t7;
                 const float t9 = fmaf(-0.33333334f /* -1/3 */, x1, x0);
                 const float t10 = -0.86785716f /* -243/280 */ * t9;
-                o[l] = t0;
-                o[u_col + l] = t2;
-                o[2 * u_col + l] = t4;
-                o[3 * u_col + l] = t6;
-                o[4 * u_col + l] = t8;
-                o[5 * u_col + l] = t10;
-                o[6 * u_col + l] = x1;
+                res[i][0][l] = t0;
+                res[i][1][l] = t2;
+                res[i][2][l] = t4;
+                res[i][3][l] = t6;
+                res[i][4][l] = t8;
+                res[i][5][l] = t10;
+                res[i][6][l] = x1;
             }
         }
+        for (int i = 0; i < 7; i++)
+            for (int c = 0; c < 7; c++) {
+                float *restrict o = u + i * u_row + c * u_col + l0;
+                for (int l = 0; l < n; l++)
+                    o[l] = res[i][c][l];
+            }
     }
 }
 
@@ -178,6 +190,7 @@ void wino_f32_output_transform_f6x6_2x2(const float *restrict mm, ptrdiff_t m_ro
         float *restrict y, ptrdiff_t y_row, ptrdiff_t y_col, int lanes)
 {
     float tmp[6][7][16]; /* M X for one block of lanes */
+    float res[6][6][16]; /* M X M^T for the same block */
     for (int l0 = 0; l0 < lanes; l0 += 16) {
         const int n = lanes - l0 < 16 ? lanes - l0 : 16;
         for (int j = 0; j < 7; j++) { /* column j of X */
@@ -217,7 +230,6 @@ void wino_f32_output_transform_f6x6_2x2(const float *restrict mm, ptrdiff_t m_ro
             }
         }
         for (int i = 0; i < 6; i++) { /* row i of T */
-            float *restrict o = y + i * y_row + l0;
             for (int l = 0; l < n; l++) {
                 const float x0 = tmp[i][0][l];
                 const float x1 = tmp[i][1][l];
@@ -244,13 +256,19 @@ void wino_f32_output_transform_f6x6_2x2(const float *restrict mm, ptrdiff_t m_ro
                 const float t15 = x6 + t5;
                 const float t16 = fmaf(-0.004115226f /* -1/243 */, x5, t15);
                 const float t17 = fmaf(32.0f, t6, t16);
-                o[l] = t4;
-                o[y_col + l] = t8;
-                o[2 * y_col + l] = t10;
-                o[3 * y_col + l] = t12;
-                o[4 * y_col + l] = t14;
-                o[5 * y_col + l] = t17;
+                res[i][0][l] = t4;
+                res[i][1][l] = t8;
+                res[i][2][l] = t10;
+                res[i][3][l] = t12;
+                res[i][4][l] = t14;
+                res[i][5][l] = t17;
             }
         }
+        for (int i = 0; i < 6; i++)
+            for (int c = 0; c < 6; c++) {
+                float *restrict o = y + i * y_row + c * y_col + l0;
+                for (int l = 0; l < n; l++)
+                    o[l] = res[i][c][l];
+            }
     }
 }

@@ -22,6 +22,7 @@ void wino_f32_input_transform_f6x6_3x3(const float *restrict d, ptrdiff_t d_row,
         float *restrict v, ptrdiff_t v_row, ptrdiff_t v_col, int lanes)
 {
     float tmp[8][8][16]; /* M X for one block of lanes */
+    float res[8][8][16]; /* M X M^T for the same block */
     for (int l0 = 0; l0 < lanes; l0 += 16) {
         const int n = lanes - l0 < 16 ? lanes - l0 : 16;
         for (int j = 0; j < 8; j++) { /* column j of X */
@@ -70,7 +71,6 @@ void wino_f32_input_transform_f6x6_3x3(const float *restrict d, ptrdiff_t d_row,
             }
         }
         for (int i = 0; i < 8; i++) { /* row i of T */
-            float *restrict o = v + i * v_row + l0;
             for (int l = 0; l < n; l++) {
                 const float x0 = tmp[i][0][l];
                 const float x1 = tmp[i][1][l];
@@ -104,16 +104,22 @@ void wino_f32_input_transform_f6x6_3x3(const float *restrict d, ptrdiff_t d_row,
                 const float t21 = fmaf(-1.265625f, x1, x7);
                 const float t22 = fmaf(6.578125f, x3, t21);
                 const float t23 = fmaf(-6.3125f, x5, t22);
-                o[l] = t2;
-                o[v_col + l] = t7;
-                o[2 * v_col + l] = t8;
-                o[3 * v_col + l] = t13;
-                o[4 * v_col + l] = t14;
-                o[5 * v_col + l] = t19;
-                o[6 * v_col + l] = t20;
-                o[7 * v_col + l] = t23;
+                res[i][0][l] = t2;
+                res[i][1][l] = t7;
+                res[i][2][l] = t8;
+                res[i][3][l] = t13;
+                res[i][4][l] = t14;
+                res[i][5][l] = t19;
+                res[i][6][l] = t20;
+                res[i][7][l] = t23;
             }
         }
+        for (int i = 0; i < 8; i++)
+            for (int c = 0; c < 8; c++) {
+                float *restrict o = v + i * v_row + c * v_col + l0;
+                for (int l = 0; l < n; l++)
+                    o[l] = res[i][c][l];
+            }
     }
 }
 
@@ -124,6 +130,7 @@ void wino_f32_filter_transform_f6x6_3x3(const float *restrict g, ptrdiff_t g_row
         float *restrict u, ptrdiff_t u_row, ptrdiff_t u_col, int lanes)
 {
     float tmp[8][3][16]; /* M X for one block of lanes */
+    float res[8][8][16]; /* M X M^T for the same block */
     for (int l0 = 0; l0 < lanes; l0 += 16) {
         const int n = lanes - l0 < 16 ? lanes - l0 : 16;
         for (int j = 0; j < 3; j++) { /* column j of X */
@@ -156,7 +163,6 @@ void wino_f32_filter_transform_f6x6_3x3(const float *restrict g, ptrdiff_t g_row
             }
         }
         for (int i = 0; i < 8; i++) { /* row i of T */
-            float *restrict o = u + i * u_row + l0;
             for (int l = 0; l < n; l++) {
                 const float x0 = tmp[i][0][l];
                 const float x1 = tmp[i][1][l];
@@ -174,16 +180,22 @@ void wino_f32_filter_transform_f6x6_3x3(const float *restrict g, ptrdiff_t g_row
                 const float t10 = 0.011366411f /* 512/45045 */ * x1;
                 const float t11 = fmaf(0.0050517386f /* 2048/405405 */, t9, t10);
                 const float t12 = fmaf(0.0050517386f /* 2048/405405 */, t9, -t10);
-                o[l] = t0;
-                o[u_col + l] = t3;
-                o[2 * u_col + l] = t4;
-                o[3 * u_col + l] = t7;
-                o[4 * u_col + l] = t8;
-                o[5 * u_col + l] = t11;
-                o[6 * u_col + l] = t12;
-                o[7 * u_col + l] = x2;
+                res[i][0][l] = t0;
+                res[i][1][l] = t3;
+                res[i][2][l] = t4;
+                res[i][3][l] = t7;
+                res[i][4][l] = t8;
+                res[i][5][l] = t11;
+                res[i][6][l] = t12;
+                res[i][7][l] = x2;
             }
         }
+        for (int i = 0; i < 8; i++)
+            for (int c = 0; c < 8; c++) {
+                float *restrict o = u + i * u_row + c * u_col + l0;
+                for (int l = 0; l < n; l++)
+                    o[l] = res[i][c][l];
+            }
     }
 }
 
@@ -194,6 +206,7 @@ void wino_f32_output_transform_f6x6_3x3(const float *restrict mm, ptrdiff_t m_ro
         float *restrict y, ptrdiff_t y_row, ptrdiff_t y_col, int lanes)
 {
     float tmp[6][8][16]; /* M X for one block of lanes */
+    float res[6][6][16]; /* M X M^T for the same block */
     for (int l0 = 0; l0 < lanes; l0 += 16) {
         const int n = lanes - l0 < 16 ? lanes - l0 : 16;
         for (int j = 0; j < 8; j++) { /* column j of X */
@@ -236,7 +249,6 @@ void wino_f32_output_transform_f6x6_3x3(const float *restrict mm, ptrdiff_t m_ro
             }
         }
         for (int i = 0; i < 6; i++) { /* row i of T */
-            float *restrict o = y + i * y_row + l0;
             for (int l = 0; l < n; l++) {
                 const float x0 = tmp[i][0][l];
                 const float x1 = tmp[i][1][l];
@@ -266,13 +278,19 @@ void wino_f32_output_transform_f6x6_3x3(const float *restrict mm, ptrdiff_t m_ro
                 const float t17 = x7 + t6;
                 const float t18 = fmaf(0.03125f, t7, t17);
                 const float t19 = fmaf(57.66504f, t8, t18);
-                o[l] = t5;
-                o[y_col + l] = t10;
-                o[2 * y_col + l] = t12;
-                o[3 * y_col + l] = t14;
-                o[4 * y_col + l] = t16;
-                o[5 * y_col + l] = t19;
+                res[i][0][l] = t5;
+                res[i][1][l] = t10;
+                res[i][2][l] = t12;
+                res[i][3][l] = t14;
+                res[i][4][l] = t16;
+                res[i][5][l] = t19;
             }
         }
+        for (int i = 0; i < 6; i++)
+            for (int c = 0; c < 6; c++) {
+                float *restrict o = y + i * y_row + c * y_col + l0;
+                for (int l = 0; l < n; l++)
+                    o[l] = res[i][c][l];
+            }
     }
 }

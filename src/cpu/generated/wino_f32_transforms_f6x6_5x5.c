@@ -22,6 +22,7 @@ void wino_f32_input_transform_f6x6_5x5(const float *restrict d, ptrdiff_t d_row,
         float *restrict v, ptrdiff_t v_row, ptrdiff_t v_col, int lanes)
 {
     float tmp[10][10][16]; /* M X for one block of lanes */
+    float res[10][10][16]; /* M X M^T for the same block */
     for (int l0 = 0; l0 < lanes; l0 += 16) {
         const int n = lanes - l0 < 16 ? lanes - l0 : 16;
         for (int j = 0; j < 10; j++) { /* column j of X */
@@ -122,7 +123,6 @@ void wino_f32_input_transform_f6x6_5x5(const float *restrict d, ptrdiff_t d_row,
             }
         }
         for (int i = 0; i < 10; i++) { /* row i of T */
-            float *restrict o = v + i * v_row + l0;
             for (int l = 0; l < n; l++) {
                 const float x0 = tmp[i][0][l];
                 const float x1 = tmp[i][1][l];
@@ -206,18 +206,24 @@ void wino_f32_input_transform_f6x6_5x5(const float *restrict d, ptrdiff_t d_row,
                 const float t69 = x4 - x6;
                 const float t70 = fmaf(11.660714f /* 653/56 */, t69, t68);
                 const float t71 = fmaf(12.785714f /* 179/14 */, x5, t70);
-                o[l] = t7;
-                o[v_col + l] = t14;
-                o[2 * v_col + l] = t21;
-                o[3 * v_col + l] = t28;
-                o[4 * v_col + l] = t35;
-                o[5 * v_col + l] = t42;
-                o[6 * v_col + l] = t49;
-                o[7 * v_col + l] = t56;
-                o[8 * v_col + l] = t63;
-                o[9 * v_col + l] = t71;
+                res[i][0][l] = t7;
+                res[i][1][l] = t14;
+                res[i][2][l] = t21;
+                res[i][3][l] = t28;
+                res[i][4][l] = t35;
+                res[i][5][l] = t42;
+                res[i][6][l] = t49;
+                res[i][7][l] = t56;
+                res[i][8][l] = t63;
+                res[i][9][l] = t71;
             }
         }
+        for (int i = 0; i < 10; i++)
+            for (int c = 0; c < 10; c++) {
+                float *restrict o = v + i * v_row + c * v_col + l0;
+                for (int l = 0; l < n; l++)
+                    o[l] = res[i][c][l];
+            }
     }
 }
 
@@ -228,6 +234,7 @@ void wino_f32_filter_transform_f6x6_5x5(const float *restrict g, ptrdiff_t g_row
         float *restrict u, ptrdiff_t u_row, ptrdiff_t u_col, int lanes)
 {
     float tmp[10][5][16]; /* M X for one block of lanes */
+    float res[10][10][16]; /* M X M^T for the same block */
     for (int l0 = 0; l0 < lanes; l0 += 16) {
         const int n = lanes - l0 < 16 ? lanes - l0 : 16;
         for (int j = 0; j < 5; j++) { /* column j of X */
@@ -287,7 +294,6 @@ void wino_f32_filter_transform_f6x6_5x5(const float *restrict g, ptrdiff_t g_row
             }
         }
         for (int i = 0; i < 10; i++) { /* row i of T */
-            float *restrict o = u + i * u_row + l0;
             for (int l = 0; l < n; l++) {
                 const float x0 = tmp[i][0][l];
                 const float x1 = tmp[i][1][l];
@@ -330,18 +336,24 @@ void wino_f32_filter_transform_f6x6_5x5(const float *restrict g, ptrdiff_t g_row
                 const float t33 = fmaf(0.023323616f /* 8/343 */, x3, t32);
                 const float t34 = fmaf(0.00666389f /* 16/2401 */, x4, t33);
                 const float t35 = -1.0986851f /* -5764801/5247000 */ * t34;
-                o[l] = x0;
-                o[u_col + l] = t4;
-                o[2 * u_col + l] = t5;
-                o[3 * u_col + l] = t10;
-                o[4 * u_col + l] = t15;
-                o[5 * u_col + l] = t20;
-                o[6 * u_col + l] = t25;
-                o[7 * u_col + l] = t30;
-                o[8 * u_col + l] = t35;
-                o[9 * u_col + l] = x4;
+                res[i][0][l] = x0;
+                res[i][1][l] = t4;
+                res[i][2][l] = t5;
+                res[i][3][l] = t10;
+                res[i][4][l] = t15;
+                res[i][5][l] = t20;
+                res[i][6][l] = t25;
+                res[i][7][l] = t30;
+                res[i][8][l] = t35;
+                res[i][9][l] = x4;
             }
         }
+        for (int i = 0; i < 10; i++)
+            for (int c = 0; c < 10; c++) {
+                float *restrict o = u + i * u_row + c * u_col + l0;
+                for (int l = 0; l < n; l++)
+                    o[l] = res[i][c][l];
+            }
     }
 }
 
@@ -352,6 +364,7 @@ void wino_f32_output_transform_f6x6_5x5(const float *restrict mm, ptrdiff_t m_ro
         float *restrict y, ptrdiff_t y_row, ptrdiff_t y_col, int lanes)
 {
     float tmp[6][10][16]; /* M X for one block of lanes */
+    float res[6][6][16]; /* M X M^T for the same block */
     for (int l0 = 0; l0 < lanes; l0 += 16) {
         const int n = lanes - l0 < 16 ? lanes - l0 : 16;
         for (int j = 0; j < 10; j++) { /* column j of X */
@@ -416,7 +429,6 @@ void wino_f32_output_transform_f6x6_5x5(const float *restrict mm, ptrdiff_t m_ro
             }
         }
         for (int i = 0; i < 6; i++) { /* row i of T */
-            float *restrict o = y + i * y_row + l0;
             for (int l = 0; l < n; l++) {
                 const float x0 = tmp[i][0][l];
                 const float x1 = tmp[i][1][l];
@@ -468,13 +480,19 @@ void wino_f32_output_transform_f6x6_5x5(const float *restrict mm, ptrdiff_t m_ro
                 const float t37 = fmaf(-525.21875f, x6, t36);
                 const float t38 = fmaf(0.13168724f /* 32/243 */, x7, t37);
                 const float t39 = fmaf(0.0019039686f /* 32/16807 */, x8, t38);
-                o[l] = t7;
-                o[y_col + l] = t14;
-                o[2 * y_col + l] = t20;
-                o[3 * y_col + l] = t26;
-                o[4 * y_col + l] = t32;
-                o[5 * y_col + l] = t39;
+                res[i][0][l] = t7;
+                res[i][1][l] = t14;
+                res[i][2][l] = t20;
+                res[i][3][l] = t26;
+                res[i][4][l] = t32;
+                res[i][5][l] = t39;
             }
         }
+        for (int i = 0; i < 6; i++)
+            for (int c = 0; c < 6; c++) {
+                float *restrict o = y + i * y_row + c * y_col + l0;
+                for (int l = 0; l < n; l++)
+                    o[l] = res[i][c][l];
+            }
     }
 }

@@ -22,6 +22,7 @@ void wino_f32_input_transform_f7x7_4x4(const float *restrict d, ptrdiff_t d_row,
         float *restrict v, ptrdiff_t v_row, ptrdiff_t v_col, int lanes)
 {
     float tmp[10][10][16]; /* M X for one block of lanes */
+    float res[10][10][16]; /* M X M^T for the same block */
     for (int l0 = 0; l0 < lanes; l0 += 16) {
         const int n = lanes - l0 < 16 ? lanes - l0 : 16;
         for (int j = 0; j < 10; j++) { /* column j of X */
@@ -122,7 +123,6 @@ void wino_f32_input_transform_f7x7_4x4(const float *restrict d, ptrdiff_t d_row,
             }
         }
         for (int i = 0; i < 10; i++) { /* row i of T */
-            float *restrict o = v + i * v_row + l0;
             for (int l = 0; l < n; l++) {
                 const float x0 = tmp[i][0][l];
                 const float x1 = tmp[i][1][l];
@@ -206,18 +206,24 @@ void wino_f32_input_transform_f7x7_4x4(const float *restrict d, ptrdiff_t d_row,
                 const float t69 = x4 - x6;
                 const float t70 = fmaf(11.660714f /* 653/56 */, t69, t68);
                 const float t71 = fmaf(12.785714f /* 179/14 */, x5, t70);
-                o[l] = t7;
-                o[v_col + l] = t14;
-                o[2 * v_col + l] = t21;
-                o[3 * v_col + l] = t28;
-                o[4 * v_col + l] = t35;
-                o[5 * v_col + l] = t42;
-                o[6 * v_col + l] = t49;
-                o[7 * v_col + l] = t56;
-                o[8 * v_col + l] = t63;
-                o[9 * v_col + l] = t71;
+                res[i][0][l] = t7;
+                res[i][1][l] = t14;
+                res[i][2][l] = t21;
+                res[i][3][l] = t28;
+                res[i][4][l] = t35;
+                res[i][5][l] = t42;
+                res[i][6][l] = t49;
+                res[i][7][l] = t56;
+                res[i][8][l] = t63;
+                res[i][9][l] = t71;
             }
         }
+        for (int i = 0; i < 10; i++)
+            for (int c = 0; c < 10; c++) {
+                float *restrict o = v + i * v_row + c * v_col + l0;
+                for (int l = 0; l < n; l++)
+                    o[l] = res[i][c][l];
+            }
     }
 }
 
@@ -228,6 +234,7 @@ void wino_f32_filter_transform_f7x7_4x4(const float *restrict g, ptrdiff_t g_row
         float *restrict u, ptrdiff_t u_row, ptrdiff_t u_col, int lanes)
 {
     float tmp[10][4][16]; /* M X for one block of lanes */
+    float res[10][10][16]; /* M X M^T for the same block */
     for (int l0 = 0; l0 < lanes; l0 += 16) {
         const int n = lanes - l0 < 16 ? lanes - l0 : 16;
         for (int j = 0; j < 4; j++) { /* column j of X */
@@ -279,7 +286,6 @@ void wino_f32_filter_transform_f7x7_4x4(const float *restrict g, ptrdiff_t g_row
             }
         }
         for (int i = 0; i < 10; i++) { /* row i of T */
-            float *restrict o = u + i * u_row + l0;
             for (int l = 0; l < n; l++) {
                 const float x0 = tmp[i][0][l];
                 const float x1 = tmp[i][1][l];
@@ -314,18 +320,24 @@ void wino_f32_filter_transform_f7x7_4x4(const float *restrict g, ptrdiff_t g_row
                 const float t26 = fmaf(0.08163265f /* 4/49 */, x2, t25);
                 const float t27 = fmaf(0.023323616f /* 8/343 */, x3, t26);
                 const float t28 = -1.0986851f /* -5764801/5247000 */ * t27;
-                o[l] = x0;
-                o[u_col + l] = t3;
-                o[2 * u_col + l] = t4;
-                o[3 * u_col + l] = t8;
-                o[4 * u_col + l] = t12;
-                o[5 * u_col + l] = t16;
-                o[6 * u_col + l] = t20;
-                o[7 * u_col + l] = t24;
-                o[8 * u_col + l] = t28;
-                o[9 * u_col + l] = x3;
+                res[i][0][l] = x0;
+                res[i][1][l] = t3;
+                res[i][2][l] = t4;
+                res[i][3][l] = t8;
+                res[i][4][l] = t12;
+                res[i][5][l] = t16;
+                res[i][6][l] = t20;
+                res[i][7][l] = t24;
+                res[i][8][l] = t28;
+                res[i][9][l] = x3;
             }
         }
+        for (int i = 0; i < 10; i++)
+            for (int c = 0; c < 10; c++) {
+                float *restrict o = u + i * u_row + c * u_col + l0;
+                for (int l = 0; l < n; l++)
+                    o[l] = res[i][c][l];
+            }
     }
 }
 
@@ -336,6 +348,7 @@ void wino_f32_output_transform_f7x7_4x4(const float *restrict mm, ptrdiff_t m_ro
         float *restrict y, ptrdiff_t y_row, ptrdiff_t y_col, int lanes)
 {
     float tmp[7][10][16]; /* M X for one block of lanes */
+    float res[7][7][16]; /* M X M^T for the same block */
     for (int l0 = 0; l0 < lanes; l0 += 16) {
         const int n = lanes - l0 < 16 ? lanes - l0 : 16;
         for (int j = 0; j < 10; j++) { /* column j of X */
@@ -407,7 +420,6 @@ void wino_f32_output_transform_f7x7_4x4(const float *restrict mm, ptrdiff_t m_ro
             }
         }
         for (int i = 0; i < 7; i++) { /* row i of T */
-            float *restrict o = y + i * y_row + l0;
             for (int l = 0; l < n; l++) {
                 const float x0 = tmp[i][0][l];
                 const float x1 = tmp[i][1][l];
@@ -465,14 +477,20 @@ void wino_f32_output_transform_f7x7_4x4(const float *restrict mm, ptrdiff_t m_ro
                 const float t43 = fmaf(1838.2656f, x6, t42);
                 const float t44 = fmaf(0.087791495f /* 64/729 */, x7, t43);
                 const float t45 = fmaf(0.00054399105f /* 64/117649 */, x8, t44);
-                o[l] = t7;
-                o[y_col + l] = t14;
-                o[2 * y_col + l] = t20;
-                o[3 * y_col + l] = t26;
-                o[4 * y_col + l] = t32;
-                o[5 * y_col + l] = t38;
-                o[6 * y_col + l] = t45;
+                res[i][0][l] = t7;
+                res[i][1][l] = t14;
+                res[i][2][l] = t20;
+                res[i][3][l] = t26;
+                res[i][4][l] = t32;
+                res[i][5][l] = t38;
+                res[i][6][l] = t45;
             }
         }
+        for (int i = 0; i < 7; i++)
+            for (int c = 0; c < 7; c++) {
+                float *restrict o = y + i * y_row + c * y_col + l0;
+                for (int l = 0; l < n; l++)
+                    o[l] = res[i][c][l];
+            }
     }
 }
