@@ -1,5 +1,7 @@
 /* `wino bench` runner for wino itself, through the public wino_conv2d_* API only: create (filter
- * preparation) is outside the timing, run() is what gets timed. */
+ * preparation) is outside the timing, run() is what gets timed. wino runs in its native NHWC
+ * layout: x and w are converted at prepare and y back to NCHW for the check, outside the timing,
+ * as oneDNN's reorders to its preferred blocked layouts are. */
 #define _POSIX_C_SOURCE 200112L /* posix_memalign */
 
 #include <math.h>
@@ -11,8 +13,9 @@
 
 struct wino_state {
     wino_conv2d *op;
-    const float *x;
-    float *y;
+    float *x, *w;    /* NHWC input, KRSC filters */
+    float *y;        /* NHWC output */
+    int n, k, pq;    /* to convert y back to NCHW */
     size_t y_elems;
     void *workspace;
     size_t workspace_bytes;
@@ -30,10 +33,19 @@ static int wino_run(void *p)
            WINO_SUCCESS;
 }
 
+/* out[b][j][i] = in[b][i][j] for b images of rows x cols. */
+static void transpose(const float *in, float *out, int b, size_t rows, size_t cols)
+{
+    for (size_t img = 0; img < (size_t)b; img++)
+        for (size_t i = 0; i < rows; i++)
+            for (size_t j = 0; j < cols; j++)
+                out[(img * cols + j) * rows + i] = in[(img * rows + i) * cols + j];
+}
+
 static int wino_output(void *p, float *y)
 {
     struct wino_state *st = p;
-    memcpy(y, st->y, st->y_elems * sizeof *y);
+    transpose(st->y, y, st->n, (size_t)st->pq, (size_t)st->k);
     return 0;
 }
 
@@ -44,6 +56,8 @@ static void wino_destroy(void *p)
         return;
     wino_conv2d_destroy(st->op);
     free(st->workspace);
+    free(st->x);
+    free(st->w);
     free(st->y);
     free(st);
 }
@@ -57,7 +71,9 @@ enum bench_prep bench_wino_prepare(const struct bench_problem *pb, enum wino_alg
     opts.algo = algo;
     opts.tile_m = tile_m;
     memset(out, 0, sizeof *out);
-    enum wino_status s = wino_conv2d_can_implement(&pb->desc, &opts);
+    struct wino_conv2d_desc desc = pb->desc;
+    desc.layout = WINO_LAYOUT_NHWC;
+    enum wino_status s = wino_conv2d_can_implement(&desc, &opts);
     if (s == WINO_UNSUPPORTED) {
         snprintf(out->info, sizeof out->info, "%s", wino_last_error());
         return BENCH_SKIP;
@@ -67,11 +83,20 @@ enum bench_prep bench_wino_prepare(const struct bench_problem *pb, enum wino_alg
         snprintf(out->info, sizeof out->info, "out of memory");
         return BENCH_FAIL;
     }
-    st->x = pb->x;
-    st->y_elems = (size_t)pb->desc.n * pb->desc.k * pb->p * pb->q;
+    const size_t hw = (size_t)desc.h * desc.w, rs = (size_t)desc.r * desc.s;
+    st->n = desc.n;
+    st->k = desc.k;
+    st->pq = pb->p * pb->q;
+    st->y_elems = (size_t)desc.n * desc.k * st->pq;
     st->y = malloc(st->y_elems * sizeof *st->y);
-    if (!st->y ||
-        (s = wino_conv2d_create(&pb->desc, pb->w, &ctx, &opts, &st->op)) != WINO_SUCCESS ||
+    st->x = malloc((size_t)desc.n * desc.c * hw * sizeof *st->x);
+    st->w = malloc((size_t)desc.k * desc.c * rs * sizeof *st->w);
+    if (st->x && st->w) {
+        transpose(pb->x, st->x, desc.n, (size_t)desc.c, hw); /* NCHW -> NHWC */
+        transpose(pb->w, st->w, desc.k, (size_t)desc.c, rs); /* KCRS -> KRSC */
+    }
+    if (!st->y || !st->x || !st->w ||
+        (s = wino_conv2d_create(&desc, st->w, &ctx, &opts, &st->op)) != WINO_SUCCESS ||
         (s = wino_conv2d_workspace_size(st->op, &st->workspace_bytes)) != WINO_SUCCESS ||
         (st->workspace_bytes &&
          posix_memalign(&st->workspace, 64, st->workspace_bytes) != 0)) {
@@ -83,12 +108,17 @@ enum bench_prep bench_wino_prepare(const struct bench_problem *pb, enum wino_alg
     for (size_t i = 0; i < st->y_elems; i++) /* poisoned: an unwritten output fails the check */
         st->y[i] = NAN;
     enum wino_algo chosen;
+    enum wino_variant variant;
     int m = 0;
     wino_conv2d_algo(st->op, &chosen, &m);
+    wino_conv2d_variant(st->op, &variant);
     if (chosen == WINO_ALGO_WINOGRAD)
         bench_tile_name(out->tile, sizeof out->tile, m, pb->desc.r, pb->desc.s);
-    snprintf(out->info, sizeof out->info, "%s",
-             chosen == WINO_ALGO_WINOGRAD ? "winograd" : "direct");
+    snprintf(out->info, sizeof out->info, "%s, NHWC",
+             chosen != WINO_ALGO_WINOGRAD        ? "direct"
+             : variant == WINO_VARIANT_FUSED     ? "winograd fused"
+             : variant == WINO_VARIANT_NON_FUSED ? "winograd non-fused"
+                                                 : "winograd scalar");
     out->state = st;
     out->run = wino_run;
     out->output = wino_output;
