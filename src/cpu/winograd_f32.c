@@ -36,12 +36,16 @@ int wino_f32_engine_has_tile(int m, int r)
     return wino_f32_transforms_for(m, r).input != NULL;
 }
 
+/* Tiles per block are GEMM rows: a multiple of the AVX-512 kernel's 14 rows avoids packed edge
+ * panels. */
+#define ROWS_PER_KERNEL 14
+
 /* Tiles per fused block: V and M of a block should stay in about 1 MiB of L2. */
 static int fused_block(int alpha, int c, int k)
 {
     long tb = (1L << 20) / (4L * alpha * alpha * ((long)c + k));
-    tb = tb / 16 * 16;
-    return (int)(tb < 16 ? 16 : tb > 512 ? 512 : tb);
+    tb = tb / ROWS_PER_KERNEL * ROWS_PER_KERNEL;
+    return (int)(tb < ROWS_PER_KERNEL ? ROWS_PER_KERNEL : tb > 504 ? 504 : tb);
 }
 
 int wino_f32_engine_prefers_fused(int m, int r, const struct wino_conv2d_desc *d, long tiles,
@@ -64,7 +68,7 @@ enum wino_status wino_f32_engine_prepare(struct wino_f32_engine *e,
     e->threads = threads;
     e->isa = wino_cpu_isa();
     e->tf = wino_f32_transforms_for(m, r);
-    e->tile_block = fused ? fused_block(a, C, K) : 64;
+    e->tile_block = fused ? fused_block(a, C, K) : 4 * ROWS_PER_KERNEL;
     e->packed_bytes = round64(wino_f32_gemm_packed_b_bytes(e->isa, C, K));
     const size_t kc = (size_t)K * (size_t)C, aa = (size_t)(a * a);
     float *g = malloc(sizeof(float) * kc * (size_t)(r * r));

@@ -109,8 +109,12 @@ void wino_f32_input_transform_f4x4_4x4(const float *restrict d, ptrdiff_t d_row,
         for (int i = 0; i < 7; i++)
             for (int c = 0; c < 7; c++) {
                 float *restrict o = v + i * v_row + c * v_col + l0;
-                for (int l = 0; l < n; l++)
-                    o[l] = res[i][c][l];
+                if (n == 16) /* a fixed count: one vector move, not a call */
+                    for (int l = 0; l < 16; l++)
+                        o[l] = res[i][c][l];
+                else
+                    for (int l = 0; l < n; l++)
+                        o[l] = res[i][c][l];
             }
     }
 }
@@ -193,8 +197,12 @@ void wino_f32_filter_transform_f4x4_4x4(const float *restrict g, ptrdiff_t g_row
         for (int i = 0; i < 7; i++)
             for (int c = 0; c < 7; c++) {
                 float *restrict o = u + i * u_row + c * u_col + l0;
-                for (int l = 0; l < n; l++)
-                    o[l] = res[i][c][l];
+                if (n == 16) /* a fixed count: one vector move, not a call */
+                    for (int l = 0; l < 16; l++)
+                        o[l] = res[i][c][l];
+                else
+                    for (int l = 0; l < n; l++)
+                        o[l] = res[i][c][l];
             }
     }
 }
@@ -271,8 +279,12 @@ void wino_f32_output_transform_f4x4_4x4(const float *restrict mm, ptrdiff_t m_ro
         for (int i = 0; i < 4; i++)
             for (int c = 0; c < 4; c++) {
                 float *restrict o = y + i * y_row + c * y_col + l0;
-                for (int l = 0; l < n; l++)
-                    o[l] = res[i][c][l];
+                if (n == 16) /* a fixed count: one vector move, not a call */
+                    for (int l = 0; l < 16; l++)
+                        o[l] = res[i][c][l];
+                else
+                    for (int l = 0; l < n; l++)
+                        o[l] = res[i][c][l];
             }
     }
 }
