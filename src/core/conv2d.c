@@ -32,12 +32,12 @@ static long tile_count(const struct wino_conv2d_desc *d, const struct wino_conv_
 }
 
 /* Output tile when the caller does not choose one, until measured tuning replaces this rule:
- * m = 4 for r <= 3 (m = 2 for larger filters) while that leaves at least 48 tiles, else m = 2.
- * Fewer, larger tiles save GEMM work, but below a few dozen tiles the GEMMs are too narrow to
- * run well (docs/cpu-winograd.md). */
+ * m = 4 for r <= 5 while that leaves at least 32 tiles, else m = 2. Fewer, larger tiles save
+ * GEMM work, but below a few dozen tiles (GEMM rows) the GEMMs run poorly; the rule follows the
+ * 2-core measurements of docs/cpu-winograd.md. */
 static int default_tile_m(const struct wino_conv2d_desc *d, const struct wino_conv_sizes *s)
 {
-    return d->r <= 3 && tile_count(d, s, 4) >= 48 ? 4 : 2;
+    return d->r <= 5 && tile_count(d, s, 4) >= 32 ? 4 : 2;
 }
 
 /* Why Winograd cannot serve desc, or NULL when it can. */
