@@ -4,28 +4,9 @@
 # Usage: bash tests/test_cli_points.sh PATH_TO_WINO   (from the repository root)
 set -u
 wino=${1:?usage: test_cli_points.sh PATH_TO_WINO}
-passed=0
-failed=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-ok() { passed=$((passed + 1)); }
-fail() { failed=$((failed + 1)); echo "FAIL $*"; }
-
-# expect_usage_error NAME ARGS...: exit 2, one stderr line, empty stdout.
-expect_usage_error() {
-    local name=$1
-    shift
-    "$wino" points "$@" >"$tmp/out" 2>"$tmp/err"
-    local rc=$? lines
-    lines=$(wc -l <"$tmp/err")
-    if [ "$rc" -eq 2 ] && [ "$lines" -eq 1 ] && [ ! -s "$tmp/out" ]; then
-        ok
-    else
-        fail "$name: exit $rc, $lines stderr lines (wino points $*)"
-        cat "$tmp/err"
-    fi
-}
+verb=points
+# shellcheck source=tests/cli_lib.sh
+source "$(dirname "$0")/cli_lib.sh"
 
 # expect_json NAME ARGS...: exit 0 and stdout is one JSON object with the given keys.
 expect_json() {

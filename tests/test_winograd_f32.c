@@ -2,15 +2,9 @@
  * non-fused, NCHW and NHWC, 1 and 2 threads, random awkward shapes (partial edge tiles, one
  * channel, 1x1 images, padding larger than the filter) against the FP64 direct reference.
  * Outputs are poisoned with NaN before each run. The bound per tile is docs/cpu-winograd.md's. */
-#define _POSIX_C_SOURCE 200112L /* posix_memalign */
+#define _POSIX_C_SOURCE 200112L /* posix_memalign in conv_check.h */
 
-#include <math.h>
-#include <stdlib.h>
-
-#include "ref/conv_ref.h"
-#include "ref/error_metrics.h"
-#include "test_util.h"
-#include "wino.h"
+#include "conv_check.h"
 
 /* Relative L1 bound for F(m x m, r x r) on inputs in (-1, 1), by alpha: 6x to 13x the largest
  * error measured over these tests with five seeds (docs/cpu-winograd.md). */
@@ -38,45 +32,24 @@ static int check(struct test_rng *rng, int m, int r, enum wino_variant variant, 
     d.stride_h = d.stride_w = d.dilation_h = d.dilation_w = 1;
     d.layout = (test_rng_next(rng) & 1) ? WINO_LAYOUT_NHWC : WINO_LAYOUT_NCHW;
     d.dtype = WINO_DTYPE_F32;
-    int p, q;
-    if (wino_conv2d_output_size(&d, &p, &q))
+    if (wino_conv2d_output_size(&d, NULL, NULL))
         return 1; /* no output for this draw */
-    const size_t xe = (size_t)d.n * d.c * d.h * d.w, we = (size_t)d.k * d.c * r * r,
-                 ye = (size_t)d.n * d.k * p * q;
-    float *x = malloc(xe * 4), *w = malloc(we * 4), *y = malloc(ye * 4);
-    double *ref = malloc(ye * 8);
-    for (size_t i = 0; i < xe; i++)
-        x[i] = (float)test_rng_sym(rng);
-    for (size_t i = 0; i < we; i++)
-        w[i] = (float)test_rng_sym(rng);
-    for (size_t i = 0; i < ye; i++)
-        y[i] = NAN;
-    wino_ref_conv2d_fwd(&d, x, w, ref);
     struct wino_conv2d_options o = {WINO_ALGO_WINOGRAD, m, NULL, variant};
     struct wino_context ctx = {threads};
-    wino_conv2d *op = NULL;
-    size_t bytes = 0;
-    void *ws = NULL;
     enum wino_variant used = WINO_VARIANT_AUTO;
-    int ok = !wino_conv2d_create(&d, w, &ctx, &o, &op) && !wino_conv2d_workspace_size(op, &bytes) &&
-             !posix_memalign(&ws, 64, bytes ? bytes : 64) &&
-             !wino_conv2d_run(op, x, y, ws, bytes) && !wino_conv2d_variant(op, &used) &&
-             used == variant;
-    const double err = ok ? wino_rel_l1_f32(y, ref, ye) : NAN;
+    double err = conv_check(&d, &o, &ctx, rng, &used);
+    if (used != variant)
+        err = NAN;
     const int alpha = m + r - 1;
     if (err > worst[alpha])
         worst[alpha] = err;
-    if (!(err <= bound(alpha))) {
-        printf("  case %d F(%dx%d,%dx%d) %s %s %d threads: %dx%dx%dx%d k%d pad %d,%d: err %.3e "
-               "(%s)\n", case_id, m, m, r, r, variant == WINO_VARIANT_FUSED ? "fused" : "non-fused",
-               d.layout ? "NHWC" : "NCHW", threads, d.n, d.c, d.h, d.w, d.k, d.pad_h, d.pad_w, err,
-               wino_last_error());
-        ok = 0;
-    }
-    free(ws);
-    wino_conv2d_destroy(op);
-    free(x), free(w), free(y), free(ref);
-    return ok;
+    if (err <= bound(alpha))
+        return 1;
+    char what[64];
+    snprintf(what, sizeof what, "F(%dx%d,%dx%d) %s, %d threads", m, m, r, r,
+             variant == WINO_VARIANT_FUSED ? "fused" : "non-fused", threads);
+    conv_check_report(case_id, what, &d, err);
+    return 0;
 }
 
 int main(void)
