@@ -196,6 +196,9 @@ struct wino_conv2d_options {
                                 * other points than the recorded ones run on the portable
                                 * scalar path */
     enum wino_variant variant; /* Winograd staging */
+    const float *bias;         /* K per-output-channel values added to y (NULL = none); copied
+                                * at create */
+    int relu;                  /* 1: y = max(0, y) after the bias */
 };
 
 typedef struct wino_conv2d wino_conv2d;

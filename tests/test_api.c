@@ -126,7 +126,7 @@ static int test_operator_bad_input(void)
     float w[54] = {0}, x[72] = {0}, y[108];
     wino_conv2d *op = NULL;
     struct wino_context ctx = {-1};
-    struct wino_conv2d_options o = {WINO_ALGO_WINOGRAD, 4, NULL, WINO_VARIANT_AUTO};
+    struct wino_conv2d_options o = {WINO_ALGO_WINOGRAD, 4, NULL, WINO_VARIANT_AUTO, NULL, 0};
     int ok = 1;
     ok &= expect(wino_conv2d_create(&good, w, NULL, NULL, NULL), bad, "op NULL");
     ok &= expect(wino_conv2d_create(&good, NULL, NULL, NULL, &op), bad, "weights NULL");
@@ -138,7 +138,9 @@ static int test_operator_bad_input(void)
     ok &= expect(wino_conv2d_can_implement(&good, &o), bad, "unknown variant");
     o.variant = WINO_VARIANT_FUSED, o.algo = WINO_ALGO_DIRECT, o.tile_m = 0;
     ok &= expect(wino_conv2d_can_implement(&good, &o), bad, "variant with DIRECT");
-    o.variant = WINO_VARIANT_AUTO, o.algo = WINO_ALGO_WINOGRAD, o.tile_m = -2;
+    o.variant = WINO_VARIANT_AUTO, o.algo = WINO_ALGO_WINOGRAD, o.relu = 2;
+    ok &= expect(wino_conv2d_can_implement(&good, &o), bad, "relu 2");
+    o.relu = 0, o.tile_m = -2;
     ok &= expect(wino_conv2d_can_implement(&good, &o), bad, "tile_m < 0");
     o.tile_m = 4, o.points = "0,1,1,2,-2";
     ok &= expect(wino_conv2d_create(&good, w, NULL, &o, &op), bad, "repeated points");
@@ -214,10 +216,10 @@ static int check_random_conv(struct test_rng *rng, enum wino_algo algo, int case
     if (wino_conv2d_output_size(&d, NULL, NULL))
         return 1; /* no output for this draw: nothing to check */
     const int m = algo == WINO_ALGO_WINOGRAD ? 2 + (int)(test_rng_next(rng) % 5) : 0;
-    struct wino_conv2d_options o = {algo, m, NULL, WINO_VARIANT_AUTO};
+    struct wino_conv2d_options o = {algo, m, NULL, WINO_VARIANT_AUTO, NULL, 0};
     /* Bounds: FP32 rounding of the direct sum; Winograd F(m, r) error grows with alpha
      * (docs/points.md), these tiles stay far below 1e-4 on (-1,1) data. */
-    const double err = conv_check(&d, &o, NULL, rng, NULL);
+    const double err = conv_check(&d, &o, NULL, rng, case_id % 2, NULL);
     if (err <= (algo == WINO_ALGO_WINOGRAD ? 1e-4 : 1e-6))
         return 1;
     conv_check_report(case_id, algo == WINO_ALGO_WINOGRAD ? "winograd" : "direct", &d, err);

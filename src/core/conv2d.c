@@ -19,6 +19,8 @@ struct wino_conv2d {
     struct wino_conv_sizes sizes;
     enum wino_algo algo;
     struct wino_f32_direct direct;    /* DIRECT */
+    float *bias;                      /* K values copied from the options, or NULL */
+    int relu;
     wino_tile *tile;                  /* WINOGRAD */
     struct wino_f32_engine engine;    /* WINOGRAD with generated transforms (engine.U != NULL) */
     struct wino_f32_winograd winograd; /* WINOGRAD on the scalar path otherwise */
@@ -60,7 +62,7 @@ static enum wino_status plan(const struct wino_conv2d_desc *desc,
                              struct wino_conv_sizes *sizes, enum wino_algo *algo, int *tile_m)
 {
     static const struct wino_conv2d_options defaults = {WINO_ALGO_AUTO, 0, NULL,
-                                                        WINO_VARIANT_AUTO};
+                                                        WINO_VARIANT_AUTO, NULL, 0};
     const struct wino_conv2d_options *o = options ? options : &defaults;
     enum wino_status st = wino_conv_desc_check(desc, sizes);
     if (st)
@@ -76,6 +78,8 @@ static enum wino_status plan(const struct wino_conv2d_desc *desc,
     if (o->algo == WINO_ALGO_DIRECT && (o->tile_m || o->points || o->variant))
         return wino_fail(WINO_INVALID_ARGUMENT,
                          "tile_m, points and variant apply to Winograd only");
+    if (o->relu != 0 && o->relu != 1)
+        return wino_fail(WINO_INVALID_ARGUMENT, "relu = %d must be 0 or 1", o->relu);
     if (desc->dtype != WINO_DTYPE_F32)
         return wino_fail(WINO_UNSUPPORTED, "only FP32 convolution is implemented so far");
     *tile_m = o->tile_m ? o->tile_m : default_tile_m(desc, sizes);
@@ -130,6 +134,14 @@ enum wino_status wino_conv2d_create(const struct wino_conv2d_desc *desc, const v
         return st;
     }
     o->desc = *desc;
+    o->relu = options ? options->relu : 0;
+    if (options && options->bias) {
+        if (!(o->bias = malloc(sizeof(float) * (size_t)desc->k))) {
+            free(o);
+            return wino_fail(WINO_OUT_OF_MEMORY, "wino_conv2d_create: out of memory");
+        }
+        memcpy(o->bias, options->bias, sizeof(float) * (size_t)desc->k);
+    }
     const char *points = options ? options->points : NULL;
     const int threads = ctx && ctx->threads ? ctx->threads : omp_get_num_procs();
     if (o->algo == WINO_ALGO_WINOGRAD) {
@@ -199,14 +211,16 @@ enum wino_status wino_conv2d_run(const wino_conv2d *op, const void *x, void *y, 
         if ((uintptr_t)workspace % 64)
             return wino_fail(WINO_INSUFFICIENT_WORKSPACE, "workspace is not 64-byte aligned");
     }
-    if (op->engine.U) {
-        wino_f32_engine_run(&op->engine, &op->desc, op->sizes.p, op->sizes.q, x, y, workspace);
-    } else if (op->algo == WINO_ALGO_WINOGRAD) {
-        wino_f32_winograd_run(&op->winograd, &op->desc, op->sizes.p, op->sizes.q, x, y,
+    const struct wino_epilogue ep = {op->bias, op->relu};
+    if (op->engine.U)
+        wino_f32_engine_run(&op->engine, &op->desc, op->sizes.p, op->sizes.q, x, &ep, y,
+                            workspace);
+    else if (op->algo == WINO_ALGO_WINOGRAD)
+        wino_f32_winograd_run(&op->winograd, &op->desc, op->sizes.p, op->sizes.q, x, &ep, y,
                               workspace);
-    } else {
-        wino_f32_direct_run(&op->direct, &op->desc, op->sizes.p, op->sizes.q, x, y, workspace);
-    }
+    else
+        wino_f32_direct_run(&op->direct, &op->desc, op->sizes.p, op->sizes.q, x, &ep, y,
+                            workspace);
     return WINO_SUCCESS;
 }
 
@@ -225,6 +239,7 @@ void wino_conv2d_destroy(wino_conv2d *op)
 {
     if (!op)
         return;
+    free(op->bias);
     wino_f32_direct_release(&op->direct);
     wino_f32_engine_release(&op->engine);
     wino_f32_winograd_release(&op->winograd);

@@ -82,7 +82,8 @@ static void im2col(const struct wino_conv2d_desc *d, int q, const float *x, int 
 }
 
 void wino_f32_direct_run(const struct wino_f32_direct *dc, const struct wino_conv2d_desc *d,
-                         int p, int q, const float *x, float *y, void *ws)
+                         int p, int q, const float *x, const struct wino_epilogue *ep, float *y,
+                         void *ws)
 {
     const long pq = (long)p * q, blocks = (pq + dc->block - 1) / dc->block;
     const int crs = d->c * d->r * d->s, K = d->k;
@@ -95,11 +96,19 @@ void wino_f32_direct_run(const struct wino_f32_direct *dc, const struct wino_con
         const long o0 = b % blocks * dc->block;
         const int nb = (int)(pq - o0 < dc->block ? pq - o0 : dc->block);
         im2col(d, q, x, n, o0, nb, col);
-        if (d->layout == WINO_LAYOUT_NCHW) /* y[n][k][o0..] = W (K x CRS) col (CRS x nb) */
-            wino_f32_gemm(dc->isa, K, nb, crs, dc->w, crs, col, nb,
-                          y + (size_t)n * K * (size_t)pq + (size_t)o0, (ptrdiff_t)pq, 0, scratch);
-        else /* y[n][o0..][k] = col (nb x RSC) W^T (RSC x K) */
-            wino_f32_gemm(dc->isa, nb, K, crs, col, crs, dc->w, K,
-                          y + ((size_t)n * (size_t)pq + (size_t)o0) * K, K, 0, scratch);
+        if (d->layout == WINO_LAYOUT_NCHW) { /* y[n][k][o0..] = W (K x CRS) col (CRS x nb) */
+            float *out = y + (size_t)n * K * (size_t)pq + (size_t)o0;
+            wino_f32_gemm(dc->isa, K, nb, crs, dc->w, crs, col, nb, out, (ptrdiff_t)pq, 0, scratch);
+            if (ep->bias || ep->relu)
+                for (int k = 0; k < K; k++)
+                    for (int l = 0; l < nb; l++)
+                        out[(size_t)k * pq + l] = wino_epilogue_one(ep, k, out[(size_t)k * pq + l]);
+        } else { /* y[n][o0..][k] = col (nb x RSC) W^T (RSC x K) */
+            float *out = y + ((size_t)n * (size_t)pq + (size_t)o0) * K;
+            wino_f32_gemm(dc->isa, nb, K, crs, col, crs, dc->w, K, out, K, 0, scratch);
+            if (ep->bias || ep->relu)
+                for (int l = 0; l < nb; l++)
+                    wino_epilogue_pixel(ep, out + (size_t)l * K, out + (size_t)l * K, K);
+        }
     }
 }

@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 
+#include "cpu/epilogue.h"
 #include "cpu/gemm_f32.h"
 #include "wino.h"
 
@@ -28,6 +29,7 @@ void wino_f32_direct_release(struct wino_f32_direct *dc);
 size_t wino_f32_direct_workspace_bytes(const struct wino_f32_direct *dc);
 
 void wino_f32_direct_run(const struct wino_f32_direct *dc, const struct wino_conv2d_desc *desc,
-                         int p, int q, const float *x, float *y, void *ws);
+                         int p, int q, const float *x, const struct wino_epilogue *ep, float *y,
+                         void *ws);
 
 #endif

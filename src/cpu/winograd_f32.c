@@ -178,53 +178,34 @@ static struct tile_pos tile_pos(const struct wino_f32_engine *e, const struct wi
     return tp;
 }
 
-/* The input window of tile t, all channels, into g[(i * alpha + j) * C + c] (zero outside). */
+/* The input window of tile t, all channels (NHWC x), into g[(i * alpha + j) * C + c], zero
+ * outside the image. */
 static void gather_tile(const struct wino_f32_engine *e, const struct wino_conv2d_desc *d,
                         const struct tile_pos *tp, const float *x, float *g)
 {
     const int a = e->alpha, H = d->h, W = d->w, C = d->c;
-    if (d->layout == WINO_LAYOUT_NHWC) {
-        for (int i = 0; i < a; i++)
-            for (int j = 0; j < a; j++) {
-                const int h = tp->h0 + i, w = tp->w0 + j;
-                float *dst = g + (size_t)(i * a + j) * C;
-                if (h >= 0 && h < H && w >= 0 && w < W)
-                    memcpy(dst, x + (((size_t)tp->n * H + h) * W + w) * C, sizeof(float) * C);
-                else
-                    memset(dst, 0, sizeof(float) * C);
-            }
-        return;
-    }
-    for (int c = 0; c < C; c++) {
-        const float *plane = x + ((size_t)tp->n * C + c) * H * W;
-        for (int i = 0; i < a; i++) {
-            const int h = tp->h0 + i;
-            for (int j = 0; j < a; j++) {
-                const int w = tp->w0 + j;
-                g[(size_t)(i * a + j) * C + c] =
-                    h >= 0 && h < H && w >= 0 && w < W ? plane[(size_t)h * W + w] : 0.0f;
-            }
+    for (int i = 0; i < a; i++)
+        for (int j = 0; j < a; j++) {
+            const int h = tp->h0 + i, w = tp->w0 + j;
+            float *dst = g + (size_t)(i * a + j) * C;
+            if (h >= 0 && h < H && w >= 0 && w < W)
+                memcpy(dst, x + (((size_t)tp->n * H + h) * W + w) * C, sizeof(float) * C);
+            else
+                memset(dst, 0, sizeof(float) * C);
         }
-    }
 }
 
-/* The m x m outputs yb[(i * m + j) * K + k] of tile t into y, cropped at the edges. */
+/* The m x m outputs yb[(i * m + j) * K + k] of tile t into NHWC y, cropped at the edges, through
+ * the epilogue. */
 static void scatter_tile(const struct wino_f32_engine *e, const struct wino_conv2d_desc *d, int p,
-                         int q, const struct tile_pos *tp, const float *yb, float *y)
+                         int q, const struct tile_pos *tp, const float *yb,
+                         const struct wino_epilogue *ep, float *y)
 {
     const int m = e->m, K = d->k;
     for (int i = 0; i < m && tp->p0 + i < p; i++)
-        for (int j = 0; j < m && tp->q0 + j < q; j++) {
-            const float *src = yb + (size_t)(i * m + j) * K;
-            if (d->layout == WINO_LAYOUT_NHWC) {
-                memcpy(y + (((size_t)tp->n * p + tp->p0 + i) * q + tp->q0 + j) * K, src,
-                       sizeof(float) * K);
-            } else {
-                float *dst = y + ((size_t)tp->n * K * p + tp->p0 + i) * q + tp->q0 + j;
-                for (int k = 0; k < K; k++)
-                    dst[(size_t)k * p * q] = src[k];
-            }
-        }
+        for (int j = 0; j < m && tp->q0 + j < q; j++)
+            wino_epilogue_pixel(ep, yb + (size_t)(i * m + j) * K,
+                                y + (((size_t)tp->n * p + tp->p0 + i) * q + tp->q0 + j) * K, K);
 }
 
 /* V[(pos * rows + slot) * C + c] = input transform of tile t (channels as lanes). */
@@ -242,13 +223,13 @@ static void input_stage(const struct wino_f32_engine *e, const struct wino_conv2
 /* Output transform of tile t from M[(pos * rows + slot) * K + k], then into y. */
 static void output_stage(const struct wino_f32_engine *e, const struct wino_conv2d_desc *d,
                          const struct geometry *gm, int p, int q, const float *mm, size_t rows,
-                         size_t slot, long t, float *yb, float *y)
+                         size_t slot, long t, float *yb, const struct wino_epilogue *ep, float *y)
 {
     const size_t K = (size_t)d->k;
     const struct tile_pos tp = tile_pos(e, d, gm, t);
     e->tf.output(mm + slot * K, (ptrdiff_t)(e->alpha * rows * K), (ptrdiff_t)(rows * K), yb,
                  (ptrdiff_t)(e->m * K), (ptrdiff_t)K, d->k);
-    scatter_tile(e, d, p, q, &tp, yb, y);
+    scatter_tile(e, d, p, q, &tp, yb, ep, y);
 }
 
 /* M[pos] rows slot .. slot + nt - 1 (tiles x K) = V[pos] rows (tiles x C) * U[pos] (C x K). */
@@ -263,7 +244,7 @@ static void gemm_stage(const struct wino_f32_engine *e, const struct wino_conv2d
 
 static void run_fused(const struct wino_f32_engine *e, const struct wino_conv2d_desc *d, int p,
                       int q, const struct geometry *gm, const struct layout *l, const float *x,
-                      float *y, char *ws)
+                      const struct wino_epilogue *ep, float *y, char *ws)
 {
     const int tb = e->tile_block, aa = e->alpha * e->alpha;
     const long blocks = (gm->tiles + tb - 1) / tb;
@@ -281,13 +262,13 @@ static void run_fused(const struct wino_f32_engine *e, const struct wino_conv2d_
         for (int pos = 0; pos < aa; pos++)
             gemm_stage(e, d, pos, v, mm, (size_t)tb, 0, nt, scratch);
         for (int s = 0; s < nt; s++)
-            output_stage(e, d, gm, p, q, mm, (size_t)tb, (size_t)s, t0 + s, yb, y);
+            output_stage(e, d, gm, p, q, mm, (size_t)tb, (size_t)s, t0 + s, yb, ep, y);
     }
 }
 
 static void run_non_fused(const struct wino_f32_engine *e, const struct wino_conv2d_desc *d,
                           int p, int q, const struct geometry *gm, const struct layout *l,
-                          const float *x, float *y, char *ws)
+                          const float *x, const struct wino_epilogue *ep, float *y, char *ws)
 {
     const int tb = e->tile_block, aa = e->alpha * e->alpha;
     const long T = gm->tiles, chunks = (T + tb - 1) / tb;
@@ -309,7 +290,7 @@ static void run_non_fused(const struct wino_f32_engine *e, const struct wino_con
         }
 #pragma omp for schedule(dynamic, 8)
         for (long t = 0; t < T; t++)
-            output_stage(e, d, gm, p, q, mm, (size_t)T, (size_t)t, t, yb, y);
+            output_stage(e, d, gm, p, q, mm, (size_t)T, (size_t)t, t, yb, ep, y);
     }
 }
 
@@ -330,7 +311,7 @@ static void transpose(const float *in, float *out, int n, size_t rows, size_t co
 }
 
 void wino_f32_engine_run(const struct wino_f32_engine *e, const struct wino_conv2d_desc *d, int p,
-                         int q, const float *x, float *y, void *ws)
+                         int q, const float *x, const struct wino_epilogue *ep, float *y, void *ws)
 {
     const struct geometry gm = geometry_of(e, p, q, d->n);
     struct layout l;
@@ -347,9 +328,9 @@ void wino_f32_engine_run(const struct wino_f32_engine *e, const struct wino_conv
         nhwc.layout = WINO_LAYOUT_NHWC;
     }
     if (e->fused)
-        run_fused(e, &nhwc, p, q, &gm, &l, x, yt, ws);
+        run_fused(e, &nhwc, p, q, &gm, &l, x, ep, yt, ws);
     else
-        run_non_fused(e, &nhwc, p, q, &gm, &l, x, yt, ws);
+        run_non_fused(e, &nhwc, p, q, &gm, &l, x, ep, yt, ws);
     if (d->layout == WINO_LAYOUT_NCHW)
         transpose(yt, y, d->n, (size_t)p * q, (size_t)d->k, e->threads);
 }

@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 
+#include "cpu/epilogue.h"
 #include "cpu/gemm_f32.h"
 #include "cpu/transform_table.h"
 #include "wino.h"
@@ -48,8 +49,9 @@ size_t wino_f32_engine_workspace_bytes(const struct wino_f32_engine *e,
                                        const struct wino_conv2d_desc *desc, int p, int q,
                                        int *overflow);
 
-/* y = conv(x) with the prepared filters; ws 64-byte aligned, workspace_bytes long. */
+/* y = epilogue(conv(x)) with the prepared filters; ws 64-byte aligned, workspace_bytes long. */
 void wino_f32_engine_run(const struct wino_f32_engine *e, const struct wino_conv2d_desc *desc,
-                         int p, int q, const float *x, float *y, void *ws);
+                         int p, int q, const float *x, const struct wino_epilogue *ep, float *y,
+                         void *ws);
 
 #endif

@@ -92,7 +92,7 @@ size_t wino_f32_winograd_workspace_floats(const struct wino_f32_winograd *plan,
 
 void wino_f32_winograd_run(const struct wino_f32_winograd *plan,
                            const struct wino_conv2d_desc *desc, int p, int q, const float *x,
-                           float *y, float *ws)
+                           const struct wino_epilogue *ep, float *y, float *ws)
 {
     const int m = plan->m, a = plan->alpha, C = desc->c, K = desc->k, H = desc->h, W = desc->w;
     const size_t aa = (size_t)(a * a);
@@ -124,7 +124,7 @@ void wino_f32_winograd_run(const struct wino_f32_winograd *plan,
                         for (int j = 0; j < m && tx + j < q; j++) {
                             const size_t o = nhwc ? (((size_t)n * p + ty + i) * q + tx + j) * K + k
                                                   : (((size_t)n * K + k) * p + ty + i) * q + tx + j;
-                            y[o] = Y[i * m + j];
+                            y[o] = wino_epilogue_one(ep, k, Y[i * m + j]);
                         }
                 }
             }

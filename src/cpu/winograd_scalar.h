@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 
+#include "cpu/epilogue.h"
 #include "wino.h"
 
 struct wino_f32_winograd {
@@ -27,6 +28,6 @@ size_t wino_f32_winograd_workspace_floats(const struct wino_f32_winograd *plan,
 
 void wino_f32_winograd_run(const struct wino_f32_winograd *plan,
                            const struct wino_conv2d_desc *desc, int p, int q, const float *x,
-                           float *y, float *workspace);
+                           const struct wino_epilogue *ep, float *y, float *workspace);
 
 #endif
