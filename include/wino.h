@@ -178,7 +178,11 @@ enum wino_status wino_conv2d_output_size(const struct wino_conv2d_desc *desc, in
 
 /* Execution context: where and how a convolution runs. */
 struct wino_context {
-    int threads;   /* CPU threads; 0 = number of online cores */
+    int threads;              /* CPU threads; 0 = number of online cores */
+    const char *tuning_cache; /* a file written by wino_tune (`wino tune`), or NULL. With
+                               * WINO_ALGO_AUTO and no tile, points or variant given, create()
+                               * uses the entry measured for this layer, ISA and thread count;
+                               * a missing, stale or corrupt file is ignored */
 };
 
 /* How a Winograd convolution is staged (seed 001's WV parameter). */
@@ -202,6 +206,29 @@ struct wino_conv2d_options {
 };
 
 typedef struct wino_conv2d wino_conv2d;
+
+/* ---------------------------------------------------------------------------------------------
+ * Tuning: measure instead of guess (seed 001 section 3.3)
+ * ------------------------------------------------------------------------------------------- */
+
+struct wino_tuning_choice {
+    enum wino_algo algo;       /* WINO_ALGO_DIRECT or WINO_ALGO_WINOGRAD */
+    int tile_m;                /* Winograd output tile (0 for direct) */
+    enum wino_variant variant; /* Winograd variant (AUTO for direct) */
+    double ms;                 /* its median time */
+};
+
+/* Times every candidate for desc (FP32) on this machine with ctx->threads: direct, and Winograd
+ * with each generated tile m in 2..6 in both variants; reps >= 1 timed runs each (median), on
+ * random data. Stores the fastest in ctx->tuning_cache (created or updated atomically: a new
+ * file renamed over the old) when that is not NULL, and returns it in *choice (optional). */
+enum wino_status wino_tune(const struct wino_conv2d_desc *desc, const struct wino_context *ctx,
+                           int reps, struct wino_tuning_choice *choice);
+
+/* Checks a tuning cache: WINO_SUCCESS when it is readable and well formed, WINO_UNSUPPORTED when
+ * it does not exist, WINO_INVALID_ARGUMENT (with the line at fault) when it is corrupt or of
+ * another format version. */
+enum wino_status wino_tuning_cache_check(const char *path);
 
 /* Answers whether wino_conv2d_create would succeed for these arguments, with no side effects:
  * WINO_SUCCESS, WINO_INVALID_ARGUMENT or WINO_UNSUPPORTED (with wino_last_error() saying why).

@@ -125,7 +125,7 @@ static int test_operator_bad_input(void)
     struct wino_conv2d_desc good = wino_conv2d_desc_make(1, 2, 6, 6, 3, 3, 3, 1, 1), d;
     float w[54] = {0}, x[72] = {0}, y[108];
     wino_conv2d *op = NULL;
-    struct wino_context ctx = {-1};
+    struct wino_context ctx = {-1, NULL};
     struct wino_conv2d_options o = {WINO_ALGO_WINOGRAD, 4, NULL, WINO_VARIANT_AUTO, NULL, 0};
     int ok = 1;
     ok &= expect(wino_conv2d_create(&good, w, NULL, NULL, NULL), bad, "op NULL");

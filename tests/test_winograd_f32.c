@@ -35,7 +35,7 @@ static int check(struct test_rng *rng, int m, int r, enum wino_variant variant, 
     if (wino_conv2d_output_size(&d, NULL, NULL))
         return 1; /* no output for this draw */
     struct wino_conv2d_options o = {WINO_ALGO_WINOGRAD, m, NULL, variant, NULL, 0};
-    struct wino_context ctx = {threads};
+    struct wino_context ctx = {threads, NULL};
     enum wino_variant used = WINO_VARIANT_AUTO;
     double err = conv_check(&d, &o, &ctx, rng, case_id % 3 != 1, &used);
     if (used != variant)

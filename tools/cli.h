@@ -7,6 +7,7 @@
 int wino_cmd_gen(int argc, char **argv);
 int wino_cmd_points(int argc, char **argv);
 int wino_cmd_demo(int argc, char **argv);
+int wino_cmd_tune(int argc, char **argv);
 int wino_cmd_bench(int argc, char **argv);
 
 /* Parses a whole decimal integer in [min, max]; on error prints

@@ -16,6 +16,7 @@ static const struct verb verbs[] = {
     {"demo", wino_cmd_demo, "generate F(4,3), convolve a default layer, report the error"},
     {"gen", wino_cmd_gen, "print the exact transforms of F(m, r), op counts, emitted code"},
     {"points", wino_cmd_points, "search the most accurate interpolation points for a tile size"},
+    {"tune", wino_cmd_tune, "measure the best algorithm, tile and variant per layer into a cache"},
 };
 
 static void usage(void)

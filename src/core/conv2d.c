@@ -10,6 +10,7 @@
 
 #include "core/conv_desc.h"
 #include "core/error.h"
+#include "core/tuning_cache.h"
 #include "cpu/direct_f32.h"
 #include "cpu/winograd_f32.h"
 #include "cpu/winograd_scalar.h"
@@ -124,6 +125,22 @@ enum wino_status wino_conv2d_create(const struct wino_conv2d_desc *desc, const v
     if (ctx && ctx->threads < 0)
         return wino_fail(WINO_INVALID_ARGUMENT, "context threads = %d must be >= 0",
                          ctx->threads);
+    const int threads = ctx && ctx->threads ? ctx->threads : omp_get_num_procs();
+    struct wino_conv2d_options tuned;
+    if (ctx && ctx->tuning_cache && desc &&
+        (!options || (options->algo == WINO_ALGO_AUTO && !options->tile_m && !options->points &&
+                      options->variant == WINO_VARIANT_AUTO))) {
+        struct wino_tuning_choice c;
+        if (wino_tuning_lookup(ctx->tuning_cache, (int)wino_cpu_isa(), threads, desc, &c)) {
+            const struct wino_conv2d_options none = {WINO_ALGO_AUTO, 0, NULL, WINO_VARIANT_AUTO,
+                                                     NULL, 0};
+            tuned = options ? *options : none;
+            tuned.algo = c.algo;
+            tuned.tile_m = c.tile_m;
+            tuned.variant = c.variant;
+            options = &tuned;
+        }
+    }
     struct wino_conv2d *o = calloc(1, sizeof *o);
     if (!o)
         return wino_fail(WINO_OUT_OF_MEMORY, "wino_conv2d_create: out of memory");
@@ -143,7 +160,6 @@ enum wino_status wino_conv2d_create(const struct wino_conv2d_desc *desc, const v
         memcpy(o->bias, options->bias, sizeof(float) * (size_t)desc->k);
     }
     const char *points = options ? options->points : NULL;
-    const int threads = ctx && ctx->threads ? ctx->threads : omp_get_num_procs();
     if (o->algo == WINO_ALGO_WINOGRAD) {
         st = wino_tile_create(tile_m, desc->r, points, 0, &o->tile);
         if (!st && !points && wino_f32_engine_has_tile(tile_m, desc->r)) {

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Command-line checks of `wino tune`: --help, bad input (exit 2, one stderr line, empty stdout),
+# a small run on the smoke set whose cache `--check` accepts.
+# Usage: bash tests/test_cli_tune.sh PATH_TO_WINO   (from the repository root)
+set -u
+wino=${1:?usage: test_cli_tune.sh PATH_TO_WINO}
+verb=tune
+# shellcheck source=tests/cli_lib.sh
+source "$(dirname "$0")/cli_lib.sh"
+
+if "$wino" tune --help >"$tmp/out" 2>&1 && grep -q "usage: wino tune" "$tmp/out"; then ok; else fail "--help"; fi
+expect_usage_error "no options"
+expect_usage_error "no set" --cache "$tmp/c"
+expect_usage_error "unknown set" --cache "$tmp/c" --set no-such-set
+expect_usage_error "reps 0" --cache "$tmp/c" --set smoke --reps 0
+expect_usage_error "threads x" --cache "$tmp/c" --set smoke --threads x
+expect_usage_error "bad layout" --cache "$tmp/c" --set smoke --layout nchwc
+expect_usage_error "missing value" --cache
+expect_usage_error "unknown option" --frobnicate
+
+if "$wino" tune --cache "$tmp/c" --set smoke --reps 1 --threads 1 >"$tmp/out" 2>"$tmp/err" &&
+   [ "$(wc -l <"$tmp/out")" -eq 3 ] && "$wino" tune --check "$tmp/c" >/dev/null; then
+    ok
+else
+    fail "smoke run"; cat "$tmp/err"
+fi
+printf 'not a cache\n' >"$tmp/bad"
+if ! "$wino" tune --check "$tmp/bad" 2>/dev/null; then ok; else fail "--check accepted a bad file"; fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
