@@ -53,6 +53,7 @@ struct bench_problem {
     int p, q;                                   /* output height and width */
     const float *x, *w;
     int threads;
+    const char *tuning_cache; /* for wino's automatic choice, or NULL */
 };
 
 /* Writes "F{m}x{m}_{r}x{s}" into buf. */

@@ -40,6 +40,7 @@ static const int winograd_tiles[] = {2, 4, 6}; /* the m of wino-winograd's rows 
 
 struct args {
     const char *set, *sets_dir;
+    const char *tuning_cache; /* for wino-auto, or NULL */
     long batch, threads, reps, warmup; /* batch 0 = as in the set file */
     int csv;
     unsigned impls; /* bit i = enum impl i selected */
@@ -81,6 +82,7 @@ static void usage(FILE *out)
             "  --backend cpu    the backend (cuda: not built yet)\n"
             "  --set NAME       layer set DIR/NAME.txt, lines `name N C H W K R S pad stride`\n"
             "  --sets-dir DIR   where the sets are (default bench/sets, from the repository root)\n"
+            "  --tuning-cache F wino-auto follows the choices `wino tune` recorded in F\n"
             "  --batch N        override every layer's batch size\n"
             "  --dtype f32      element type (only f32 so far)\n"
             "  --threads T      threads of every implementation (default: online cores); sets\n"
@@ -173,13 +175,15 @@ static int parse_args(int argc, char **argv, struct args *a)
             rc = numeric(argc, argv, &i, 0, 1000000, &a->warmup);
         else if (!strcmp(opt, "--set") || !strcmp(opt, "--sets-dir") ||
                  !strcmp(opt, "--backend") || !strcmp(opt, "--dtype") ||
-                 !strcmp(opt, "--impl")) {
+                 !strcmp(opt, "--impl") || !strcmp(opt, "--tuning-cache")) {
             if (!(v = cli_value(VERB, argc, argv, &i)))
                 return 2;
             if (!strcmp(opt, "--set"))
                 a->set = v;
             else if (!strcmp(opt, "--sets-dir"))
                 a->sets_dir = v;
+            else if (!strcmp(opt, "--tuning-cache"))
+                a->tuning_cache = v;
             else if (!strcmp(opt, "--backend"))
                 backend = v;
             else if (!strcmp(opt, "--dtype"))
@@ -395,7 +399,8 @@ static int bench_layer(const struct args *a, const struct bench_layer *l, int in
     struct bench_layer layer = *l;
     if (a->batch)
         layer.n = (int)a->batch;
-    struct bench_problem pb = {bench_layer_desc(&layer), 0, 0, NULL, NULL, (int)a->threads};
+    struct bench_problem pb = {bench_layer_desc(&layer), 0, 0, NULL, NULL, (int)a->threads,
+                               a->tuning_cache};
     if (wino_conv2d_output_size(&pb.desc, &pb.p, &pb.q) != WINO_SUCCESS) {
         fprintf(stderr, "wino " VERB ": %s: %s\n", l->name, wino_last_error());
         return 1;
