@@ -185,7 +185,7 @@ struct wino_context {
                                * a missing, stale or corrupt file is ignored */
 };
 
-/* How a Winograd convolution is staged (seed 001's WV parameter). */
+/* How a Winograd convolution is staged (Mazaheri et al. (EuroSys'20)'s WV parameter). */
 enum wino_variant {
     WINO_VARIANT_AUTO = 0,      /* wino chooses */
     WINO_VARIANT_NON_FUSED = 1, /* input transform of all tiles, then alpha^2 GEMMs, then output */
@@ -208,7 +208,7 @@ struct wino_conv2d_options {
 typedef struct wino_conv2d wino_conv2d;
 
 /* ---------------------------------------------------------------------------------------------
- * Tuning: measure instead of guess (seed 001 section 3.3)
+ * Tuning: measure instead of guess (Mazaheri et al. (EuroSys'20) section 3.3)
  * ------------------------------------------------------------------------------------------- */
 
 struct wino_tuning_choice {

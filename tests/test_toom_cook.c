@@ -45,7 +45,7 @@ static int matrix_is(const wino_tile *t, enum wino_matrix which, int rows, int c
     return ok;
 }
 
-/* Seed 000 eq. (5): F(4,3) with points (0, 1, -1, 2, -2). */
+/* Mori et al. (Electronics 2024) eq. (5): F(4,3) with points (0, 1, -1, 2, -2). */
 static int test_f43_mori(void)
 {
     static const char *const BT[] = {"4", "0", "-5", "0", "1", "0",  "0", "-4", "-4", "1", "1", "0",
@@ -114,7 +114,7 @@ static int test_f23_lavin(void)
     return ok;
 }
 
-/* Seed 002 Fig. 8: alpha = 8 input transform has a row +-(1 0 -21/4 0 21/4 0 -1 0); with integer
+/* WinRS (Zhang et al., ICPP'25) Fig. 8: alpha = 8 input transform has a row +-(1 0 -21/4 0 21/4 0 -1 0); with integer
  * B^T that row becomes +-(4 0 -21 0 21 0 -4 0). */
 static int test_alpha8_row(void)
 {
@@ -399,7 +399,7 @@ int main(void)
 {
     uint64_t seed = test_seed();
     struct test_counts c = {0, 0};
-    test_check(&c, test_f43_mori(), "F(4,3) equals seed 000 eq. (5)");
+    test_check(&c, test_f43_mori(), "F(4,3) equals Mori et al. (Electronics 2024) eq. (5)");
     test_check(&c, test_f23_lavin(), "F(2,3) equals Lavin and Gray up to paired sign flips");
     test_check(&c, test_alpha8_row(), "alpha = 8 row +-(1 0 -21/4 0 21/4 0 -1 0)");
     test_check(&c, test_identity_range(seed), "exact identity, m in [1,10], r in [1,9]");

@@ -102,7 +102,7 @@ static void usage(FILE *out)
         else
             fprintf(out, "                     %s\n", impl_names[i]);
     }
-    fprintf(out, "  --csv            machine-readable rows (header as in docs: DESIGN.md)\n"
+    fprintf(out, "  --csv            machine-readable rows, one per (layer, impl), header set,layer,N,...,device\n"
                  "  -h, --help       this text\n");
 }
 

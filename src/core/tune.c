@@ -1,5 +1,5 @@
 /* wino_tune: time every candidate algorithm / tile / variant of one layer and keep the fastest
- * (seed 001 section 3.3, brute force over a small space). */
+ * (Mazaheri et al. (EuroSys'20) section 3.3, brute force over a small space). */
 #define _POSIX_C_SOURCE 200112L /* clock_gettime, posix_memalign */
 
 #include <stdlib.h>

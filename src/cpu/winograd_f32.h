@@ -4,9 +4,9 @@
  * packed filters U (alpha^2 x C x K) gives M (alpha^2 x tiles x K); the transforms take channels
  * as their vector lanes. Two variants share the stages:
  *  - non-fused: the whole transformed input V (alpha^2 x C x T tiles) is built, then alpha^2
- *    GEMMs, then the output transform (seed 001's non-fused template);
+ *    GEMMs, then the output transform (Mazaheri et al. (EuroSys'20)'s non-fused template);
  *  - fused: a block of tiles goes through all three stages while it stays in cache (the CPU
- *    counterpart of seed 001's fused template). */
+ *    counterpart of Mazaheri et al. (EuroSys'20)'s fused template). */
 #ifndef WINO_CPU_WINOGRAD_F32_H
 #define WINO_CPU_WINOGRAD_F32_H
 

@@ -1,4 +1,4 @@
-/* Interpolation-point search (seed 001 section 3.1.1): for a tile size alpha, the finite points
+/* Interpolation-point search (Mazaheri et al. (EuroSys'20) section 3.1.1): for a tile size alpha, the finite points
  * of F(m x m, 3 x 3), m = alpha - 2, whose FP32 Winograd result is closest to an FP64 direct
  * correlation. The error of a point set is the median, over N random trials, of the relative L1
  * error sum|Y32 - Y64| / sum|Y64| of one m x m output tile; input tile d and filter g are uniform
@@ -16,7 +16,7 @@
  *  1. Beam growth from (0, 1, -1). The beam of k points holds the `beam` best sets of k points,
  *     each measured as the tile it makes (alpha = k + 1), among: every set of the beam of k - 1
  *     points plus one unused candidate, and every set of the beam of k - 2 points plus a
- *     symmetric pair {p, -p} or {p, -1/p} (the shape of the best known sets, seed 001 Table 3).
+ *     symmetric pair {p, -p} or {p, -1/p} (the shape of the best known sets, Mazaheri et al. (EuroSys'20) Table 3).
  *     A beam of 1 is plain greedy growth.
  *  2. Refinement of each set of the final beam, until a whole pass changes nothing (at most 10
  *     passes): for each chosen point, every unused candidate in its place; for each chosen
@@ -28,7 +28,7 @@
  *     so the reported error is always the median over all trials.
  *  4. Ties: among the reranked sets whose median is within `tie` of the lowest, the set whose
  *     2D transforms (input, filter, output of F(m x m, 3 x 3), an fma counted as one operation)
- *     need the fewest operations wins; simple points are cheap points (seed 001 section 3.1.1).
+ *     need the fewest operations wins; simple points are cheap points (Mazaheri et al. (EuroSys'20) section 3.1.1).
  * The library prints nothing: progress goes to a callback. */
 #ifndef WINO_GEN_POINT_SEARCH_H
 #define WINO_GEN_POINT_SEARCH_H

@@ -1,5 +1,5 @@
 /* Transform recipes: straight-line programs computing y = M x for an exact rational matrix M,
- * built by the optimizer of seed 001 section 3.1.2 (plus seed 002's symmetric row pairs).
+ * built by the optimizer of Mazaheri et al. (EuroSys'20) section 3.1.2 (plus WinRS (Zhang et al., ICPP'25)'s symmetric row pairs).
  *
  * Values are numbered: 0..n_in-1 are the inputs x_j, n_in + k is the result of instruction k.
  * Every instruction is linear in its operands, so evaluating a recipe exactly on the unit vectors

@@ -1,4 +1,4 @@
-/* The recipe optimizer (seed 001 section 3.1.2, Fig. 3; seed 002 "transform simplification").
+/* The recipe optimizer (Mazaheri et al. (EuroSys'20) section 3.1.2, Fig. 3; WinRS (Zhang et al., ICPP'25) "transform simplification").
  *
  * A matrix becomes one linear form per row, sum_j c_j s_j over symbols s: the inputs, then
  * temporaries that the passes introduce (each itself a linear form). Passes (a), (c), (d) rewrite
