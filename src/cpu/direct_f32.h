@@ -1,6 +1,8 @@
 /* FP32 direct convolution as im2col + GEMM (src/cpu/gemm_f32.h), for every valid descriptor
- * (any filter, padding, stride, dilation), threaded with OpenMP over column blocks. The columns
- * of a block of output pixels are built in a per-thread buffer, so the workspace stays small. */
+ * (any filter, padding, stride, dilation), threaded with OpenMP over blocks of output pixels.
+ * It computes in NHWC: a block's rows of taps (R S C per output pixel) are built in a per-thread
+ * buffer and multiplied by the weights (R S C x K), packed once at create; NCHW tensors are
+ * transposed into the workspace and back. */
 #ifndef WINO_CPU_DIRECT_F32_H
 #define WINO_CPU_DIRECT_F32_H
 
@@ -12,14 +14,15 @@
 
 struct wino_f32_direct {
     int threads;
-    int block;         /* output pixels per column block */
+    int block;         /* output pixels per block (GEMM rows) */
     enum wino_isa isa;
-    float *w;          /* NCHW: K x (C R S); NHWC: (R S C) x K, as the GEMM wants them */
+    void *w;           /* (R S C) x K weights packed for the GEMM */
     size_t col_bytes;  /* per thread, 64-byte multiple */
     size_t gemm_bytes; /* per thread, 64-byte multiple */
+    size_t x_bytes, y_bytes; /* NCHW: NHWC copies of x and y, 64-byte multiples */
 };
 
-/* Copies the weights (laid out as desc->layout says) into GEMM order. threads >= 1. Returns
+/* Reorders and packs the weights (laid out as desc->layout says). threads >= 1. Returns
  * WINO_SUCCESS, WINO_OUT_OF_MEMORY, or WINO_INVALID_ARGUMENT when a size overflows. */
 enum wino_status wino_f32_direct_prepare(struct wino_f32_direct *dc,
                                          const struct wino_conv2d_desc *desc,

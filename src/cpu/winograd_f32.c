@@ -9,6 +9,7 @@
 
 #include "core/conv_desc.h"
 #include "core/error.h"
+#include "cpu/layout_f32.h"
 
 /* Tiles are numbered t = (n * tiles_h + ty) * tiles_w + tx; a tile's input window starts at
  * (ty * m - pad_h, tx * m - pad_w) and its outputs at (ty * m, tx * m). */
@@ -294,22 +295,6 @@ static void run_non_fused(const struct wino_f32_engine *e, const struct wino_con
     }
 }
 
-/* out[n][j][i] = in[n][i][j] for n images of rows x cols, in 32 x 32 blocks, threaded. */
-static void transpose(const float *in, float *out, int n, size_t rows, size_t cols, int threads)
-{
-    const size_t bi = (rows + 31) / 32, bj = (cols + 31) / 32;
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (long b = 0; b < (long)(n * bi * bj); b++) {
-        const size_t img = (size_t)b / (bi * bj), i0 = (size_t)b / bj % bi * 32,
-                     j0 = (size_t)b % bj * 32;
-        const float *src = in + img * rows * cols;
-        float *dst = out + img * rows * cols;
-        for (size_t i = i0; i < i0 + 32 && i < rows; i++)
-            for (size_t j = j0; j < j0 + 32 && j < cols; j++)
-                dst[j * rows + i] = src[i * cols + j];
-    }
-}
-
 void wino_f32_engine_run(const struct wino_f32_engine *e, const struct wino_conv2d_desc *d, int p,
                          int q, const float *x, const struct wino_epilogue *ep, float *y, void *ws)
 {
@@ -323,7 +308,7 @@ void wino_f32_engine_run(const struct wino_f32_engine *e, const struct wino_conv
         const size_t shared = l.shared_v + l.shared_m;
         xt = (float *)(base + l.per_thread * (size_t)e->threads + shared);
         yt = (float *)((char *)xt + l.shared_x);
-        transpose(x, xt, d->n, (size_t)d->c, (size_t)d->h * d->w, e->threads);
+        wino_f32_transpose_batched(x, xt, d->n, (size_t)d->c, (size_t)d->h * d->w, e->threads);
         x = xt;
         nhwc.layout = WINO_LAYOUT_NHWC;
     }
@@ -332,5 +317,5 @@ void wino_f32_engine_run(const struct wino_f32_engine *e, const struct wino_conv
     else
         run_non_fused(e, &nhwc, p, q, &gm, &l, x, ep, yt, ws);
     if (d->layout == WINO_LAYOUT_NCHW)
-        transpose(yt, y, d->n, (size_t)p * q, (size_t)d->k, e->threads);
+        wino_f32_transpose_batched(yt, y, d->n, (size_t)p * q, (size_t)d->k, e->threads);
 }
