@@ -80,6 +80,11 @@ int main(void)
         ok &= conv_check(&d, &auto_opts, &ctx, &rng, 0, NULL) <= 1e-5; /* ignored, still works */
     }
     test_check(&c, ok, "stale and corrupt caches are refused by the check, ignored by create");
+    /* well formed, but not a choice create() can follow: direct with a variant and a tile */
+    ok = write_file(path, "wino-tuning-cache 1\n"
+                          "2 1 0 0 1 8 13 11 6 3 3 1 1 1 1 1 1 1 4 2 0.5\n");
+    ok &= conv_check(&d, &auto_opts, &ctx, &rng, 0, NULL) <= 1e-5;
+    test_check(&c, ok, "an entry create() cannot follow is ignored");
 
     struct wino_conv2d_desc int8 = d;
     int8.dtype = WINO_DTYPE_S8;

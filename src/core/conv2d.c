@@ -127,6 +127,7 @@ enum wino_status wino_conv2d_create(const struct wino_conv2d_desc *desc, const v
                          ctx->threads);
     const int threads = ctx && ctx->threads ? ctx->threads : omp_get_num_procs();
     struct wino_conv2d_options tuned;
+    const struct wino_conv2d_options *requested = options;
     if (ctx && ctx->tuning_cache && desc &&
         (!options || (options->algo == WINO_ALGO_AUTO && !options->tile_m && !options->points &&
                       options->variant == WINO_VARIANT_AUTO))) {
@@ -146,6 +147,10 @@ enum wino_status wino_conv2d_create(const struct wino_conv2d_desc *desc, const v
         return wino_fail(WINO_OUT_OF_MEMORY, "wino_conv2d_create: out of memory");
     int tile_m = 0;
     enum wino_status st = plan(desc, options, &o->sizes, &o->algo, &tile_m);
+    if (st && options != requested) { /* a cache entry this build cannot follow is ignored */
+        options = requested;
+        st = plan(desc, options, &o->sizes, &o->algo, &tile_m);
+    }
     if (st) {
         free(o);
         return st;
