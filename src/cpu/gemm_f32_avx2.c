@@ -6,6 +6,8 @@
  * Compiled with function-level target attributes: the library needs no global -m flags. */
 #include "cpu/gemm_f32.h"
 
+#define WINO_GEMM_NAME(f) f##__avx2
+
 #if defined(__x86_64__) && defined(__GNUC__)
 
 #include <immintrin.h>
@@ -15,23 +17,7 @@
 
 enum { MR = 6, NR = 16, KC = 256, NC = 1024 };
 
-static size_t round64(size_t x)
-{
-    return (x + 63) & ~(size_t)63;
-}
-
-static int kc_step(int k)
-{
-    int nb = (k + KC - 1) / KC;
-    if (nb < 1)
-        nb = 1;
-    return (k + nb - 1) / nb;
-}
-
-static int npad(int n)
-{
-    return (n + NR - 1) / NR * NR;
-}
+#include "cpu/gemm_f32_blocks.h"
 
 /* Lanes 0..w-1 set (w clamped to 0..8). */
 TGT static __m256i mask8(int w)
@@ -146,142 +132,11 @@ TGT static void macro(int m, int nc, int kc, const float *a, ptrdiff_t lda, cons
     }
 }
 
-static void zero_c(int m, int n, float *c, ptrdiff_t ldc)
-{
-    int i, j;
-    for (i = 0; i < m; i++)
-        for (j = 0; j < n; j++)
-            c[(ptrdiff_t)i * ldc + j] = 0.0f;
-}
-
-size_t wino_f32_gemm_scratch_bytes__avx2(int m, int n, int k)
-{
-    int kc, nc;
-    (void)m;
-    if (k <= 0 || n <= 0)
-        return 0;
-    kc = kc_step(k);
-    nc = n < NC ? n : NC;
-    return round64((size_t)kc * (size_t)npad(nc) * sizeof(float)) +
-           round64((size_t)MR * (size_t)kc * sizeof(float));
-}
-
-TGT void wino_f32_gemm__avx2(int m, int n, int k, const float *a, ptrdiff_t lda, const float *b,
-                             ptrdiff_t ldb, float *c, ptrdiff_t ldc, int accumulate,
-                             void *scratch)
-{
-    int jc, pc, kstep, ncmax;
-    float *bp, *ap;
-    if (m <= 0 || n <= 0)
-        return;
-    if (k <= 0) {
-        if (!accumulate)
-            zero_c(m, n, c, ldc);
-        return;
-    }
-    kstep = kc_step(k);
-    ncmax = n < NC ? n : NC;
-    bp = (float *)scratch;
-    ap = (float *)((char *)scratch + round64((size_t)kstep * (size_t)npad(ncmax) * sizeof(float)));
-    for (jc = 0; jc < n; jc += NC) {
-        const int nc = n - jc < NC ? n - jc : NC;
-        for (pc = 0; pc < k; pc += kstep) {
-            const int kc = k - pc < kstep ? k - pc : kstep;
-            pack_b_block(kc, nc, b + (ptrdiff_t)pc * ldb + jc, ldb, bp);
-            macro(m, nc, kc, a + pc, lda, bp, c + jc, ldc, accumulate || pc > 0, ap);
-        }
-    }
-}
-
-/* Packed layout: as in the AVX-512 file with 16-column panels. */
-size_t wino_f32_gemm_packed_b_bytes__avx2(int k, int n)
-{
-    if (k <= 0 || n <= 0)
-        return 0;
-    return (size_t)k * (size_t)npad(n) * sizeof(float);
-}
-
-TGT void wino_f32_gemm_pack_b__avx2(int k, int n, const float *b, ptrdiff_t ldb, void *packed)
-{
-    int pc, kstep;
-    const size_t np = (size_t)npad(n);
-    if (k <= 0 || n <= 0)
-        return;
-    kstep = kc_step(k);
-    for (pc = 0; pc < k; pc += kstep) {
-        const int kc = k - pc < kstep ? k - pc : kstep;
-        pack_b_block(kc, n, b + (ptrdiff_t)pc * ldb, ldb, (float *)packed + (size_t)pc * np);
-    }
-}
-
-size_t wino_f32_gemm_packed_scratch_bytes__avx2(int m, int n, int k)
-{
-    (void)m;
-    (void)n;
-    if (k <= 0)
-        return 0;
-    return round64((size_t)MR * (size_t)kc_step(k) * sizeof(float));
-}
-
-TGT void wino_f32_gemm_packed__avx2(int m, int n, int k, const float *a, ptrdiff_t lda,
-                                    const void *packed_b, float *c, ptrdiff_t ldc, int accumulate,
-                                    void *scratch)
-{
-    int jc, pc, kstep;
-    const size_t np = (size_t)npad(n);
-    const float *bpk = (const float *)packed_b;
-    if (m <= 0 || n <= 0)
-        return;
-    if (k <= 0) {
-        if (!accumulate)
-            zero_c(m, n, c, ldc);
-        return;
-    }
-    kstep = kc_step(k);
-    for (pc = 0; pc < k; pc += kstep) {
-        const int kc = k - pc < kstep ? k - pc : kstep;
-        const float *blk = bpk + (size_t)pc * np;
-        for (jc = 0; jc < n; jc += NC) {
-            const int nc = n - jc < NC ? n - jc : NC;
-            macro(m, nc, kc, a + pc, lda, blk + (size_t)jc * (size_t)kc, c + jc, ldc,
-                  accumulate || pc > 0, (float *)scratch);
-        }
-    }
-}
+#include "cpu/gemm_f32_driver.h"
 
 #else /* not x86-64 GCC/Clang: never dispatched to (wino_cpu_isa says scalar) */
 
-size_t wino_f32_gemm_scratch_bytes__avx2(int m, int n, int k)
-{
-    (void)m, (void)n, (void)k;
-    return 0;
-}
-void wino_f32_gemm__avx2(int m, int n, int k, const float *a, ptrdiff_t lda, const float *b,
-                         ptrdiff_t ldb, float *c, ptrdiff_t ldc, int accumulate, void *scratch)
-{
-    (void)m, (void)n, (void)k, (void)a, (void)lda, (void)b, (void)ldb, (void)c, (void)ldc;
-    (void)accumulate, (void)scratch;
-}
-size_t wino_f32_gemm_packed_b_bytes__avx2(int k, int n)
-{
-    (void)k, (void)n;
-    return 0;
-}
-void wino_f32_gemm_pack_b__avx2(int k, int n, const float *b, ptrdiff_t ldb, void *packed)
-{
-    (void)k, (void)n, (void)b, (void)ldb, (void)packed;
-}
-size_t wino_f32_gemm_packed_scratch_bytes__avx2(int m, int n, int k)
-{
-    (void)m, (void)n, (void)k;
-    return 0;
-}
-void wino_f32_gemm_packed__avx2(int m, int n, int k, const float *a, ptrdiff_t lda,
-                                const void *packed_b, float *c, ptrdiff_t ldc, int accumulate,
-                                void *scratch)
-{
-    (void)m, (void)n, (void)k, (void)a, (void)lda, (void)packed_b, (void)c, (void)ldc;
-    (void)accumulate, (void)scratch;
-}
+#define WINO_GEMM_STUB
+#include "cpu/gemm_f32_driver.h"
 
 #endif
