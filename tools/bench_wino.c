@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "cpu/layout_f32.h"
 
 struct wino_state {
     wino_conv2d *op;
@@ -33,19 +34,10 @@ static int wino_run(void *p)
            WINO_SUCCESS;
 }
 
-/* out[b][j][i] = in[b][i][j] for b images of rows x cols. */
-static void transpose(const float *in, float *out, int b, size_t rows, size_t cols)
-{
-    for (size_t img = 0; img < (size_t)b; img++)
-        for (size_t i = 0; i < rows; i++)
-            for (size_t j = 0; j < cols; j++)
-                out[(img * cols + j) * rows + i] = in[(img * rows + i) * cols + j];
-}
-
 static int wino_output(void *p, float *y)
 {
     struct wino_state *st = p;
-    transpose(st->y, y, st->n, (size_t)st->pq, (size_t)st->k);
+    wino_f32_transpose_batched(st->y, y, st->n, (size_t)st->pq, (size_t)st->k, 1);
     return 0;
 }
 
@@ -92,8 +84,9 @@ enum bench_prep bench_wino_prepare(const struct bench_problem *pb, enum wino_alg
     st->x = malloc((size_t)desc.n * desc.c * hw * sizeof *st->x);
     st->w = malloc((size_t)desc.k * desc.c * rs * sizeof *st->w);
     if (st->x && st->w) {
-        transpose(pb->x, st->x, desc.n, (size_t)desc.c, hw); /* NCHW -> NHWC */
-        transpose(pb->w, st->w, desc.k, (size_t)desc.c, rs); /* KCRS -> KRSC */
+        /* NCHW -> NHWC and KCRS -> KRSC */
+        wino_f32_transpose_batched(pb->x, st->x, desc.n, (size_t)desc.c, hw, 1);
+        wino_f32_transpose_batched(pb->w, st->w, desc.k, (size_t)desc.c, rs, 1);
     }
     if (!st->y || !st->x || !st->w ||
         (s = wino_conv2d_create(&desc, st->w, &ctx, &opts, &st->op)) != WINO_SUCCESS ||
