@@ -195,61 +195,76 @@ TGT static void pack_a_panel(int mr, int kc, const float *a, ptrdiff_t lda, floa
     }
 }
 
+/* The edge micro-panel (mr < 14 rows, packed in ap) times the column panels [j0, nc). */
+TGT static void edge_panels(int mr, int j0, int nc, int kc, const float *ap, const float *bp,
+                            float *ci, ptrdiff_t ldc, int acc, struct prefetch_a *pf)
+{
+    const __mmask16 e0 = mask_lo(nc % NR), e1 = mask_lo(nc % NR - 16);
+    for (; j0 < nc; j0 += NR, pf->kc = 0) {
+        const int full = j0 + NR <= nc;
+        const float *b = bp + (size_t)j0 * (size_t)kc;
+        if (mr <= 7)
+            kernel_7x32_packed(kc, ap, b, ci + j0, ldc, mr, full ? 0xffff : e0,
+                               full ? 0xffff : e1, acc, pf);
+        else
+            kernel_14x32_packed(kc, ap, b, ci + j0, ldc, mr, full ? 0xffff : e0,
+                                full ? 0xffff : e1, acc, pf);
+    }
+}
+
+/* A block of at most this many bytes (m x kc) stays in L1/L2 while every B panel passes it. */
+#define FEW_ROWS_A_BYTES (32 * 1024)
+
 /* C[0:m, 0:nc] (+)= A[0:m, 0:kc] * Bblock, Bblock packed (panels of kc x 32). Full 14-row
  * micro-panels read A in place (broadcasts straight from the rows; no packing cost, which
  * matters for the small n of Winograd) unless lda is a multiple of 1024 floats, where the 14 rows
- * would share L1 sets; edge micro-panels and those are packed (zero padded) into ap. */
+ * would share L1 sets; edge micro-panels and those are packed (zero padded) into ap.
+ * Many rows: i outer, each micro-panel streams the B block from L2. Few rows (Winograd on small
+ * images, where B is the large operand): j outer, so each B panel is loaded once for all rows. */
 TGT static void macro(int m, int nc, int kc, const float *a, ptrdiff_t lda, const float *bp,
                       float *c, ptrdiff_t ldc, int acc, float *ap)
 {
     int i0, j0;
     const int direct_ok = (lda & 1023) != 0;
     const __mmask16 e0 = mask_lo(nc % NR), e1 = mask_lo(nc % NR - 16);
+    struct prefetch_a none = {a, lda, 1, 0};
+    if (direct_ok && (size_t)m * (size_t)kc * sizeof(float) <= FEW_ROWS_A_BYTES) {
+        const int full_rows = m / MR * MR;
+        if (full_rows < m)
+            pack_a_panel(m - full_rows, kc, a + (ptrdiff_t)full_rows * lda, lda, ap);
+        for (j0 = 0; j0 < nc; j0 += NR) {
+            const int full = j0 + NR <= nc;
+            const float *b = bp + (size_t)j0 * (size_t)kc;
+            for (i0 = 0; i0 < full_rows; i0 += MR)
+                kernel_14x32_direct(kc, a + (ptrdiff_t)i0 * lda, lda, b,
+                                    c + (ptrdiff_t)i0 * ldc + j0, ldc, full ? 0xffff : e0,
+                                    full ? 0xffff : e1, acc, &none);
+            if (full_rows < m)
+                edge_panels(m - full_rows, j0, j0 + NR < nc ? j0 + NR : nc, kc, ap, bp,
+                            c + (ptrdiff_t)full_rows * ldc, ldc, acc, &none);
+        }
+        return;
+    }
     for (i0 = 0; i0 < m; i0 += MR) {
         const int mr = m - i0 < MR ? m - i0 : MR;
         const float *ai = a + (ptrdiff_t)i0 * lda;
         float *ci = c + (ptrdiff_t)i0 * ldc;
-        struct prefetch_a pf; /* the next micro-panel's A, during the first kernel call */
-        pf.a = ai;
-        pf.ld = lda;
-        pf.rows = 1;
-        pf.kc = 0;
+        struct prefetch_a pf = none; /* the next micro-panel's A, during the first kernel call */
         if (i0 + MR < m) {
             pf.a = ai + (ptrdiff_t)MR * lda;
             pf.rows = m - i0 - MR < MR ? m - i0 - MR : MR;
             pf.kc = kc;
         }
         if (mr == MR && direct_ok) {
-            for (j0 = 0; j0 + NR <= nc; j0 += NR) {
+            for (j0 = 0; j0 < nc; j0 += NR, pf.kc = 0) {
+                const int full = j0 + NR <= nc;
                 kernel_14x32_direct(kc, ai, lda, bp + (size_t)j0 * (size_t)kc, ci + j0, ldc,
-                                    0xffff, 0xffff, acc, &pf);
-                pf.kc = 0;
+                                    full ? 0xffff : e0, full ? 0xffff : e1, acc, &pf);
             }
-            if (j0 < nc)
-                kernel_14x32_direct(kc, ai, lda, bp + (size_t)j0 * (size_t)kc, ci + j0, ldc, e0,
-                                    e1, acc, &pf);
             continue;
         }
         pack_a_panel(mr, kc, ai, lda, ap);
-        if (mr <= 7) {
-            for (j0 = 0; j0 + NR <= nc; j0 += NR) {
-                kernel_7x32_packed(kc, ap, bp + (size_t)j0 * (size_t)kc, ci + j0, ldc, mr,
-                                   0xffff, 0xffff, acc, &pf);
-                pf.kc = 0;
-            }
-            if (j0 < nc)
-                kernel_7x32_packed(kc, ap, bp + (size_t)j0 * (size_t)kc, ci + j0, ldc, mr, e0,
-                                   e1, acc, &pf);
-            continue;
-        }
-        for (j0 = 0; j0 + NR <= nc; j0 += NR) {
-            kernel_14x32_packed(kc, ap, bp + (size_t)j0 * (size_t)kc, ci + j0, ldc, mr, 0xffff,
-                                0xffff, acc, &pf);
-            pf.kc = 0;
-        }
-        if (j0 < nc)
-            kernel_14x32_packed(kc, ap, bp + (size_t)j0 * (size_t)kc, ci + j0, ldc, mr, e0, e1,
-                                acc, &pf);
+        edge_panels(mr, 0, nc, kc, ap, bp, ci, ldc, acc, &pf);
     }
 }
 

@@ -60,7 +60,7 @@ enum wino_status wino_gen_op_counts(const wino_toom *t, enum wino_transform whic
 
 /* ---- emission ---- */
 
-#define NAME_CAP 48 /* one operand expression such as "s[12 * d_row + l]" */
+#define NAME_CAP 64 /* one operand expression such as "wino_load(d + 2 * d_row + 3 * d_col)" */
 
 /* The constant c as a float literal, with the exact value in a comment when it is rounded. */
 static void put_constant(struct wino_strbuf *sb, mpq_srcptr c)
@@ -95,9 +95,12 @@ static void put_value(struct wino_strbuf *sb, const wino_recipe *rc, int v)
         wino_strbuf_printf(sb, "t%d", v - rc->n_in);
 }
 
-/* The straight-line code of one recipe application: loads in[k], computes, stores out[i]. */
+/* The straight-line code of one recipe application: loads in[k], computes in values of type
+ * `type` ("float", or "wino_lanes" for 16 lanes at once), then writes each output i as
+ * out[i] <value> close. */
 static void emit_recipe(struct wino_strbuf *sb, const wino_recipe *rc, enum wino_emit_lang lang,
-                        const char *ind, char (*in)[NAME_CAP], char (*out)[NAME_CAP])
+                        const char *type, const char *ind, char (*in)[NAME_CAP],
+                        char (*out)[NAME_CAP], const char *close)
 {
     char *used = calloc((size_t)rc->n_in + 1, 1);
     if (!used) {
@@ -116,13 +119,15 @@ static void emit_recipe(struct wino_strbuf *sb, const wino_recipe *rc, enum wino
             used[rc->out[i]] = 1;
     for (int k = 0; k < rc->n_in; k++)
         if (used[k])
-            wino_strbuf_printf(sb, "%sconst float x%d = %s;\n", ind, k, in[k]);
+            wino_strbuf_printf(sb, "%sconst %s x%d = %s;\n", ind, type, k, in[k]);
     free(used);
 
-    const char *fma = lang == WINO_EMIT_CUDA ? "__fmaf_rn" : "fmaf";
+    /* CUDA rounds each fma once with __fmaf_rn; the C lanes write c * a + b, which the build
+     * contracts to one fma where the ISA has it (-ffp-contract=fast). */
+    const int cuda = lang == WINO_EMIT_CUDA;
     for (int k = 0; k < rc->n_inst; k++) {
         const struct wino_rinst *x = &rc->inst[k];
-        wino_strbuf_printf(sb, "%sconst float t%d = ", ind, k);
+        wino_strbuf_printf(sb, "%sconst %s t%d = ", ind, type, k);
         switch (x->op) {
         case WINO_ROP_ADD:
             put_value(sb, rc, x->a);
@@ -135,13 +140,18 @@ static void emit_recipe(struct wino_strbuf *sb, const wino_recipe *rc, enum wino
             put_value(sb, rc, x->a);
             break;
         case WINO_ROP_FMA:
-            wino_strbuf_printf(sb, "%s(", fma);
+            if (cuda)
+                wino_strbuf_printf(sb, "__fmaf_rn(");
             put_constant(sb, x->c);
-            wino_strbuf_printf(sb, ", ");
+            wino_strbuf_printf(sb, cuda ? ", " : " * ");
             put_value(sb, rc, x->a);
-            wino_strbuf_printf(sb, ", %s", x->sb > 0 ? "" : "-");
+            if (cuda)
+                wino_strbuf_printf(sb, ", %s", x->sb > 0 ? "" : "-");
+            else
+                wino_strbuf_printf(sb, " %c ", x->sb > 0 ? '+' : '-');
             put_value(sb, rc, x->b);
-            wino_strbuf_printf(sb, ")");
+            if (cuda)
+                wino_strbuf_printf(sb, ")");
             break;
         case WINO_ROP_NEG:
             wino_strbuf_printf(sb, "-");
@@ -151,9 +161,9 @@ static void emit_recipe(struct wino_strbuf *sb, const wino_recipe *rc, enum wino
         wino_strbuf_printf(sb, ";\n");
     }
     for (int i = 0; i < rc->n_out; i++) {
-        wino_strbuf_printf(sb, "%s%s = ", ind, out[i]);
+        wino_strbuf_printf(sb, "%s%s", ind, out[i]);
         put_value(sb, rc, rc->out[i]);
-        wino_strbuf_printf(sb, ";\n");
+        wino_strbuf_printf(sb, "%s;\n", close);
     }
 }
 
@@ -171,79 +181,77 @@ static void emit_summary(struct wino_strbuf *sb, const struct transform *x, cons
                        all.fma);
 }
 
-/* "s[l]", "s[d_row + l]", "s[3 * d_row + l]": element k of a strided lane vector. */
-static void strided(char *buf, const char *base, int k, const char *stride)
-{
-    if (k == 0)
-        snprintf(buf, NAME_CAP, "%s[l]", base);
-    else if (k == 1)
-        snprintf(buf, NAME_CAP, "%s[%s + l]", base, stride);
-    else
-        snprintf(buf, NAME_CAP, "%s[%d * %s + l]", base, k, stride);
-}
-
-/* C: lanes of tiles side by side, in blocks of 16 held in on-stack intermediates (the second
- * pass writes a local block and copies it out: with strided stores in the recipe loop, compilers
- * do not vectorize it). */
+/* C: WINO_LANES lanes of tiles side by side (16 with GCC and Clang, as one vector value; 1
+ * elsewhere). A static block function runs both passes in straight-line code with every
+ * intermediate a named value the compiler can keep in registers; the exported function walks
+ * the lanes in blocks and takes a last partial block through zero-padded copies. */
 static void emit_c(struct wino_strbuf *sb, const struct transform *x, const wino_recipe *rc,
                    const char *tile, char (*in)[NAME_CAP], char (*out)[NAME_CAP])
 {
     const int n = x->mat->cols, p = x->mat->rows;
-    emit_summary(sb, x, rc);
+    const char *i_ = x->in, *is = x->in_stride, *o_ = x->out, *os = x->out_stride;
     wino_strbuf_printf(sb,
-                       "WINO_TARGET_CLONES\n"
-                       "void wino_f32_%s_transform_%s(const float *restrict %s, ptrdiff_t %s_row,"
+                       "static inline void %s_block_%s(const float *restrict %s, ptrdiff_t %s_row,"
                        " ptrdiff_t %s_col,\n        float *restrict %s, ptrdiff_t %s_row,"
-                       " ptrdiff_t %s_col, int lanes)\n{\n",
-                       x->stage, tile, x->in, x->in_stride, x->in_stride, x->out, x->out_stride,
-                       x->out_stride);
+                       " ptrdiff_t %s_col)\n{\n",
+                       x->stage, tile, i_, is, is, o_, os, os);
     if (n == 1) /* a single input row, e.g. F(m, 1): its stride is never used */
-        wino_strbuf_printf(sb, "    (void)%s_row;\n", x->in_stride);
+        wino_strbuf_printf(sb, "    (void)%s_row;\n", is);
     if (p == 1)
-        wino_strbuf_printf(sb, "    (void)%s_col;\n", x->out_stride);
-    wino_strbuf_printf(sb,
-                       "    float tmp[%d][%d][16]; /* M X for one block of lanes */\n"
-                       "    float res[%d][%d][16]; /* M X M^T for the same block */\n"
-                       "    for (int l0 = 0; l0 < lanes; l0 += 16) {\n"
-                       "        const int n = lanes - l0 < 16 ? lanes - l0 : 16;\n"
-                       "        for (int j = 0; j < %d; j++) { /* column j of X */\n"
-                       "            const float *restrict s = %s + j * %s_col + l0;\n"
-                       "            for (int l = 0; l < n; l++) {\n",
-                       p, n, p, p, n, x->in, x->in_stride);
-    char stride[16];
-    snprintf(stride, sizeof stride, "%s_row", x->in_stride);
-    for (int k = 0; k < n; k++)
-        strided(in[k], "s", k, stride);
-    for (int i = 0; i < p; i++)
-        snprintf(out[i], NAME_CAP, "tmp[%d][j][l]", i);
-    emit_recipe(sb, rc, WINO_EMIT_C, "                ", in, out);
-    wino_strbuf_printf(sb,
-                       "            }\n"
-                       "        }\n"
-                       "        for (int i = 0; i < %d; i++) { /* row i of T */\n"
-                       "            for (int l = 0; l < n; l++) {\n",
-                       p);
-    for (int k = 0; k < n; k++)
-        snprintf(in[k], NAME_CAP, "tmp[i][%d][l]", k);
-    for (int i = 0; i < p; i++)
-        snprintf(out[i], NAME_CAP, "res[i][%d][l]", i);
-    emit_recipe(sb, rc, WINO_EMIT_C, "                ", in, out);
-    wino_strbuf_printf(sb,
-                       "            }\n"
-                       "        }\n"
-                       "        for (int i = 0; i < %d; i++)\n"
-                       "            for (int c = 0; c < %d; c++) {\n"
-                       "                float *restrict o = %s + i * %s_row + c * %s_col + l0;\n"
-                       "                if (n == 16) /* a fixed count: one vector move, not a call */\n"
-                       "                    for (int l = 0; l < 16; l++)\n"
-                       "                        o[l] = res[i][c][l];\n"
-                       "                else\n"
-                       "                    for (int l = 0; l < n; l++)\n"
-                       "                        o[l] = res[i][c][l];\n"
-                       "            }\n"
-                       "    }\n"
-                       "}\n",
-                       p, p, x->out, x->out_stride, x->out_stride);
+        wino_strbuf_printf(sb, "    (void)%s_col;\n", os);
+    for (int i = 0; i < p; i++) { /* T = M X, p x n */
+        wino_strbuf_printf(sb, "    wino_lanes");
+        for (int j = 0; j < n; j++)
+            wino_strbuf_printf(sb, "%s c%d_%d", j ? "," : "", i, j);
+        wino_strbuf_printf(sb, ";\n");
+    }
+    for (int j = 0; j < n; j++) {
+        wino_strbuf_printf(sb, "    { /* column %d of X */\n", j);
+        for (int k = 0; k < n; k++)
+            snprintf(in[k], NAME_CAP, "wino_load(%s + %d * %s_row + %d * %s_col)", i_, k, is, j,
+                     is);
+        for (int i = 0; i < p; i++)
+            snprintf(out[i], NAME_CAP, "c%d_%d = ", i, j);
+        emit_recipe(sb, rc, WINO_EMIT_C, "wino_lanes", "        ", in, out, "");
+        wino_strbuf_printf(sb, "    }\n");
+    }
+    for (int i = 0; i < p; i++) {
+        wino_strbuf_printf(sb, "    { /* row %d of T */\n", i);
+        for (int k = 0; k < n; k++)
+            snprintf(in[k], NAME_CAP, "c%d_%d", i, k);
+        for (int c = 0; c < p; c++)
+            snprintf(out[c], NAME_CAP, "wino_store(%s + %d * %s_row + %d * %s_col, ", o_, i, os, c,
+                     os);
+        emit_recipe(sb, rc, WINO_EMIT_C, "wino_lanes", "        ", in, out, ")");
+        wino_strbuf_printf(sb, "    }\n");
+    }
+    wino_strbuf_printf(sb, "}\n\n");
+    emit_summary(sb, x, rc);
+    wino_strbuf_printf(
+        sb,
+        "WINO_TARGET_CLONES\n"
+        "void wino_f32_%s_transform_%s(const float *restrict %s, ptrdiff_t %s_row,"
+        " ptrdiff_t %s_col,\n        float *restrict %s, ptrdiff_t %s_row,"
+        " ptrdiff_t %s_col, int lanes)\n{\n"
+        "    int l0 = 0;\n"
+        "    for (; l0 + WINO_LANES <= lanes; l0 += WINO_LANES)\n"
+        "        %s_block_%s(%s + l0, %s_row, %s_col, %s + l0, %s_row, %s_col);\n"
+        "    if (l0 < lanes) {\n"
+        "        const size_t bytes = sizeof(float) * (size_t)(lanes - l0);\n"
+        "        float a[%d][%d][WINO_LANES], b[%d][%d][WINO_LANES];\n"
+        "        memset(a, 0, sizeof a);\n"
+        "        for (int i = 0; i < %d; i++)\n"
+        "            for (int j = 0; j < %d; j++)\n"
+        "                memcpy(a[i][j], %s + i * %s_row + j * %s_col + l0, bytes);\n"
+        "        %s_block_%s(&a[0][0][0], %d * WINO_LANES, WINO_LANES, &b[0][0][0],"
+        " %d * WINO_LANES, WINO_LANES);\n"
+        "        for (int i = 0; i < %d; i++)\n"
+        "            for (int j = 0; j < %d; j++)\n"
+        "                memcpy(%s + i * %s_row + j * %s_col + l0, b[i][j], bytes);\n"
+        "    }\n"
+        "}\n",
+        x->stage, tile, i_, is, is, o_, os, os, x->stage, tile, i_, is, is, o_, os, os, n, n, p, p,
+        n, n, i_, is, is, x->stage, tile, n, p, p, p, o_, os, os);
 }
 
 /* CUDA: one tile in registers, both passes unrolled. */
@@ -261,8 +269,8 @@ static void emit_cuda(struct wino_strbuf *sb, const struct transform *x, const w
         for (int k = 0; k < n; k++)
             snprintf(in[k], NAME_CAP, "%s[%d][%d]", x->in, k, j);
         for (int i = 0; i < p; i++)
-            snprintf(out[i], NAME_CAP, "tmp[%d][%d]", i, j);
-        emit_recipe(sb, rc, WINO_EMIT_CUDA, "        ", in, out);
+            snprintf(out[i], NAME_CAP, "tmp[%d][%d] = ", i, j);
+        emit_recipe(sb, rc, WINO_EMIT_CUDA, "float", "        ", in, out, "");
         wino_strbuf_printf(sb, "    }\n");
     }
     for (int i = 0; i < p; i++) {
@@ -270,8 +278,8 @@ static void emit_cuda(struct wino_strbuf *sb, const struct transform *x, const w
         for (int k = 0; k < n; k++)
             snprintf(in[k], NAME_CAP, "tmp[%d][%d]", i, k);
         for (int c = 0; c < p; c++)
-            snprintf(out[c], NAME_CAP, "%s[%d][%d]", x->out, i, c);
-        emit_recipe(sb, rc, WINO_EMIT_CUDA, "        ", in, out);
+            snprintf(out[c], NAME_CAP, "%s[%d][%d] = ", x->out, i, c);
+        emit_recipe(sb, rc, WINO_EMIT_CUDA, "float", "        ", in, out, "");
         wino_strbuf_printf(sb, "    }\n");
     }
     wino_strbuf_printf(sb, "}\n");
@@ -304,23 +312,37 @@ static void emit_banner(struct wino_strbuf *sb, const wino_toom *t, enum wino_em
                            "#define WINO_F32_TRANSFORMS_F%dX%d_%dX%d_CUH\n",
                            t->m, t->m, t->r, t->r, t->m, t->m, t->r, t->r);
     else
-        wino_strbuf_printf(sb, ", over a lane dimension.\n"
-                               " * Element (i, j) of the tile of lane l is read at in[i * in_row"
-                               " + j * in_col + l] and\n"
-                               " * written at out[i * out_row + j * out_col + l]: NHWC channel"
-                               " vectors and gathered\n"
-                               " * [rows][cols][lanes] buffers both work. */\n"
-                               "#include <math.h>\n#include <stddef.h>\n\n"
-                               "/* On x86-64 with GCC or Clang each transform is built for AVX-512, "
-                               "AVX2+FMA and\n"
-                               " * the baseline, and the loader picks the best the CPU runs (fmaf "
-                               "is then one\n"
-                               " * instruction). */\n"
-                               "#if defined(__GNUC__) && defined(__x86_64__) && "
-                               "!defined(WINO_NO_TARGET_CLONES)\n"
-                               "#define WINO_TARGET_CLONES __attribute__((target_clones("
-                               "\"avx512f\", \"avx2,fma\", \"default\")))\n"
-                               "#else\n#define WINO_TARGET_CLONES\n#endif\n");
+        wino_strbuf_printf(
+            sb,
+            ", over a lane dimension.\n"
+            " * Element (i, j) of the tile of lane l is read at in[i * in_row + j * in_col + l] and\n"
+            " * written at out[i * out_row + j * out_col + l]: NHWC channel vectors and gathered\n"
+            " * [rows][cols][lanes] buffers both work. Build with -ffp-contract=fast (GCC) so that\n"
+            " * c * a + b becomes one fma where the ISA has it. */\n"
+            "#include <stddef.h>\n#include <string.h>\n\n"
+            "#ifndef WINO_LANES\n"
+            "/* GCC and Clang hold 16 lanes in one vector value (one AVX-512 register, two AVX2\n"
+            " * registers); other compilers run one lane at a time. */\n"
+            "#if defined(__GNUC__)\n"
+            "#define WINO_LANES 16\n"
+            "typedef float wino_lanes __attribute__((vector_size(64)));\n"
+            "typedef float wino_lanes_unaligned __attribute__((vector_size(64), aligned(4),"
+            " may_alias));\n"
+            "#define wino_load(p) (*(const wino_lanes_unaligned *)(p))\n"
+            "#define wino_store(p, v) (*(wino_lanes_unaligned *)(p) = (v))\n"
+            "#else\n"
+            "#define WINO_LANES 1\n"
+            "typedef float wino_lanes;\n"
+            "#define wino_load(p) (*(p))\n"
+            "#define wino_store(p, v) (*(p) = (v))\n"
+            "#endif\n"
+            "#endif\n\n"
+            "/* On x86-64 with GCC or Clang each transform is built for AVX-512, AVX2+FMA and\n"
+            " * the baseline, and the loader picks the best the CPU runs. */\n"
+            "#if defined(__GNUC__) && defined(__x86_64__) && !defined(WINO_NO_TARGET_CLONES)\n"
+            "#define WINO_TARGET_CLONES __attribute__((target_clones(\"avx512f\", \"avx2,fma\","
+            " \"default\")))\n"
+            "#else\n#define WINO_TARGET_CLONES\n#endif\n");
 }
 
 enum wino_status wino_gen_emit(const wino_toom *t, enum wino_emit_lang lang, char *buf, size_t cap,

@@ -2,18 +2,406 @@
 /* The 2D transforms of Winograd F(2x2, 5x5), alpha = 6, over a lane dimension.
  * Element (i, j) of the tile of lane l is read at in[i * in_row + j * in_col + l] and
  * written at out[i * out_row + j * out_col + l]: NHWC channel vectors and gathered
- * [rows][cols][lanes] buffers both work. */
-#include <math.h>
+ * [rows][cols][lanes] buffers both work. Build with -ffp-contract=fast (GCC) so that
+ * c * a + b becomes one fma where the ISA has it. */
 #include <stddef.h>
+#include <string.h>
+
+#ifndef WINO_LANES
+/* GCC and Clang hold 16 lanes in one vector value (one AVX-512 register, two AVX2
+ * registers); other compilers run one lane at a time. */
+#if defined(__GNUC__)
+#define WINO_LANES 16
+typedef float wino_lanes __attribute__((vector_size(64)));
+typedef float wino_lanes_unaligned __attribute__((vector_size(64), aligned(4), may_alias));
+#define wino_load(p) (*(const wino_lanes_unaligned *)(p))
+#define wino_store(p, v) (*(wino_lanes_unaligned *)(p) = (v))
+#else
+#define WINO_LANES 1
+typedef float wino_lanes;
+#define wino_load(p) (*(p))
+#define wino_store(p, v) (*(p) = (v))
+#endif
+#endif
 
 /* On x86-64 with GCC or Clang each transform is built for AVX-512, AVX2+FMA and
- * the baseline, and the loader picks the best the CPU runs (fmaf is then one
- * instruction). */
+ * the baseline, and the loader picks the best the CPU runs. */
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(WINO_NO_TARGET_CLONES)
 #define WINO_TARGET_CLONES __attribute__((target_clones("avx512f", "avx2,fma", "default")))
 #else
 #define WINO_TARGET_CLONES
 #endif
+
+static inline void input_block_f2x2_5x5(const float *restrict d, ptrdiff_t d_row, ptrdiff_t d_col,
+        float *restrict v, ptrdiff_t v_row, ptrdiff_t v_col)
+{
+    wino_lanes c0_0, c0_1, c0_2, c0_3, c0_4, c0_5;
+    wino_lanes c1_0, c1_1, c1_2, c1_3, c1_4, c1_5;
+    wino_lanes c2_0, c2_1, c2_2, c2_3, c2_4, c2_5;
+    wino_lanes c3_0, c3_1, c3_2, c3_3, c3_4, c3_5;
+    wino_lanes c4_0, c4_1, c4_2, c4_3, c4_4, c4_5;
+    wino_lanes c5_0, c5_1, c5_2, c5_3, c5_4, c5_5;
+    { /* column 0 of X */
+        const wino_lanes x0 = wino_load(d + 0 * d_row + 0 * d_col);
+        const wino_lanes x1 = wino_load(d + 1 * d_row + 0 * d_col);
+        const wino_lanes x2 = wino_load(d + 2 * d_row + 0 * d_col);
+        const wino_lanes x3 = wino_load(d + 3 * d_row + 0 * d_col);
+        const wino_lanes x4 = wino_load(d + 4 * d_row + 0 * d_col);
+        const wino_lanes x5 = wino_load(d + 5 * d_row + 0 * d_col);
+        const wino_lanes t0 = x3 - x1;
+        const wino_lanes t1 = x0 + x4;
+        const wino_lanes t2 = -2.0f * x2 + t1;
+        const wino_lanes t3 = 1.5f * t0 + t2;
+        const wino_lanes t4 = x4 - x1;
+        const wino_lanes t5 = 0.5f * x2 + t4;
+        const wino_lanes t6 = 2.5f * x3 + t5;
+        const wino_lanes t7 = x1 + x4;
+        const wino_lanes t8 = -2.5f * x2 + t7;
+        const wino_lanes t9 = 0.5f * x3 + t8;
+        const wino_lanes t10 = x4 - x2;
+        const wino_lanes t11 = -0.5f * t0 + t10;
+        const wino_lanes t12 = 2.0f * t0 + t10;
+        const wino_lanes t13 = x1 + x5;
+        const wino_lanes t14 = -2.0f * x3 + t13;
+        const wino_lanes t15 = 1.5f * t10 + t14;
+        c0_0 = t3;
+        c1_0 = t6;
+        c2_0 = t9;
+        c3_0 = t11;
+        c4_0 = t12;
+        c5_0 = t15;
+    }
+    { /* column 1 of X */
+        const wino_lanes x0 = wino_load(d + 0 * d_row + 1 * d_col);
+        const wino_lanes x1 = wino_load(d + 1 * d_row + 1 * d_col);
+        const wino_lanes x2 = wino_load(d + 2 * d_row + 1 * d_col);
+        const wino_lanes x3 = wino_load(d + 3 * d_row + 1 * d_col);
+        const wino_lanes x4 = wino_load(d + 4 * d_row + 1 * d_col);
+        const wino_lanes x5 = wino_load(d + 5 * d_row + 1 * d_col);
+        const wino_lanes t0 = x3 - x1;
+        const wino_lanes t1 = x0 + x4;
+        const wino_lanes t2 = -2.0f * x2 + t1;
+        const wino_lanes t3 = 1.5f * t0 + t2;
+        const wino_lanes t4 = x4 - x1;
+        const wino_lanes t5 = 0.5f * x2 + t4;
+        const wino_lanes t6 = 2.5f * x3 + t5;
+        const wino_lanes t7 = x1 + x4;
+        const wino_lanes t8 = -2.5f * x2 + t7;
+        const wino_lanes t9 = 0.5f * x3 + t8;
+        const wino_lanes t10 = x4 - x2;
+        const wino_lanes t11 = -0.5f * t0 + t10;
+        const wino_lanes t12 = 2.0f * t0 + t10;
+        const wino_lanes t13 = x1 + x5;
+        const wino_lanes t14 = -2.0f * x3 + t13;
+        const wino_lanes t15 = 1.5f * t10 + t14;
+        c0_1 = t3;
+        c1_1 = t6;
+        c2_1 = t9;
+        c3_1 = t11;
+        c4_1 = t12;
+        c5_1 = t15;
+    }
+    { /* column 2 of X */
+        const wino_lanes x0 = wino_load(d + 0 * d_row + 2 * d_col);
+        const wino_lanes x1 = wino_load(d + 1 * d_row + 2 * d_col);
+        const wino_lanes x2 = wino_load(d + 2 * d_row + 2 * d_col);
+        const wino_lanes x3 = wino_load(d + 3 * d_row + 2 * d_col);
+        const wino_lanes x4 = wino_load(d + 4 * d_row + 2 * d_col);
+        const wino_lanes x5 = wino_load(d + 5 * d_row + 2 * d_col);
+        const wino_lanes t0 = x3 - x1;
+        const wino_lanes t1 = x0 + x4;
+        const wino_lanes t2 = -2.0f * x2 + t1;
+        const wino_lanes t3 = 1.5f * t0 + t2;
+        const wino_lanes t4 = x4 - x1;
+        const wino_lanes t5 = 0.5f * x2 + t4;
+        const wino_lanes t6 = 2.5f * x3 + t5;
+        const wino_lanes t7 = x1 + x4;
+        const wino_lanes t8 = -2.5f * x2 + t7;
+        const wino_lanes t9 = 0.5f * x3 + t8;
+        const wino_lanes t10 = x4 - x2;
+        const wino_lanes t11 = -0.5f * t0 + t10;
+        const wino_lanes t12 = 2.0f * t0 + t10;
+        const wino_lanes t13 = x1 + x5;
+        const wino_lanes t14 = -2.0f * x3 + t13;
+        const wino_lanes t15 = 1.5f * t10 + t14;
+        c0_2 = t3;
+        c1_2 = t6;
+        c2_2 = t9;
+        c3_2 = t11;
+        c4_2 = t12;
+        c5_2 = t15;
+    }
+    { /* column 3 of X */
+        const wino_lanes x0 = wino_load(d + 0 * d_row + 3 * d_col);
+        const wino_lanes x1 = wino_load(d + 1 * d_row + 3 * d_col);
+        const wino_lanes x2 = wino_load(d + 2 * d_row + 3 * d_col);
+        const wino_lanes x3 = wino_load(d + 3 * d_row + 3 * d_col);
+        const wino_lanes x4 = wino_load(d + 4 * d_row + 3 * d_col);
+        const wino_lanes x5 = wino_load(d + 5 * d_row + 3 * d_col);
+        const wino_lanes t0 = x3 - x1;
+        const wino_lanes t1 = x0 + x4;
+        const wino_lanes t2 = -2.0f * x2 + t1;
+        const wino_lanes t3 = 1.5f * t0 + t2;
+        const wino_lanes t4 = x4 - x1;
+        const wino_lanes t5 = 0.5f * x2 + t4;
+        const wino_lanes t6 = 2.5f * x3 + t5;
+        const wino_lanes t7 = x1 + x4;
+        const wino_lanes t8 = -2.5f * x2 + t7;
+        const wino_lanes t9 = 0.5f * x3 + t8;
+        const wino_lanes t10 = x4 - x2;
+        const wino_lanes t11 = -0.5f * t0 + t10;
+        const wino_lanes t12 = 2.0f * t0 + t10;
+        const wino_lanes t13 = x1 + x5;
+        const wino_lanes t14 = -2.0f * x3 + t13;
+        const wino_lanes t15 = 1.5f * t10 + t14;
+        c0_3 = t3;
+        c1_3 = t6;
+        c2_3 = t9;
+        c3_3 = t11;
+        c4_3 = t12;
+        c5_3 = t15;
+    }
+    { /* column 4 of X */
+        const wino_lanes x0 = wino_load(d + 0 * d_row + 4 * d_col);
+        const wino_lanes x1 = wino_load(d + 1 * d_row + 4 * d_col);
+        const wino_lanes x2 = wino_load(d + 2 * d_row + 4 * d_col);
+        const wino_lanes x3 = wino_load(d + 3 * d_row + 4 * d_col);
+        const wino_lanes x4 = wino_load(d + 4 * d_row + 4 * d_col);
+        const wino_lanes x5 = wino_load(d + 5 * d_row + 4 * d_col);
+        const wino_lanes t0 = x3 - x1;
+        const wino_lanes t1 = x0 + x4;
+        const wino_lanes t2 = -2.0f * x2 + t1;
+        const wino_lanes t3 = 1.5f * t0 + t2;
+        const wino_lanes t4 = x4 - x1;
+        const wino_lanes t5 = 0.5f * x2 + t4;
+        const wino_lanes t6 = 2.5f * x3 + t5;
+        const wino_lanes t7 = x1 + x4;
+        const wino_lanes t8 = -2.5f * x2 + t7;
+        const wino_lanes t9 = 0.5f * x3 + t8;
+        const wino_lanes t10 = x4 - x2;
+        const wino_lanes t11 = -0.5f * t0 + t10;
+        const wino_lanes t12 = 2.0f * t0 + t10;
+        const wino_lanes t13 = x1 + x5;
+        const wino_lanes t14 = -2.0f * x3 + t13;
+        const wino_lanes t15 = 1.5f * t10 + t14;
+        c0_4 = t3;
+        c1_4 = t6;
+        c2_4 = t9;
+        c3_4 = t11;
+        c4_4 = t12;
+        c5_4 = t15;
+    }
+    { /* column 5 of X */
+        const wino_lanes x0 = wino_load(d + 0 * d_row + 5 * d_col);
+        const wino_lanes x1 = wino_load(d + 1 * d_row + 5 * d_col);
+        const wino_lanes x2 = wino_load(d + 2 * d_row + 5 * d_col);
+        const wino_lanes x3 = wino_load(d + 3 * d_row + 5 * d_col);
+        const wino_lanes x4 = wino_load(d + 4 * d_row + 5 * d_col);
+        const wino_lanes x5 = wino_load(d + 5 * d_row + 5 * d_col);
+        const wino_lanes t0 = x3 - x1;
+        const wino_lanes t1 = x0 + x4;
+        const wino_lanes t2 = -2.0f * x2 + t1;
+        const wino_lanes t3 = 1.5f * t0 + t2;
+        const wino_lanes t4 = x4 - x1;
+        const wino_lanes t5 = 0.5f * x2 + t4;
+        const wino_lanes t6 = 2.5f * x3 + t5;
+        const wino_lanes t7 = x1 + x4;
+        const wino_lanes t8 = -2.5f * x2 + t7;
+        const wino_lanes t9 = 0.5f * x3 + t8;
+        const wino_lanes t10 = x4 - x2;
+        const wino_lanes t11 = -0.5f * t0 + t10;
+        const wino_lanes t12 = 2.0f * t0 + t10;
+        const wino_lanes t13 = x1 + x5;
+        const wino_lanes t14 = -2.0f * x3 + t13;
+        const wino_lanes t15 = 1.5f * t10 + t14;
+        c0_5 = t3;
+        c1_5 = t6;
+        c2_5 = t9;
+        c3_5 = t11;
+        c4_5 = t12;
+        c5_5 = t15;
+    }
+    { /* row 0 of T */
+        const wino_lanes x0 = c0_0;
+        const wino_lanes x1 = c0_1;
+        const wino_lanes x2 = c0_2;
+        const wino_lanes x3 = c0_3;
+        const wino_lanes x4 = c0_4;
+        const wino_lanes x5 = c0_5;
+        const wino_lanes t0 = x3 - x1;
+        const wino_lanes t1 = x0 + x4;
+        const wino_lanes t2 = -2.0f * x2 + t1;
+        const wino_lanes t3 = 1.5f * t0 + t2;
+        const wino_lanes t4 = x4 - x1;
+        const wino_lanes t5 = 0.5f * x2 + t4;
+        const wino_lanes t6 = 2.5f * x3 + t5;
+        const wino_lanes t7 = x1 + x4;
+        const wino_lanes t8 = -2.5f * x2 + t7;
+        const wino_lanes t9 = 0.5f * x3 + t8;
+        const wino_lanes t10 = x4 - x2;
+        const wino_lanes t11 = -0.5f * t0 + t10;
+        const wino_lanes t12 = 2.0f * t0 + t10;
+        const wino_lanes t13 = x1 + x5;
+        const wino_lanes t14 = -2.0f * x3 + t13;
+        const wino_lanes t15 = 1.5f * t10 + t14;
+        wino_store(v + 0 * v_row + 0 * v_col, t3);
+        wino_store(v + 0 * v_row + 1 * v_col, t6);
+        wino_store(v + 0 * v_row + 2 * v_col, t9);
+        wino_store(v + 0 * v_row + 3 * v_col, t11);
+        wino_store(v + 0 * v_row + 4 * v_col, t12);
+        wino_store(v + 0 * v_row + 5 * v_col, t15);
+    }
+    { /* row 1 of T */
+        const wino_lanes x0 = c1_0;
+        const wino_lanes x1 = c1_1;
+        const wino_lanes x2 = c1_2;
+        const wino_lanes x3 = c1_3;
+        const wino_lanes x4 = c1_4;
+        const wino_lanes x5 = c1_5;
+        const wino_lanes t0 = x3 - x1;
+        const wino_lanes t1 = x0 + x4;
+        const wino_lanes t2 = -2.0f * x2 + t1;
+        const wino_lanes t3 = 1.5f * t0 + t2;
+        const wino_lanes t4 = x4 - x1;
+        const wino_lanes t5 = 0.5f * x2 + t4;
+        const wino_lanes t6 = 2.5f * x3 + t5;
+        const wino_lanes t7 = x1 + x4;
+        const wino_lanes t8 = -2.5f * x2 + t7;
+        const wino_lanes t9 = 0.5f * x3 + t8;
+        const wino_lanes t10 = x4 - x2;
+        const wino_lanes t11 = -0.5f * t0 + t10;
+        const wino_lanes t12 = 2.0f * t0 + t10;
+        const wino_lanes t13 = x1 + x5;
+        const wino_lanes t14 = -2.0f * x3 + t13;
+        const wino_lanes t15 = 1.5f * t10 + t14;
+        wino_store(v + 1 * v_row + 0 * v_col, t3);
+        wino_store(v + 1 * v_row + 1 * v_col, t6);
+        wino_store(v + 1 * v_row + 2 * v_col, t9);
+        wino_store(v + 1 * v_row + 3 * v_col, t11);
+        wino_store(v + 1 * v_row + 4 * v_col, t12);
+        wino_store(v + 1 * v_row + 5 * v_col, t15);
+    }
+    { /* row 2 of T */
+        const wino_lanes x0 = c2_0;
+        const wino_lanes x1 = c2_1;
+        const wino_lanes x2 = c2_2;
+        const wino_lanes x3 = c2_3;
+        const wino_lanes x4 = c2_4;
+        const wino_lanes x5 = c2_5;
+        const wino_lanes t0 = x3 - x1;
+        const wino_lanes t1 = x0 + x4;
+        const wino_lanes t2 = -2.0f * x2 + t1;
+        const wino_lanes t3 = 1.5f * t0 + t2;
+        const wino_lanes t4 = x4 - x1;
+        const wino_lanes t5 = 0.5f * x2 + t4;
+        const wino_lanes t6 = 2.5f * x3 + t5;
+        const wino_lanes t7 = x1 + x4;
+        const wino_lanes t8 = -2.5f * x2 + t7;
+        const wino_lanes t9 = 0.5f * x3 + t8;
+        const wino_lanes t10 = x4 - x2;
+        const wino_lanes t11 = -0.5f * t0 + t10;
+        const wino_lanes t12 = 2.0f * t0 + t10;
+        const wino_lanes t13 = x1 + x5;
+        const wino_lanes t14 = -2.0f * x3 + t13;
+        const wino_lanes t15 = 1.5f * t10 + t14;
+        wino_store(v + 2 * v_row + 0 * v_col, t3);
+        wino_store(v + 2 * v_row + 1 * v_col, t6);
+        wino_store(v + 2 * v_row + 2 * v_col, t9);
+        wino_store(v + 2 * v_row + 3 * v_col, t11);
+        wino_store(v + 2 * v_row + 4 * v_col, t12);
+        wino_store(v + 2 * v_row + 5 * v_col, t15);
+    }
+    { /* row 3 of T */
+        const wino_lanes x0 = c3_0;
+        const wino_lanes x1 = c3_1;
+        const wino_lanes x2 = c3_2;
+        const wino_lanes x3 = c3_3;
+        const wino_lanes x4 = c3_4;
+        const wino_lanes x5 = c3_5;
+        const wino_lanes t0 = x3 - x1;
+        const wino_lanes t1 = x0 + x4;
+        const wino_lanes t2 = -2.0f * x2 + t1;
+        const wino_lanes t3 = 1.5f * t0 + t2;
+        const wino_lanes t4 = x4 - x1;
+        const wino_lanes t5 = 0.5f * x2 + t4;
+        const wino_lanes t6 = 2.5f * x3 + t5;
+        const wino_lanes t7 = x1 + x4;
+        const wino_lanes t8 = -2.5f * x2 + t7;
+        const wino_lanes t9 = 0.5f * x3 + t8;
+        const wino_lanes t10 = x4 - x2;
+        const wino_lanes t11 = -0.5f * t0 + t10;
+        const wino_lanes t12 = 2.0f * t0 + t10;
+        const wino_lanes t13 = x1 + x5;
+        const wino_lanes t14 = -2.0f * x3 + t13;
+        const wino_lanes t15 = 1.5f * t10 + t14;
+        wino_store(v + 3 * v_row + 0 * v_col, t3);
+        wino_store(v + 3 * v_row + 1 * v_col, t6);
+        wino_store(v + 3 * v_row + 2 * v_col, t9);
+        wino_store(v + 3 * v_row + 3 * v_col, t11);
+        wino_store(v + 3 * v_row + 4 * v_col, t12);
+        wino_store(v + 3 * v_row + 5 * v_col, t15);
+    }
+    { /* row 4 of T */
+        const wino_lanes x0 = c4_0;
+        const wino_lanes x1 = c4_1;
+        const wino_lanes x2 = c4_2;
+        const wino_lanes x3 = c4_3;
+        const wino_lanes x4 = c4_4;
+        const wino_lanes x5 = c4_5;
+        const wino_lanes t0 = x3 - x1;
+        const wino_lanes t1 = x0 + x4;
+        const wino_lanes t2 = -2.0f * x2 + t1;
+        const wino_lanes t3 = 1.5f * t0 + t2;
+        const wino_lanes t4 = x4 - x1;
+        const wino_lanes t5 = 0.5f * x2 + t4;
+        const wino_lanes t6 = 2.5f * x3 + t5;
+        const wino_lanes t7 = x1 + x4;
+        const wino_lanes t8 = -2.5f * x2 + t7;
+        const wino_lanes t9 = 0.5f * x3 + t8;
+        const wino_lanes t10 = x4 - x2;
+        const wino_lanes t11 = -0.5f * t0 + t10;
+        const wino_lanes t12 = 2.0f * t0 + t10;
+        const wino_lanes t13 = x1 + x5;
+        const wino_lanes t14 = -2.0f * x3 + t13;
+        const wino_lanes t15 = 1.5f * t10 + t14;
+        wino_store(v + 4 * v_row + 0 * v_col, t3);
+        wino_store(v + 4 * v_row + 1 * v_col, t6);
+        wino_store(v + 4 * v_row + 2 * v_col, t9);
+        wino_store(v + 4 * v_row + 3 * v_col, t11);
+        wino_store(v + 4 * v_row + 4 * v_col, t12);
+        wino_store(v + 4 * v_row + 5 * v_col, t15);
+    }
+    { /* row 5 of T */
+        const wino_lanes x0 = c5_0;
+        const wino_lanes x1 = c5_1;
+        const wino_lanes x2 = c5_2;
+        const wino_lanes x3 = c5_3;
+        const wino_lanes x4 = c5_4;
+        const wino_lanes x5 = c5_5;
+        const wino_lanes t0 = x3 - x1;
+        const wino_lanes t1 = x0 + x4;
+        const wino_lanes t2 = -2.0f * x2 + t1;
+        const wino_lanes t3 = 1.5f * t0 + t2;
+        const wino_lanes t4 = x4 - x1;
+        const wino_lanes t5 = 0.5f * x2 + t4;
+        const wino_lanes t6 = 2.5f * x3 + t5;
+        const wino_lanes t7 = x1 + x4;
+        const wino_lanes t8 = -2.5f * x2 + t7;
+        const wino_lanes t9 = 0.5f * x3 + t8;
+        const wino_lanes t10 = x4 - x2;
+        const wino_lanes t11 = -0.5f * t0 + t10;
+        const wino_lanes t12 = 2.0f * t0 + t10;
+        const wino_lanes t13 = x1 + x5;
+        const wino_lanes t14 = -2.0f * x3 + t13;
+        const wino_lanes t15 = 1.5f * t10 + t14;
+        wino_store(v + 5 * v_row + 0 * v_col, t3);
+        wino_store(v + 5 * v_row + 1 * v_col, t6);
+        wino_store(v + 5 * v_row + 2 * v_col, t9);
+        wino_store(v + 5 * v_row + 3 * v_col, t11);
+        wino_store(v + 5 * v_row + 4 * v_col, t12);
+        wino_store(v + 5 * v_row + 5 * v_col, t15);
+    }
+}
 
 /* V = B^T d B: 6 x 6 -> 6 x 6. Each of the 12 passes runs a 6 add, 0 mul, 10 fma recipe
  * (72 add, 0 mul, 120 fma per tile). */
@@ -21,85 +409,350 @@ WINO_TARGET_CLONES
 void wino_f32_input_transform_f2x2_5x5(const float *restrict d, ptrdiff_t d_row, ptrdiff_t d_col,
         float *restrict v, ptrdiff_t v_row, ptrdiff_t v_col, int lanes)
 {
-    float tmp[6][6][16]; /* M X for one block of lanes */
-    float res[6][6][16]; /* M X M^T for the same block */
-    for (int l0 = 0; l0 < lanes; l0 += 16) {
-        const int n = lanes - l0 < 16 ? lanes - l0 : 16;
-        for (int j = 0; j < 6; j++) { /* column j of X */
-            const float *restrict s = d + j * d_col + l0;
-            for (int l = 0; l < n; l++) {
-                const float x0 = s[l];
-                const float x1 = s[d_row + l];
-                const float x2 = s[2 * d_row + l];
-                const float x3 = s[3 * d_row + l];
-                const float x4 = s[4 * d_row + l];
-                const float x5 = s[5 * d_row + l];
-                const float t0 = x3 - x1;
-                const float t1 = x0 + x4;
-                const float t2 = fmaf(-2.0f, x2, t1);
-                const float t3 = fmaf(1.5f, t0, t2);
-                const float t4 = x4 - x1;
-                const float t5 = fmaf(0.5f, x2, t4);
-                const float t6 = fmaf(2.5f, x3, t5);
-                const float t7 = x1 + x4;
-                const float t8 = fmaf(-2.5f, x2, t7);
-                const float t9 = fmaf(0.5f, x3, t8);
-                const float t10 = x4 - x2;
-                const float t11 = fmaf(-0.5f, t0, t10);
-                const float t12 = fmaf(2.0f, t0, t10);
-                const float t13 = x1 + x5;
-                const float t14 = fmaf(-2.0f, x3, t13);
-                const float t15 = fmaf(1.5f, t10, t14);
-                tmp[0][j][l] = t3;
-                tmp[1][j][l] = t6;
-                tmp[2][j][l] = t9;
-                tmp[3][j][l] = t11;
-                tmp[4][j][l] = t12;
-                tmp[5][j][l] = t15;
-            }
-        }
-        for (int i = 0; i < 6; i++) { /* row i of T */
-            for (int l = 0; l < n; l++) {
-                const float x0 = tmp[i][0][l];
-                const float x1 = tmp[i][1][l];
-                const float x2 = tmp[i][2][l];
-                const float x3 = tmp[i][3][l];
-                const float x4 = tmp[i][4][l];
-                const float x5 = tmp[i][5][l];
-                const float t0 = x3 - x1;
-                const float t1 = x0 + x4;
-                const float t2 = fmaf(-2.0f, x2, t1);
-                const float t3 = fmaf(1.5f, t0, t2);
-                const float t4 = x4 - x1;
-                const float t5 = fmaf(0.5f, x2, t4);
-                const float t6 = fmaf(2.5f, x3, t5);
-                const float t7 = x1 + x4;
-                const float t8 = fmaf(-2.5f, x2, t7);
-                const float t9 = fmaf(0.5f, x3, t8);
-                const float t10 = x4 - x2;
-                const float t11 = fmaf(-0.5f, t0, t10);
-                const float t12 = fmaf(2.0f, t0, t10);
-                const float t13 = x1 + x5;
-                const float t14 = fmaf(-2.0f, x3, t13);
-                const float t15 = fmaf(1.5f, t10, t14);
-                res[i][0][l] = t3;
-                res[i][1][l] = t6;
-                res[i][2][l] = t9;
-                res[i][3][l] = t11;
-                res[i][4][l] = t12;
-                res[i][5][l] = t15;
-            }
-        }
+    int l0 = 0;
+    for (; l0 + WINO_LANES <= lanes; l0 += WINO_LANES)
+        input_block_f2x2_5x5(d + l0, d_row, d_col, v + l0, v_row, v_col);
+    if (l0 < lanes) {
+        const size_t bytes = sizeof(float) * (size_t)(lanes - l0);
+        float a[6][6][WINO_LANES], b[6][6][WINO_LANES];
+        memset(a, 0, sizeof a);
         for (int i = 0; i < 6; i++)
-            for (int c = 0; c < 6; c++) {
-                float *restrict o = v + i * v_row + c * v_col + l0;
-                if (n == 16) /* a fixed count: one vector move, not a call */
-                    for (int l = 0; l < 16; l++)
-                        o[l] = res[i][c][l];
-                else
-                    for (int l = 0; l < n; l++)
-                        o[l] = res[i][c][l];
-            }
+            for (int j = 0; j < 6; j++)
+                memcpy(a[i][j], d + i * d_row + j * d_col + l0, bytes);
+        input_block_f2x2_5x5(&a[0][0][0], 6 * WINO_LANES, WINO_LANES, &b[0][0][0], 6 * WINO_LANES, WINO_LANES);
+        for (int i = 0; i < 6; i++)
+            for (int j = 0; j < 6; j++)
+                memcpy(v + i * v_row + j * v_col + l0, b[i][j], bytes);
+    }
+}
+
+static inline void filter_block_f2x2_5x5(const float *restrict g, ptrdiff_t g_row, ptrdiff_t g_col,
+        float *restrict u, ptrdiff_t u_row, ptrdiff_t u_col)
+{
+    wino_lanes c0_0, c0_1, c0_2, c0_3, c0_4;
+    wino_lanes c1_0, c1_1, c1_2, c1_3, c1_4;
+    wino_lanes c2_0, c2_1, c2_2, c2_3, c2_4;
+    wino_lanes c3_0, c3_1, c3_2, c3_3, c3_4;
+    wino_lanes c4_0, c4_1, c4_2, c4_3, c4_4;
+    wino_lanes c5_0, c5_1, c5_2, c5_3, c5_4;
+    { /* column 0 of X */
+        const wino_lanes x0 = wino_load(g + 0 * g_row + 0 * g_col);
+        const wino_lanes x1 = wino_load(g + 1 * g_row + 0 * g_col);
+        const wino_lanes x2 = wino_load(g + 2 * g_row + 0 * g_col);
+        const wino_lanes x3 = wino_load(g + 3 * g_row + 0 * g_col);
+        const wino_lanes x4 = wino_load(g + 4 * g_row + 0 * g_col);
+        const wino_lanes t0 = x0 + x2;
+        const wino_lanes t1 = t0 + x4;
+        const wino_lanes t2 = x1 + x3;
+        const wino_lanes t3 = 0.33333334f /* 1/3 */ * t2;
+        const wino_lanes t4 = 0.33333334f /* 1/3 */ * t1 + t3;
+        const wino_lanes t5 = -0.33333334f /* -1/3 */ * t1 + t3;
+        const wino_lanes t6 = -2.0f * x1 + x0;
+        const wino_lanes t7 = 4.0f * x2 + t6;
+        const wino_lanes t8 = -8.0f * x3 + t7;
+        const wino_lanes t9 = 16.0f * x4 + t8;
+        const wino_lanes t10 = 0.06666667f /* 1/15 */ * t9;
+        const wino_lanes t11 = 0.5f * x1 + x0;
+        const wino_lanes t12 = 0.25f * x2 + t11;
+        const wino_lanes t13 = 0.125f * x3 + t12;
+        const wino_lanes t14 = 0.0625f * x4 + t13;
+        const wino_lanes t15 = -1.0666667f /* -16/15 */ * t14;
+        c0_0 = x0;
+        c1_0 = t4;
+        c2_0 = t5;
+        c3_0 = t10;
+        c4_0 = t15;
+        c5_0 = x4;
+    }
+    { /* column 1 of X */
+        const wino_lanes x0 = wino_load(g + 0 * g_row + 1 * g_col);
+        const wino_lanes x1 = wino_load(g + 1 * g_row + 1 * g_col);
+        const wino_lanes x2 = wino_load(g + 2 * g_row + 1 * g_col);
+        const wino_lanes x3 = wino_load(g + 3 * g_row + 1 * g_col);
+        const wino_lanes x4 = wino_load(g + 4 * g_row + 1 * g_col);
+        const wino_lanes t0 = x0 + x2;
+        const wino_lanes t1 = t0 + x4;
+        const wino_lanes t2 = x1 + x3;
+        const wino_lanes t3 = 0.33333334f /* 1/3 */ * t2;
+        const wino_lanes t4 = 0.33333334f /* 1/3 */ * t1 + t3;
+        const wino_lanes t5 = -0.33333334f /* -1/3 */ * t1 + t3;
+        const wino_lanes t6 = -2.0f * x1 + x0;
+        const wino_lanes t7 = 4.0f * x2 + t6;
+        const wino_lanes t8 = -8.0f * x3 + t7;
+        const wino_lanes t9 = 16.0f * x4 + t8;
+        const wino_lanes t10 = 0.06666667f /* 1/15 */ * t9;
+        const wino_lanes t11 = 0.5f * x1 + x0;
+        const wino_lanes t12 = 0.25f * x2 + t11;
+        const wino_lanes t13 = 0.125f * x3 + t12;
+        const wino_lanes t14 = 0.0625f * x4 + t13;
+        const wino_lanes t15 = -1.0666667f /* -16/15 */ * t14;
+        c0_1 = x0;
+        c1_1 = t4;
+        c2_1 = t5;
+        c3_1 = t10;
+        c4_1 = t15;
+        c5_1 = x4;
+    }
+    { /* column 2 of X */
+        const wino_lanes x0 = wino_load(g + 0 * g_row + 2 * g_col);
+        const wino_lanes x1 = wino_load(g + 1 * g_row + 2 * g_col);
+        const wino_lanes x2 = wino_load(g + 2 * g_row + 2 * g_col);
+        const wino_lanes x3 = wino_load(g + 3 * g_row + 2 * g_col);
+        const wino_lanes x4 = wino_load(g + 4 * g_row + 2 * g_col);
+        const wino_lanes t0 = x0 + x2;
+        const wino_lanes t1 = t0 + x4;
+        const wino_lanes t2 = x1 + x3;
+        const wino_lanes t3 = 0.33333334f /* 1/3 */ * t2;
+        const wino_lanes t4 = 0.33333334f /* 1/3 */ * t1 + t3;
+        const wino_lanes t5 = -0.33333334f /* -1/3 */ * t1 + t3;
+        const wino_lanes t6 = -2.0f * x1 + x0;
+        const wino_lanes t7 = 4.0f * x2 + t6;
+        const wino_lanes t8 = -8.0f * x3 + t7;
+        const wino_lanes t9 = 16.0f * x4 + t8;
+        const wino_lanes t10 = 0.06666667f /* 1/15 */ * t9;
+        const wino_lanes t11 = 0.5f * x1 + x0;
+        const wino_lanes t12 = 0.25f * x2 + t11;
+        const wino_lanes t13 = 0.125f * x3 + t12;
+        const wino_lanes t14 = 0.0625f * x4 + t13;
+        const wino_lanes t15 = -1.0666667f /* -16/15 */ * t14;
+        c0_2 = x0;
+        c1_2 = t4;
+        c2_2 = t5;
+        c3_2 = t10;
+        c4_2 = t15;
+        c5_2 = x4;
+    }
+    { /* column 3 of X */
+        const wino_lanes x0 = wino_load(g + 0 * g_row + 3 * g_col);
+        const wino_lanes x1 = wino_load(g + 1 * g_row + 3 * g_col);
+        const wino_lanes x2 = wino_load(g + 2 * g_row + 3 * g_col);
+        const wino_lanes x3 = wino_load(g + 3 * g_row + 3 * g_col);
+        const wino_lanes x4 = wino_load(g + 4 * g_row + 3 * g_col);
+        const wino_lanes t0 = x0 + x2;
+        const wino_lanes t1 = t0 + x4;
+        const wino_lanes t2 = x1 + x3;
+        const wino_lanes t3 = 0.33333334f /* 1/3 */ * t2;
+        const wino_lanes t4 = 0.33333334f /* 1/3 */ * t1 + t3;
+        const wino_lanes t5 = -0.33333334f /* -1/3 */ * t1 + t3;
+        const wino_lanes t6 = -2.0f * x1 + x0;
+        const wino_lanes t7 = 4.0f * x2 + t6;
+        const wino_lanes t8 = -8.0f * x3 + t7;
+        const wino_lanes t9 = 16.0f * x4 + t8;
+        const wino_lanes t10 = 0.06666667f /* 1/15 */ * t9;
+        const wino_lanes t11 = 0.5f * x1 + x0;
+        const wino_lanes t12 = 0.25f * x2 + t11;
+        const wino_lanes t13 = 0.125f * x3 + t12;
+        const wino_lanes t14 = 0.0625f * x4 + t13;
+        const wino_lanes t15 = -1.0666667f /* -16/15 */ * t14;
+        c0_3 = x0;
+        c1_3 = t4;
+        c2_3 = t5;
+        c3_3 = t10;
+        c4_3 = t15;
+        c5_3 = x4;
+    }
+    { /* column 4 of X */
+        const wino_lanes x0 = wino_load(g + 0 * g_row + 4 * g_col);
+        const wino_lanes x1 = wino_load(g + 1 * g_row + 4 * g_col);
+        const wino_lanes x2 = wino_load(g + 2 * g_row + 4 * g_col);
+        const wino_lanes x3 = wino_load(g + 3 * g_row + 4 * g_col);
+        const wino_lanes x4 = wino_load(g + 4 * g_row + 4 * g_col);
+        const wino_lanes t0 = x0 + x2;
+        const wino_lanes t1 = t0 + x4;
+        const wino_lanes t2 = x1 + x3;
+        const wino_lanes t3 = 0.33333334f /* 1/3 */ * t2;
+        const wino_lanes t4 = 0.33333334f /* 1/3 */ * t1 + t3;
+        const wino_lanes t5 = -0.33333334f /* -1/3 */ * t1 + t3;
+        const wino_lanes t6 = -2.0f * x1 + x0;
+        const wino_lanes t7 = 4.0f * x2 + t6;
+        const wino_lanes t8 = -8.0f * x3 + t7;
+        const wino_lanes t9 = 16.0f * x4 + t8;
+        const wino_lanes t10 = 0.06666667f /* 1/15 */ * t9;
+        const wino_lanes t11 = 0.5f * x1 + x0;
+        const wino_lanes t12 = 0.25f * x2 + t11;
+        const wino_lanes t13 = 0.125f * x3 + t12;
+        const wino_lanes t14 = 0.0625f * x4 + t13;
+        const wino_lanes t15 = -1.0666667f /* -16/15 */ * t14;
+        c0_4 = x0;
+        c1_4 = t4;
+        c2_4 = t5;
+        c3_4 = t10;
+        c4_4 = t15;
+        c5_4 = x4;
+    }
+    { /* row 0 of T */
+        const wino_lanes x0 = c0_0;
+        const wino_lanes x1 = c0_1;
+        const wino_lanes x2 = c0_2;
+        const wino_lanes x3 = c0_3;
+        const wino_lanes x4 = c0_4;
+        const wino_lanes t0 = x0 + x2;
+        const wino_lanes t1 = t0 + x4;
+        const wino_lanes t2 = x1 + x3;
+        const wino_lanes t3 = 0.33333334f /* 1/3 */ * t2;
+        const wino_lanes t4 = 0.33333334f /* 1/3 */ * t1 + t3;
+        const wino_lanes t5 = -0.33333334f /* -1/3 */ * t1 + t3;
+        const wino_lanes t6 = -2.0f * x1 + x0;
+        const wino_lanes t7 = 4.0f * x2 + t6;
+        const wino_lanes t8 = -8.0f * x3 + t7;
+        const wino_lanes t9 = 16.0f * x4 + t8;
+        const wino_lanes t10 = 0.06666667f /* 1/15 */ * t9;
+        const wino_lanes t11 = 0.5f * x1 + x0;
+        const wino_lanes t12 = 0.25f * x2 + t11;
+        const wino_lanes t13 = 0.125f * x3 + t12;
+        const wino_lanes t14 = 0.0625f * x4 + t13;
+        const wino_lanes t15 = -1.0666667f /* -16/15 */ * t14;
+        wino_store(u + 0 * u_row + 0 * u_col, x0);
+        wino_store(u + 0 * u_row + 1 * u_col, t4);
+        wino_store(u + 0 * u_row + 2 * u_col, t5);
+        wino_store(u + 0 * u_row + 3 * u_col, t10);
+        wino_store(u + 0 * u_row + 4 * u_col, t15);
+        wino_store(u + 0 * u_row + 5 * u_col, x4);
+    }
+    { /* row 1 of T */
+        const wino_lanes x0 = c1_0;
+        const wino_lanes x1 = c1_1;
+        const wino_lanes x2 = c1_2;
+        const wino_lanes x3 = c1_3;
+        const wino_lanes x4 = c1_4;
+        const wino_lanes t0 = x0 + x2;
+        const wino_lanes t1 = t0 + x4;
+        const wino_lanes t2 = x1 + x3;
+        const wino_lanes t3 = 0.33333334f /* 1/3 */ * t2;
+        const wino_lanes t4 = 0.33333334f /* 1/3 */ * t1 + t3;
+        const wino_lanes t5 = -0.33333334f /* -1/3 */ * t1 + t3;
+        const wino_lanes t6 = -2.0f * x1 + x0;
+        const wino_lanes t7 = 4.0f * x2 + t6;
+        const wino_lanes t8 = -8.0f * x3 + t7;
+        const wino_lanes t9 = 16.0f * x4 + t8;
+        const wino_lanes t10 = 0.06666667f /* 1/15 */ * t9;
+        const wino_lanes t11 = 0.5f * x1 + x0;
+        const wino_lanes t12 = 0.25f * x2 + t11;
+        const wino_lanes t13 = 0.125f * x3 + t12;
+        const wino_lanes t14 = 0.0625f * x4 + t13;
+        const wino_lanes t15 = -1.0666667f /* -16/15 */ * t14;
+        wino_store(u + 1 * u_row + 0 * u_col, x0);
+        wino_store(u + 1 * u_row + 1 * u_col, t4);
+        wino_store(u + 1 * u_row + 2 * u_col, t5);
+        wino_store(u + 1 * u_row + 3 * u_col, t10);
+        wino_store(u + 1 * u_row + 4 * u_col, t15);
+        wino_store(u + 1 * u_row + 5 * u_col, x4);
+    }
+    { /* row 2 of T */
+        const wino_lanes x0 = c2_0;
+        const wino_lanes x1 = c2_1;
+        const wino_lanes x2 = c2_2;
+        const wino_lanes x3 = c2_3;
+        const wino_lanes x4 = c2_4;
+        const wino_lanes t0 = x0 + x2;
+        const wino_lanes t1 = t0 + x4;
+        const wino_lanes t2 = x1 + x3;
+        const wino_lanes t3 = 0.33333334f /* 1/3 */ * t2;
+        const wino_lanes t4 = 0.33333334f /* 1/3 */ * t1 + t3;
+        const wino_lanes t5 = -0.33333334f /* -1/3 */ * t1 + t3;
+        const wino_lanes t6 = -2.0f * x1 + x0;
+        const wino_lanes t7 = 4.0f * x2 + t6;
+        const wino_lanes t8 = -8.0f * x3 + t7;
+        const wino_lanes t9 = 16.0f * x4 + t8;
+        const wino_lanes t10 = 0.06666667f /* 1/15 */ * t9;
+        const wino_lanes t11 = 0.5f * x1 + x0;
+        const wino_lanes t12 = 0.25f * x2 + t11;
+        const wino_lanes t13 = 0.125f * x3 + t12;
+        const wino_lanes t14 = 0.0625f * x4 + t13;
+        const wino_lanes t15 = -1.0666667f /* -16/15 */ * t14;
+        wino_store(u + 2 * u_row + 0 * u_col, x0);
+        wino_store(u + 2 * u_row + 1 * u_col, t4);
+        wino_store(u + 2 * u_row + 2 * u_col, t5);
+        wino_store(u + 2 * u_row + 3 * u_col, t10);
+        wino_store(u + 2 * u_row + 4 * u_col, t15);
+        wino_store(u + 2 * u_row + 5 * u_col, x4);
+    }
+    { /* row 3 of T */
+        const wino_lanes x0 = c3_0;
+        const wino_lanes x1 = c3_1;
+        const wino_lanes x2 = c3_2;
+        const wino_lanes x3 = c3_3;
+        const wino_lanes x4 = c3_4;
+        const wino_lanes t0 = x0 + x2;
+        const wino_lanes t1 = t0 + x4;
+        const wino_lanes t2 = x1 + x3;
+        const wino_lanes t3 = 0.33333334f /* 1/3 */ * t2;
+        const wino_lanes t4 = 0.33333334f /* 1/3 */ * t1 + t3;
+        const wino_lanes t5 = -0.33333334f /* -1/3 */ * t1 + t3;
+        const wino_lanes t6 = -2.0f * x1 + x0;
+        const wino_lanes t7 = 4.0f * x2 + t6;
+        const wino_lanes t8 = -8.0f * x3 + t7;
+        const wino_lanes t9 = 16.0f * x4 + t8;
+        const wino_lanes t10 = 0.06666667f /* 1/15 */ * t9;
+        const wino_lanes t11 = 0.5f * x1 + x0;
+        const wino_lanes t12 = 0.25f * x2 + t11;
+        const wino_lanes t13 = 0.125f * x3 + t12;
+        const wino_lanes t14 = 0.0625f * x4 + t13;
+        const wino_lanes t15 = -1.0666667f /* -16/15 */ * t14;
+        wino_store(u + 3 * u_row + 0 * u_col, x0);
+        wino_store(u + 3 * u_row + 1 * u_col, t4);
+        wino_store(u + 3 * u_row + 2 * u_col, t5);
+        wino_store(u + 3 * u_row + 3 * u_col, t10);
+        wino_store(u + 3 * u_row + 4 * u_col, t15);
+        wino_store(u + 3 * u_row + 5 * u_col, x4);
+    }
+    { /* row 4 of T */
+        const wino_lanes x0 = c4_0;
+        const wino_lanes x1 = c4_1;
+        const wino_lanes x2 = c4_2;
+        const wino_lanes x3 = c4_3;
+        const wino_lanes x4 = c4_4;
+        const wino_lanes t0 = x0 + x2;
+        const wino_lanes t1 = t0 + x4;
+        const wino_lanes t2 = x1 + x3;
+        const wino_lanes t3 = 0.33333334f /* 1/3 */ * t2;
+        const wino_lanes t4 = 0.33333334f /* 1/3 */ * t1 + t3;
+        const wino_lanes t5 = -0.33333334f /* -1/3 */ * t1 + t3;
+        const wino_lanes t6 = -2.0f * x1 + x0;
+        const wino_lanes t7 = 4.0f * x2 + t6;
+        const wino_lanes t8 = -8.0f * x3 + t7;
+        const wino_lanes t9 = 16.0f * x4 + t8;
+        const wino_lanes t10 = 0.06666667f /* 1/15 */ * t9;
+        const wino_lanes t11 = 0.5f * x1 + x0;
+        const wino_lanes t12 = 0.25f * x2 + t11;
+        const wino_lanes t13 = 0.125f * x3 + t12;
+        const wino_lanes t14 = 0.0625f * x4 + t13;
+        const wino_lanes t15 = -1.0666667f /* -16/15 */ * t14;
+        wino_store(u + 4 * u_row + 0 * u_col, x0);
+        wino_store(u + 4 * u_row + 1 * u_col, t4);
+        wino_store(u + 4 * u_row + 2 * u_col, t5);
+        wino_store(u + 4 * u_row + 3 * u_col, t10);
+        wino_store(u + 4 * u_row + 4 * u_col, t15);
+        wino_store(u + 4 * u_row + 5 * u_col, x4);
+    }
+    { /* row 5 of T */
+        const wino_lanes x0 = c5_0;
+        const wino_lanes x1 = c5_1;
+        const wino_lanes x2 = c5_2;
+        const wino_lanes x3 = c5_3;
+        const wino_lanes x4 = c5_4;
+        const wino_lanes t0 = x0 + x2;
+        const wino_lanes t1 = t0 + x4;
+        const wino_lanes t2 = x1 + x3;
+        const wino_lanes t3 = 0.33333334f /* 1/3 */ * t2;
+        const wino_lanes t4 = 0.33333334f /* 1/3 */ * t1 + t3;
+        const wino_lanes t5 = -0.33333334f /* -1/3 */ * t1 + t3;
+        const wino_lanes t6 = -2.0f * x1 + x0;
+        const wino_lanes t7 = 4.0f * x2 + t6;
+        const wino_lanes t8 = -8.0f * x3 + t7;
+        const wino_lanes t9 = 16.0f * x4 + t8;
+        const wino_lanes t10 = 0.06666667f /* 1/15 */ * t9;
+        const wino_lanes t11 = 0.5f * x1 + x0;
+        const wino_lanes t12 = 0.25f * x2 + t11;
+        const wino_lanes t13 = 0.125f * x3 + t12;
+        const wino_lanes t14 = 0.0625f * x4 + t13;
+        const wino_lanes t15 = -1.0666667f /* -16/15 */ * t14;
+        wino_store(u + 5 * u_row + 0 * u_col, x0);
+        wino_store(u + 5 * u_row + 1 * u_col, t4);
+        wino_store(u + 5 * u_row + 2 * u_col, t5);
+        wino_store(u + 5 * u_row + 3 * u_col, t10);
+        wino_store(u + 5 * u_row + 4 * u_col, t15);
+        wino_store(u + 5 * u_row + 5 * u_col, x4);
     }
 }
 
@@ -109,83 +762,171 @@ WINO_TARGET_CLONES
 void wino_f32_filter_transform_f2x2_5x5(const float *restrict g, ptrdiff_t g_row, ptrdiff_t g_col,
         float *restrict u, ptrdiff_t u_row, ptrdiff_t u_col, int lanes)
 {
-    float tmp[6][5][16]; /* M X for one block of lanes */
-    float res[6][6][16]; /* M X M^T for the same block */
-    for (int l0 = 0; l0 < lanes; l0 += 16) {
-        const int n = lanes - l0 < 16 ? lanes - l0 : 16;
-        for (int j = 0; j < 5; j++) { /* column j of X */
-            const float *restrict s = g + j * g_col + l0;
-            for (int l = 0; l < n; l++) {
-                const float x0 = s[l];
-                const float x1 = s[g_row + l];
-                const float x2 = s[2 * g_row + l];
-                const float x3 = s[3 * g_row + l];
-                const float x4 = s[4 * g_row + l];
-                const float t0 = x0 + x2;
-                const float t1 = t0 + x4;
-                const float t2 = x1 + x3;
-                const float t3 = 0.33333334f /* 1/3 */ * t2;
-                const float t4 = fmaf(0.33333334f /* 1/3 */, t1, t3);
-                const float t5 = fmaf(-0.33333334f /* -1/3 */, t1, t3);
-                const float t6 = fmaf(-2.0f, x1, x0);
-                const float t7 = fmaf(4.0f, x2, t6);
-                const float t8 = fmaf(-8.0f, x3, t7);
-                const float t9 = fmaf(16.0f, x4, t8);
-                const float t10 = 0.06666667f /* 1/15 */ * t9;
-                const float t11 = fmaf(0.5f, x1, x0);
-                const float t12 = fmaf(0.25f, x2, t11);
-                const float t13 = fmaf(0.125f, x3, t12);
-                const float t14 = fmaf(0.0625f, x4, t13);
-                const float t15 = -1.0666667f /* -16/15 */ * t14;
-                tmp[0][j][l] = x0;
-                tmp[1][j][l] = t4;
-                tmp[2][j][l] = t5;
-                tmp[3][j][l] = t10;
-                tmp[4][j][l] = t15;
-                tmp[5][j][l] = x4;
-            }
-        }
-        for (int i = 0; i < 6; i++) { /* row i of T */
-            for (int l = 0; l < n; l++) {
-                const float x0 = tmp[i][0][l];
-                const float x1 = tmp[i][1][l];
-                const float x2 = tmp[i][2][l];
-                const float x3 = tmp[i][3][l];
-                const float x4 = tmp[i][4][l];
-                const float t0 = x0 + x2;
-                const float t1 = t0 + x4;
-                const float t2 = x1 + x3;
-                const float t3 = 0.33333334f /* 1/3 */ * t2;
-                const float t4 = fmaf(0.33333334f /* 1/3 */, t1, t3);
-                const float t5 = fmaf(-0.33333334f /* -1/3 */, t1, t3);
-                const float t6 = fmaf(-2.0f, x1, x0);
-                const float t7 = fmaf(4.0f, x2, t6);
-                const float t8 = fmaf(-8.0f, x3, t7);
-                const float t9 = fmaf(16.0f, x4, t8);
-                const float t10 = 0.06666667f /* 1/15 */ * t9;
-                const float t11 = fmaf(0.5f, x1, x0);
-                const float t12 = fmaf(0.25f, x2, t11);
-                const float t13 = fmaf(0.125f, x3, t12);
-                const float t14 = fmaf(0.0625f, x4, t13);
-                const float t15 = -1.0666667f /* -16/15 */ * t14;
-                res[i][0][l] = x0;
-                res[i][1][l] = t4;
-                res[i][2][l] = t5;
-                res[i][3][l] = t10;
-                res[i][4][l] = t15;
-                res[i][5][l] = x4;
-            }
-        }
+    int l0 = 0;
+    for (; l0 + WINO_LANES <= lanes; l0 += WINO_LANES)
+        filter_block_f2x2_5x5(g + l0, g_row, g_col, u + l0, u_row, u_col);
+    if (l0 < lanes) {
+        const size_t bytes = sizeof(float) * (size_t)(lanes - l0);
+        float a[5][5][WINO_LANES], b[6][6][WINO_LANES];
+        memset(a, 0, sizeof a);
+        for (int i = 0; i < 5; i++)
+            for (int j = 0; j < 5; j++)
+                memcpy(a[i][j], g + i * g_row + j * g_col + l0, bytes);
+        filter_block_f2x2_5x5(&a[0][0][0], 5 * WINO_LANES, WINO_LANES, &b[0][0][0], 6 * WINO_LANES, WINO_LANES);
         for (int i = 0; i < 6; i++)
-            for (int c = 0; c < 6; c++) {
-                float *restrict o = u + i * u_row + c * u_col + l0;
-                if (n == 16) /* a fixed count: one vector move, not a call */
-                    for (int l = 0; l < 16; l++)
-                        o[l] = res[i][c][l];
-                else
-                    for (int l = 0; l < n; l++)
-                        o[l] = res[i][c][l];
-            }
+            for (int j = 0; j < 6; j++)
+                memcpy(u + i * u_row + j * u_col + l0, b[i][j], bytes);
+    }
+}
+
+static inline void output_block_f2x2_5x5(const float *restrict mm, ptrdiff_t m_row, ptrdiff_t m_col,
+        float *restrict y, ptrdiff_t y_row, ptrdiff_t y_col)
+{
+    wino_lanes c0_0, c0_1, c0_2, c0_3, c0_4, c0_5;
+    wino_lanes c1_0, c1_1, c1_2, c1_3, c1_4, c1_5;
+    { /* column 0 of X */
+        const wino_lanes x0 = wino_load(mm + 0 * m_row + 0 * m_col);
+        const wino_lanes x1 = wino_load(mm + 1 * m_row + 0 * m_col);
+        const wino_lanes x2 = wino_load(mm + 2 * m_row + 0 * m_col);
+        const wino_lanes x3 = wino_load(mm + 3 * m_row + 0 * m_col);
+        const wino_lanes x4 = wino_load(mm + 4 * m_row + 0 * m_col);
+        const wino_lanes x5 = wino_load(mm + 5 * m_row + 0 * m_col);
+        const wino_lanes t0 = x0 + x1;
+        const wino_lanes t1 = t0 + x2;
+        const wino_lanes t2 = t1 + x3;
+        const wino_lanes t3 = t2 + x4;
+        const wino_lanes t4 = x1 + x5;
+        const wino_lanes t5 = t4 - x2;
+        const wino_lanes t6 = -2.0f * x3 + t5;
+        const wino_lanes t7 = 0.5f * x4 + t6;
+        c0_0 = t3;
+        c1_0 = t7;
+    }
+    { /* column 1 of X */
+        const wino_lanes x0 = wino_load(mm + 0 * m_row + 1 * m_col);
+        const wino_lanes x1 = wino_load(mm + 1 * m_row + 1 * m_col);
+        const wino_lanes x2 = wino_load(mm + 2 * m_row + 1 * m_col);
+        const wino_lanes x3 = wino_load(mm + 3 * m_row + 1 * m_col);
+        const wino_lanes x4 = wino_load(mm + 4 * m_row + 1 * m_col);
+        const wino_lanes x5 = wino_load(mm + 5 * m_row + 1 * m_col);
+        const wino_lanes t0 = x0 + x1;
+        const wino_lanes t1 = t0 + x2;
+        const wino_lanes t2 = t1 + x3;
+        const wino_lanes t3 = t2 + x4;
+        const wino_lanes t4 = x1 + x5;
+        const wino_lanes t5 = t4 - x2;
+        const wino_lanes t6 = -2.0f * x3 + t5;
+        const wino_lanes t7 = 0.5f * x4 + t6;
+        c0_1 = t3;
+        c1_1 = t7;
+    }
+    { /* column 2 of X */
+        const wino_lanes x0 = wino_load(mm + 0 * m_row + 2 * m_col);
+        const wino_lanes x1 = wino_load(mm + 1 * m_row + 2 * m_col);
+        const wino_lanes x2 = wino_load(mm + 2 * m_row + 2 * m_col);
+        const wino_lanes x3 = wino_load(mm + 3 * m_row + 2 * m_col);
+        const wino_lanes x4 = wino_load(mm + 4 * m_row + 2 * m_col);
+        const wino_lanes x5 = wino_load(mm + 5 * m_row + 2 * m_col);
+        const wino_lanes t0 = x0 + x1;
+        const wino_lanes t1 = t0 + x2;
+        const wino_lanes t2 = t1 + x3;
+        const wino_lanes t3 = t2 + x4;
+        const wino_lanes t4 = x1 + x5;
+        const wino_lanes t5 = t4 - x2;
+        const wino_lanes t6 = -2.0f * x3 + t5;
+        const wino_lanes t7 = 0.5f * x4 + t6;
+        c0_2 = t3;
+        c1_2 = t7;
+    }
+    { /* column 3 of X */
+        const wino_lanes x0 = wino_load(mm + 0 * m_row + 3 * m_col);
+        const wino_lanes x1 = wino_load(mm + 1 * m_row + 3 * m_col);
+        const wino_lanes x2 = wino_load(mm + 2 * m_row + 3 * m_col);
+        const wino_lanes x3 = wino_load(mm + 3 * m_row + 3 * m_col);
+        const wino_lanes x4 = wino_load(mm + 4 * m_row + 3 * m_col);
+        const wino_lanes x5 = wino_load(mm + 5 * m_row + 3 * m_col);
+        const wino_lanes t0 = x0 + x1;
+        const wino_lanes t1 = t0 + x2;
+        const wino_lanes t2 = t1 + x3;
+        const wino_lanes t3 = t2 + x4;
+        const wino_lanes t4 = x1 + x5;
+        const wino_lanes t5 = t4 - x2;
+        const wino_lanes t6 = -2.0f * x3 + t5;
+        const wino_lanes t7 = 0.5f * x4 + t6;
+        c0_3 = t3;
+        c1_3 = t7;
+    }
+    { /* column 4 of X */
+        const wino_lanes x0 = wino_load(mm + 0 * m_row + 4 * m_col);
+        const wino_lanes x1 = wino_load(mm + 1 * m_row + 4 * m_col);
+        const wino_lanes x2 = wino_load(mm + 2 * m_row + 4 * m_col);
+        const wino_lanes x3 = wino_load(mm + 3 * m_row + 4 * m_col);
+        const wino_lanes x4 = wino_load(mm + 4 * m_row + 4 * m_col);
+        const wino_lanes x5 = wino_load(mm + 5 * m_row + 4 * m_col);
+        const wino_lanes t0 = x0 + x1;
+        const wino_lanes t1 = t0 + x2;
+        const wino_lanes t2 = t1 + x3;
+        const wino_lanes t3 = t2 + x4;
+        const wino_lanes t4 = x1 + x5;
+        const wino_lanes t5 = t4 - x2;
+        const wino_lanes t6 = -2.0f * x3 + t5;
+        const wino_lanes t7 = 0.5f * x4 + t6;
+        c0_4 = t3;
+        c1_4 = t7;
+    }
+    { /* column 5 of X */
+        const wino_lanes x0 = wino_load(mm + 0 * m_row + 5 * m_col);
+        const wino_lanes x1 = wino_load(mm + 1 * m_row + 5 * m_col);
+        const wino_lanes x2 = wino_load(mm + 2 * m_row + 5 * m_col);
+        const wino_lanes x3 = wino_load(mm + 3 * m_row + 5 * m_col);
+        const wino_lanes x4 = wino_load(mm + 4 * m_row + 5 * m_col);
+        const wino_lanes x5 = wino_load(mm + 5 * m_row + 5 * m_col);
+        const wino_lanes t0 = x0 + x1;
+        const wino_lanes t1 = t0 + x2;
+        const wino_lanes t2 = t1 + x3;
+        const wino_lanes t3 = t2 + x4;
+        const wino_lanes t4 = x1 + x5;
+        const wino_lanes t5 = t4 - x2;
+        const wino_lanes t6 = -2.0f * x3 + t5;
+        const wino_lanes t7 = 0.5f * x4 + t6;
+        c0_5 = t3;
+        c1_5 = t7;
+    }
+    { /* row 0 of T */
+        const wino_lanes x0 = c0_0;
+        const wino_lanes x1 = c0_1;
+        const wino_lanes x2 = c0_2;
+        const wino_lanes x3 = c0_3;
+        const wino_lanes x4 = c0_4;
+        const wino_lanes x5 = c0_5;
+        const wino_lanes t0 = x0 + x1;
+        const wino_lanes t1 = t0 + x2;
+        const wino_lanes t2 = t1 + x3;
+        const wino_lanes t3 = t2 + x4;
+        const wino_lanes t4 = x1 + x5;
+        const wino_lanes t5 = t4 - x2;
+        const wino_lanes t6 = -2.0f * x3 + t5;
+        const wino_lanes t7 = 0.5f * x4 + t6;
+        wino_store(y + 0 * y_row + 0 * y_col, t3);
+        wino_store(y + 0 * y_row + 1 * y_col, t7);
+    }
+    { /* row 1 of T */
+        const wino_lanes x0 = c1_0;
+        const wino_lanes x1 = c1_1;
+        const wino_lanes x2 = c1_2;
+        const wino_lanes x3 = c1_3;
+        const wino_lanes x4 = c1_4;
+        const wino_lanes x5 = c1_5;
+        const wino_lanes t0 = x0 + x1;
+        const wino_lanes t1 = t0 + x2;
+        const wino_lanes t2 = t1 + x3;
+        const wino_lanes t3 = t2 + x4;
+        const wino_lanes t4 = x1 + x5;
+        const wino_lanes t5 = t4 - x2;
+        const wino_lanes t6 = -2.0f * x3 + t5;
+        const wino_lanes t7 = 0.5f * x4 + t6;
+        wino_store(y + 1 * y_row + 0 * y_col, t3);
+        wino_store(y + 1 * y_row + 1 * y_col, t7);
     }
 }
 
@@ -195,60 +936,19 @@ WINO_TARGET_CLONES
 void wino_f32_output_transform_f2x2_5x5(const float *restrict mm, ptrdiff_t m_row, ptrdiff_t m_col,
         float *restrict y, ptrdiff_t y_row, ptrdiff_t y_col, int lanes)
 {
-    float tmp[2][6][16]; /* M X for one block of lanes */
-    float res[2][2][16]; /* M X M^T for the same block */
-    for (int l0 = 0; l0 < lanes; l0 += 16) {
-        const int n = lanes - l0 < 16 ? lanes - l0 : 16;
-        for (int j = 0; j < 6; j++) { /* column j of X */
-            const float *restrict s = mm + j * m_col + l0;
-            for (int l = 0; l < n; l++) {
-                const float x0 = s[l];
-                const float x1 = s[m_row + l];
-                const float x2 = s[2 * m_row + l];
-                const float x3 = s[3 * m_row + l];
-                const float x4 = s[4 * m_row + l];
-                const float x5 = s[5 * m_row + l];
-                const float t0 = x0 + x1;
-                const float t1 = t0 + x2;
-                const float t2 = t1 + x3;
-                const float t3 = t2 + x4;
-                const float t4 = x1 + x5;
-                const float t5 = t4 - x2;
-                const float t6 = fmaf(-2.0f, x3, t5);
-                const float t7 = fmaf(0.5f, x4, t6);
-                tmp[0][j][l] = t3;
-                tmp[1][j][l] = t7;
-            }
-        }
-        for (int i = 0; i < 2; i++) { /* row i of T */
-            for (int l = 0; l < n; l++) {
-                const float x0 = tmp[i][0][l];
-                const float x1 = tmp[i][1][l];
-                const float x2 = tmp[i][2][l];
-                const float x3 = tmp[i][3][l];
-                const float x4 = tmp[i][4][l];
-                const float x5 = tmp[i][5][l];
-                const float t0 = x0 + x1;
-                const float t1 = t0 + x2;
-                const float t2 = t1 + x3;
-                const float t3 = t2 + x4;
-                const float t4 = x1 + x5;
-                const float t5 = t4 - x2;
-                const float t6 = fmaf(-2.0f, x3, t5);
-                const float t7 = fmaf(0.5f, x4, t6);
-                res[i][0][l] = t3;
-                res[i][1][l] = t7;
-            }
-        }
+    int l0 = 0;
+    for (; l0 + WINO_LANES <= lanes; l0 += WINO_LANES)
+        output_block_f2x2_5x5(mm + l0, m_row, m_col, y + l0, y_row, y_col);
+    if (l0 < lanes) {
+        const size_t bytes = sizeof(float) * (size_t)(lanes - l0);
+        float a[6][6][WINO_LANES], b[2][2][WINO_LANES];
+        memset(a, 0, sizeof a);
+        for (int i = 0; i < 6; i++)
+            for (int j = 0; j < 6; j++)
+                memcpy(a[i][j], mm + i * m_row + j * m_col + l0, bytes);
+        output_block_f2x2_5x5(&a[0][0][0], 6 * WINO_LANES, WINO_LANES, &b[0][0][0], 2 * WINO_LANES, WINO_LANES);
         for (int i = 0; i < 2; i++)
-            for (int c = 0; c < 2; c++) {
-                float *restrict o = y + i * y_row + c * y_col + l0;
-                if (n == 16) /* a fixed count: one vector move, not a call */
-                    for (int l = 0; l < 16; l++)
-                        o[l] = res[i][c][l];
-                else
-                    for (int l = 0; l < n; l++)
-                        o[l] = res[i][c][l];
-            }
+            for (int j = 0; j < 2; j++)
+                memcpy(y + i * y_row + j * y_col + l0, b[i][j], bytes);
     }
 }

@@ -2,18 +2,579 @@
 /* The 2D transforms of Winograd F(2x2, 6x6), alpha = 7, over a lane dimension.
  * Element (i, j) of the tile of lane l is read at in[i * in_row + j * in_col + l] and
  * written at out[i * out_row + j * out_col + l]: NHWC channel vectors and gathered
- * [rows][cols][lanes] buffers both work. */
-#include <math.h>
+ * [rows][cols][lanes] buffers both work. Build with -ffp-contract=fast (GCC) so that
+ * c * a + b becomes one fma where the ISA has it. */
 #include <stddef.h>
+#include <string.h>
+
+#ifndef WINO_LANES
+/* GCC and Clang hold 16 lanes in one vector value (one AVX-512 register, two AVX2
+ * registers); other compilers run one lane at a time. */
+#if defined(__GNUC__)
+#define WINO_LANES 16
+typedef float wino_lanes __attribute__((vector_size(64)));
+typedef float wino_lanes_unaligned __attribute__((vector_size(64), aligned(4), may_alias));
+#define wino_load(p) (*(const wino_lanes_unaligned *)(p))
+#define wino_store(p, v) (*(wino_lanes_unaligned *)(p) = (v))
+#else
+#define WINO_LANES 1
+typedef float wino_lanes;
+#define wino_load(p) (*(p))
+#define wino_store(p, v) (*(p) = (v))
+#endif
+#endif
 
 /* On x86-64 with GCC or Clang each transform is built for AVX-512, AVX2+FMA and
- * the baseline, and the loader picks the best the CPU runs (fmaf is then one
- * instruction). */
+ * the baseline, and the loader picks the best the CPU runs. */
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(WINO_NO_TARGET_CLONES)
 #define WINO_TARGET_CLONES __attribute__((target_clones("avx512f", "avx2,fma", "default")))
 #else
 #define WINO_TARGET_CLONES
 #endif
+
+static inline void input_block_f2x2_6x6(const float *restrict d, ptrdiff_t d_row, ptrdiff_t d_col,
+        float *restrict v, ptrdiff_t v_row, ptrdiff_t v_col)
+{
+    wino_lanes c0_0, c0_1, c0_2, c0_3, c0_4, c0_5, c0_6;
+    wino_lanes c1_0, c1_1, c1_2, c1_3, c1_4, c1_5, c1_6;
+    wino_lanes c2_0, c2_1, c2_2, c2_3, c2_4, c2_5, c2_6;
+    wino_lanes c3_0, c3_1, c3_2, c3_3, c3_4, c3_5, c3_6;
+    wino_lanes c4_0, c4_1, c4_2, c4_3, c4_4, c4_5, c4_6;
+    wino_lanes c5_0, c5_1, c5_2, c5_3, c5_4, c5_5, c5_6;
+    wino_lanes c6_0, c6_1, c6_2, c6_3, c6_4, c6_5, c6_6;
+    { /* column 0 of X */
+        const wino_lanes x0 = wino_load(d + 0 * d_row + 0 * d_col);
+        const wino_lanes x1 = wino_load(d + 1 * d_row + 0 * d_col);
+        const wino_lanes x2 = wino_load(d + 2 * d_row + 0 * d_col);
+        const wino_lanes x3 = wino_load(d + 3 * d_row + 0 * d_col);
+        const wino_lanes x4 = wino_load(d + 4 * d_row + 0 * d_col);
+        const wino_lanes x5 = wino_load(d + 5 * d_row + 0 * d_col);
+        const wino_lanes x6 = wino_load(d + 6 * d_row + 0 * d_col);
+        const wino_lanes t0 = -1.25f * x3 + x1;
+        const wino_lanes t1 = 4.0f * t0 + x5;
+        const wino_lanes t2 = 1.3333334f /* 4/3 */ * x0 + t1;
+        const wino_lanes t3 = -1.6666666f /* -5/3 */ * x2 + t2;
+        const wino_lanes t4 = 0.33333334f /* 1/3 */ * x4 + t3;
+        const wino_lanes t5 = -0.25f * x4 + x2;
+        const wino_lanes t6 = -1.3333334f /* -4/3 */ * x1 + x5;
+        const wino_lanes t7 = -3.6666667f /* -11/3 */ * x3 + t6;
+        const wino_lanes t8 = -5.3333335f /* -16/3 */ * t5 + t7;
+        const wino_lanes t9 = 1.3333334f /* 4/3 */ * x1 + x5;
+        const wino_lanes t10 = -4.3333335f /* -13/3 */ * x3 + t9;
+        const wino_lanes t11 = 2.6666667f /* 8/3 */ * t5 + t10;
+        const wino_lanes t12 = x2 - x4;
+        const wino_lanes t13 = -0.6666667f /* -2/3 */ * x1 + x5;
+        const wino_lanes t14 = -0.33333334f /* -1/3 */ * x3 + t13;
+        const wino_lanes t15 = -2.3333333f /* -7/3 */ * t12 + t14;
+        const wino_lanes t16 = 0.6666667f /* 2/3 */ * x1 + x5;
+        const wino_lanes t17 = x3 - t12;
+        const wino_lanes t18 = -1.6666666f /* -5/3 */ * t17 + t16;
+        const wino_lanes t19 = 4.0f * x2 + x6;
+        const wino_lanes t20 = -5.0f * x4 + t19;
+        const wino_lanes t21 = 0.33333334f /* 1/3 */ * t1 + t20;
+        c0_0 = t4;
+        c1_0 = t8;
+        c2_0 = t11;
+        c3_0 = t15;
+        c4_0 = t18;
+        c5_0 = t1;
+        c6_0 = t21;
+    }
+    { /* column 1 of X */
+        const wino_lanes x0 = wino_load(d + 0 * d_row + 1 * d_col);
+        const wino_lanes x1 = wino_load(d + 1 * d_row + 1 * d_col);
+        const wino_lanes x2 = wino_load(d + 2 * d_row + 1 * d_col);
+        const wino_lanes x3 = wino_load(d + 3 * d_row + 1 * d_col);
+        const wino_lanes x4 = wino_load(d + 4 * d_row + 1 * d_col);
+        const wino_lanes x5 = wino_load(d + 5 * d_row + 1 * d_col);
+        const wino_lanes x6 = wino_load(d + 6 * d_row + 1 * d_col);
+        const wino_lanes t0 = -1.25f * x3 + x1;
+        const wino_lanes t1 = 4.0f * t0 + x5;
+        const wino_lanes t2 = 1.3333334f /* 4/3 */ * x0 + t1;
+        const wino_lanes t3 = -1.6666666f /* -5/3 */ * x2 + t2;
+        const wino_lanes t4 = 0.33333334f /* 1/3 */ * x4 + t3;
+        const wino_lanes t5 = -0.25f * x4 + x2;
+        const wino_lanes t6 = -1.3333334f /* -4/3 */ * x1 + x5;
+        const wino_lanes t7 = -3.6666667f /* -11/3 */ * x3 + t6;
+        const wino_lanes t8 = -5.3333335f /* -16/3 */ * t5 + t7;
+        const wino_lanes t9 = 1.3333334f /* 4/3 */ * x1 + x5;
+        const wino_lanes t10 = -4.3333335f /* -13/3 */ * x3 + t9;
+        const wino_lanes t11 = 2.6666667f /* 8/3 */ * t5 + t10;
+        const wino_lanes t12 = x2 - x4;
+        const wino_lanes t13 = -0.6666667f /* -2/3 */ * x1 + x5;
+        const wino_lanes t14 = -0.33333334f /* -1/3 */ * x3 + t13;
+        const wino_lanes t15 = -2.3333333f /* -7/3 */ * t12 + t14;
+        const wino_lanes t16 = 0.6666667f /* 2/3 */ * x1 + x5;
+        const wino_lanes t17 = x3 - t12;
+        const wino_lanes t18 = -1.6666666f /* -5/3 */ * t17 + t16;
+        const wino_lanes t19 = 4.0f * x2 + x6;
+        const wino_lanes t20 = -5.0f * x4 + t19;
+        const wino_lanes t21 = 0.33333334f /* 1/3 */ * t1 + t20;
+        c0_1 = t4;
+        c1_1 = t8;
+        c2_1 = t11;
+        c3_1 = t15;
+        c4_1 = t18;
+        c5_1 = t1;
+        c6_1 = t21;
+    }
+    { /* column 2 of X */
+        const wino_lanes x0 = wino_load(d + 0 * d_row + 2 * d_col);
+        const wino_lanes x1 = wino_load(d + 1 * d_row + 2 * d_col);
+        const wino_lanes x2 = wino_load(d + 2 * d_row + 2 * d_col);
+        const wino_lanes x3 = wino_load(d + 3 * d_row + 2 * d_col);
+        const wino_lanes x4 = wino_load(d + 4 * d_row + 2 * d_col);
+        const wino_lanes x5 = wino_load(d + 5 * d_row + 2 * d_col);
+        const wino_lanes x6 = wino_load(d + 6 * d_row + 2 * d_col);
+        const wino_lanes t0 = -1.25f * x3 + x1;
+        const wino_lanes t1 = 4.0f * t0 + x5;
+        const wino_lanes t2 = 1.3333334f /* 4/3 */ * x0 + t1;
+        const wino_lanes t3 = -1.6666666f /* -5/3 */ * x2 + t2;
+        const wino_lanes t4 = 0.33333334f /* 1/3 */ * x4 + t3;
+        const wino_lanes t5 = -0.25f * x4 + x2;
+        const wino_lanes t6 = -1.3333334f /* -4/3 */ * x1 + x5;
+        const wino_lanes t7 = -3.6666667f /* -11/3 */ * x3 + t6;
+        const wino_lanes t8 = -5.3333335f /* -16/3 */ * t5 + t7;
+        const wino_lanes t9 = 1.3333334f /* 4/3 */ * x1 + x5;
+        const wino_lanes t10 = -4.3333335f /* -13/3 */ * x3 + t9;
+        const wino_lanes t11 = 2.6666667f /* 8/3 */ * t5 + t10;
+        const wino_lanes t12 = x2 - x4;
+        const wino_lanes t13 = -0.6666667f /* -2/3 */ * x1 + x5;
+        const wino_lanes t14 = -0.33333334f /* -1/3 */ * x3 + t13;
+        const wino_lanes t15 = -2.3333333f /* -7/3 */ * t12 + t14;
+        const wino_lanes t16 = 0.6666667f /* 2/3 */ * x1 + x5;
+        const wino_lanes t17 = x3 - t12;
+        const wino_lanes t18 = -1.6666666f /* -5/3 */ * t17 + t16;
+        const wino_lanes t19 = 4.0f * x2 + x6;
+        const wino_lanes t20 = -5.0f * x4 + t19;
+        const wino_lanes t21 = 0.33333334f /* 1/3 */ * t1 + t20;
+        c0_2 = t4;
+        c1_2 = t8;
+        c2_2 = t11;
+        c3_2 = t15;
+        c4_2 = t18;
+        c5_2 = t1;
+        c6_2 = t21;
+    }
+    { /* column 3 of X */
+        const wino_lanes x0 = wino_load(d + 0 * d_row + 3 * d_col);
+        const wino_lanes x1 = wino_load(d + 1 * d_row + 3 * d_col);
+        const wino_lanes x2 = wino_load(d + 2 * d_row + 3 * d_col);
+        const wino_lanes x3 = wino_load(d + 3 * d_row + 3 * d_col);
+        const wino_lanes x4 = wino_load(d + 4 * d_row + 3 * d_col);
+        const wino_lanes x5 = wino_load(d + 5 * d_row + 3 * d_col);
+        const wino_lanes x6 = wino_load(d + 6 * d_row + 3 * d_col);
+        const wino_lanes t0 = -1.25f * x3 + x1;
+        const wino_lanes t1 = 4.0f * t0 + x5;
+        const wino_lanes t2 = 1.3333334f /* 4/3 */ * x0 + t1;
+        const wino_lanes t3 = -1.6666666f /* -5/3 */ * x2 + t2;
+        const wino_lanes t4 = 0.33333334f /* 1/3 */ * x4 + t3;
+        const wino_lanes t5 = -0.25f * x4 + x2;
+        const wino_lanes t6 = -1.3333334f /* -4/3 */ * x1 + x5;
+        const wino_lanes t7 = -3.6666667f /* -11/3 */ * x3 + t6;
+        const wino_lanes t8 = -5.3333335f /* -16/3 */ * t5 + t7;
+        const wino_lanes t9 = 1.3333334f /* 4/3 */ * x1 + x5;
+        const wino_lanes t10 = -4.3333335f /* -13/3 */ * x3 + t9;
+        const wino_lanes t11 = 2.6666667f /* 8/3 */ * t5 + t10;
+        const wino_lanes t12 = x2 - x4;
+        const wino_lanes t13 = -0.6666667f /* -2/3 */ * x1 + x5;
+        const wino_lanes t14 = -0.33333334f /* -1/3 */ * x3 + t13;
+        const wino_lanes t15 = -2.3333333f /* -7/3 */ * t12 + t14;
+        const wino_lanes t16 = 0.6666667f /* 2/3 */ * x1 + x5;
+        const wino_lanes t17 = x3 - t12;
+        const wino_lanes t18 = -1.6666666f /* -5/3 */ * t17 + t16;
+        const wino_lanes t19 = 4.0f * x2 + x6;
+        const wino_lanes t20 = -5.0f * x4 + t19;
+        const wino_lanes t21 = 0.33333334f /* 1/3 */ * t1 + t20;
+        c0_3 = t4;
+        c1_3 = t8;
+        c2_3 = t11;
+        c3_3 = t15;
+        c4_3 = t18;
+        c5_3 = t1;
+        c6_3 = t21;
+    }
+    { /* column 4 of X */
+        const wino_lanes x0 = wino_load(d + 0 * d_row + 4 * d_col);
+        const wino_lanes x1 = wino_load(d + 1 * d_row + 4 * d_col);
+        const wino_lanes x2 = wino_load(d + 2 * d_row + 4 * d_col);
+        const wino_lanes x3 = wino_load(d + 3 * d_row + 4 * d_col);
+        const wino_lanes x4 = wino_load(d + 4 * d_row + 4 * d_col);
+        const wino_lanes x5 = wino_load(d + 5 * d_row + 4 * d_col);
+        const wino_lanes x6 = wino_load(d + 6 * d_row + 4 * d_col);
+        const wino_lanes t0 = -1.25f * x3 + x1;
+        const wino_lanes t1 = 4.0f * t0 + x5;
+        const wino_lanes t2 = 1.3333334f /* 4/3 */ * x0 + t1;
+        const wino_lanes t3 = -1.6666666f /* -5/3 */ * x2 + t2;
+        const wino_lanes t4 = 0.33333334f /* 1/3 */ * x4 + t3;
+        const wino_lanes t5 = -0.25f * x4 + x2;
+        const wino_lanes t6 = -1.3333334f /* -4/3 */ * x1 + x5;
+        const wino_lanes t7 = -3.6666667f /* -11/3 */ * x3 + t6;
+        const wino_lanes t8 = -5.3333335f /* -16/3 */ * t5 + t7;
+        const wino_lanes t9 = 1.3333334f /* 4/3 */ * x1 + x5;
+        const wino_lanes t10 = -4.3333335f /* -13/3 */ * x3 + t9;
+        const wino_lanes t11 = 2.6666667f /* 8/3 */ * t5 + t10;
+        const wino_lanes t12 = x2 - x4;
+        const wino_lanes t13 = -0.6666667f /* -2/3 */ * x1 + x5;
+        const wino_lanes t14 = -0.33333334f /* -1/3 */ * x3 + t13;
+        const wino_lanes t15 = -2.3333333f /* -7/3 */ * t12 + t14;
+        const wino_lanes t16 = 0.6666667f /* 2/3 */ * x1 + x5;
+        const wino_lanes t17 = x3 - t12;
+        const wino_lanes t18 = -1.6666666f /* -5/3 */ * t17 + t16;
+        const wino_lanes t19 = 4.0f * x2 + x6;
+        const wino_lanes t20 = -5.0f * x4 + t19;
+        const wino_lanes t21 = 0.33333334f /* 1/3 */ * t1 + t20;
+        c0_4 = t4;
+        c1_4 = t8;
+        c2_4 = t11;
+        c3_4 = t15;
+        c4_4 = t18;
+        c5_4 = t1;
+        c6_4 = t21;
+    }
+    { /* column 5 of X */
+        const wino_lanes x0 = wino_load(d + 0 * d_row + 5 * d_col);
+        const wino_lanes x1 = wino_load(d + 1 * d_row + 5 * d_col);
+        const wino_lanes x2 = wino_load(d + 2 * d_row + 5 * d_col);
+        const wino_lanes x3 = wino_load(d + 3 * d_row + 5 * d_col);
+        const wino_lanes x4 = wino_load(d + 4 * d_row + 5 * d_col);
+        const wino_lanes x5 = wino_load(d + 5 * d_row + 5 * d_col);
+        const wino_lanes x6 = wino_load(d + 6 * d_row + 5 * d_col);
+        const wino_lanes t0 = -1.25f * x3 + x1;
+        const wino_lanes t1 = 4.0f * t0 + x5;
+        const wino_lanes t2 = 1.3333334f /* 4/3 */ * x0 + t1;
+        const wino_lanes t3 = -1.6666666f /* -5/3 */ * x2 + t2;
+        const wino_lanes t4 = 0.33333334f /* 1/3 */ * x4 + t3;
+        const wino_lanes t5 = -0.25f * x4 + x2;
+        const wino_lanes t6 = -1.3333334f /* -4/3 */ * x1 + x5;
+        const wino_lanes t7 = -3.6666667f /* -11/3 */ * x3 + t6;
+        const wino_lanes t8 = -5.3333335f /* -16/3 */ * t5 + t7;
+        const wino_lanes t9 = 1.3333334f /* 4/3 */ * x1 + x5;
+        const wino_lanes t10 = -4.3333335f /* -13/3 */ * x3 + t9;
+        const wino_lanes t11 = 2.6666667f /* 8/3 */ * t5 + t10;
+        const wino_lanes t12 = x2 - x4;
+        const wino_lanes t13 = -0.6666667f /* -2/3 */ * x1 + x5;
+        const wino_lanes t14 = -0.33333334f /* -1/3 */ * x3 + t13;
+        const wino_lanes t15 = -2.3333333f /* -7/3 */ * t12 + t14;
+        const wino_lanes t16 = 0.6666667f /* 2/3 */ * x1 + x5;
+        const wino_lanes t17 = x3 - t12;
+        const wino_lanes t18 = -1.6666666f /* -5/3 */ * t17 + t16;
+        const wino_lanes t19 = 4.0f * x2 + x6;
+        const wino_lanes t20 = -5.0f * x4 + t19;
+        const wino_lanes t21 = 0.33333334f /* 1/3 */ * t1 + t20;
+        c0_5 = t4;
+        c1_5 = t8;
+        c2_5 = t11;
+        c3_5 = t15;
+        c4_5 = t18;
+        c5_5 = t1;
+        c6_5 = t21;
+    }
+    { /* column 6 of X */
+        const wino_lanes x0 = wino_load(d + 0 * d_row + 6 * d_col);
+        const wino_lanes x1 = wino_load(d + 1 * d_row + 6 * d_col);
+        const wino_lanes x2 = wino_load(d + 2 * d_row + 6 * d_col);
+        const wino_lanes x3 = wino_load(d + 3 * d_row + 6 * d_col);
+        const wino_lanes x4 = wino_load(d + 4 * d_row + 6 * d_col);
+        const wino_lanes x5 = wino_load(d + 5 * d_row + 6 * d_col);
+        const wino_lanes x6 = wino_load(d + 6 * d_row + 6 * d_col);
+        const wino_lanes t0 = -1.25f * x3 + x1;
+        const wino_lanes t1 = 4.0f * t0 + x5;
+        const wino_lanes t2 = 1.3333334f /* 4/3 */ * x0 + t1;
+        const wino_lanes t3 = -1.6666666f /* -5/3 */ * x2 + t2;
+        const wino_lanes t4 = 0.33333334f /* 1/3 */ * x4 + t3;
+        const wino_lanes t5 = -0.25f * x4 + x2;
+        const wino_lanes t6 = -1.3333334f /* -4/3 */ * x1 + x5;
+        const wino_lanes t7 = -3.6666667f /* -11/3 */ * x3 + t6;
+        const wino_lanes t8 = -5.3333335f /* -16/3 */ * t5 + t7;
+        const wino_lanes t9 = 1.3333334f /* 4/3 */ * x1 + x5;
+        const wino_lanes t10 = -4.3333335f /* -13/3 */ * x3 + t9;
+        const wino_lanes t11 = 2.6666667f /* 8/3 */ * t5 + t10;
+        const wino_lanes t12 = x2 - x4;
+        const wino_lanes t13 = -0.6666667f /* -2/3 */ * x1 + x5;
+        const wino_lanes t14 = -0.33333334f /* -1/3 */ * x3 + t13;
+        const wino_lanes t15 = -2.3333333f /* -7/3 */ * t12 + t14;
+        const wino_lanes t16 = 0.6666667f /* 2/3 */ * x1 + x5;
+        const wino_lanes t17 = x3 - t12;
+        const wino_lanes t18 = -1.6666666f /* -5/3 */ * t17 + t16;
+        const wino_lanes t19 = 4.0f * x2 + x6;
+        const wino_lanes t20 = -5.0f * x4 + t19;
+        const wino_lanes t21 = 0.33333334f /* 1/3 */ * t1 + t20;
+        c0_6 = t4;
+        c1_6 = t8;
+        c2_6 = t11;
+        c3_6 = t15;
+        c4_6 = t18;
+        c5_6 = t1;
+        c6_6 = t21;
+    }
+    { /* row 0 of T */
+        const wino_lanes x0 = c0_0;
+        const wino_lanes x1 = c0_1;
+        const wino_lanes x2 = c0_2;
+        const wino_lanes x3 = c0_3;
+        const wino_lanes x4 = c0_4;
+        const wino_lanes x5 = c0_5;
+        const wino_lanes x6 = c0_6;
+        const wino_lanes t0 = -1.25f * x3 + x1;
+        const wino_lanes t1 = 4.0f * t0 + x5;
+        const wino_lanes t2 = 1.3333334f /* 4/3 */ * x0 + t1;
+        const wino_lanes t3 = -1.6666666f /* -5/3 */ * x2 + t2;
+        const wino_lanes t4 = 0.33333334f /* 1/3 */ * x4 + t3;
+        const wino_lanes t5 = -0.25f * x4 + x2;
+        const wino_lanes t6 = -1.3333334f /* -4/3 */ * x1 + x5;
+        const wino_lanes t7 = -3.6666667f /* -11/3 */ * x3 + t6;
+        const wino_lanes t8 = -5.3333335f /* -16/3 */ * t5 + t7;
+        const wino_lanes t9 = 1.3333334f /* 4/3 */ * x1 + x5;
+        const wino_lanes t10 = -4.3333335f /* -13/3 */ * x3 + t9;
+        const wino_lanes t11 = 2.6666667f /* 8/3 */ * t5 + t10;
+        const wino_lanes t12 = x2 - x4;
+        const wino_lanes t13 = -0.6666667f /* -2/3 */ * x1 + x5;
+        const wino_lanes t14 = -0.33333334f /* -1/3 */ * x3 + t13;
+        const wino_lanes t15 = -2.3333333f /* -7/3 */ * t12 + t14;
+        const wino_lanes t16 = 0.6666667f /* 2/3 */ * x1 + x5;
+        const wino_lanes t17 = x3 - t12;
+        const wino_lanes t18 = -1.6666666f /* -5/3 */ * t17 + t16;
+        const wino_lanes t19 = 4.0f * x2 + x6;
+        const wino_lanes t20 = -5.0f * x4 + t19;
+        const wino_lanes t21 = 0.33333334f /* 1/3 */ * t1 + t20;
+        wino_store(v + 0 * v_row + 0 * v_col, t4);
+        wino_store(v + 0 * v_row + 1 * v_col, t8);
+        wino_store(v + 0 * v_row + 2 * v_col, t11);
+        wino_store(v + 0 * v_row + 3 * v_col, t15);
+        wino_store(v + 0 * v_row + 4 * v_col, t18);
+        wino_store(v + 0 * v_row + 5 * v_col, t1);
+        wino_store(v + 0 * v_row + 6 * v_col, t21);
+    }
+    { /* row 1 of T */
+        const wino_lanes x0 = c1_0;
+        const wino_lanes x1 = c1_1;
+        const wino_lanes x2 = c1_2;
+        const wino_lanes x3 = c1_3;
+        const wino_lanes x4 = c1_4;
+        const wino_lanes x5 = c1_5;
+        const wino_lanes x6 = c1_6;
+        const wino_lanes t0 = -1.25f * x3 + x1;
+        const wino_lanes t1 = 4.0f * t0 + x5;
+        const wino_lanes t2 = 1.3333334f /* 4/3 */ * x0 + t1;
+        const wino_lanes t3 = -1.6666666f /* -5/3 */ * x2 + t2;
+        const wino_lanes t4 = 0.33333334f /* 1/3 */ * x4 + t3;
+        const wino_lanes t5 = -0.25f * x4 + x2;
+        const wino_lanes t6 = -1.3333334f /* -4/3 */ * x1 + x5;
+        const wino_lanes t7 = -3.6666667f /* -11/3 */ * x3 + t6;
+        const wino_lanes t8 = -5.3333335f /* -16/3 */ * t5 + t7;
+        const wino_lanes t9 = 1.3333334f /* 4/3 */ * x1 + x5;
+        const wino_lanes t10 = -4.3333335f /* -13/3 */ * x3 + t9;
+        const wino_lanes t11 = 2.6666667f /* 8/3 */ * t5 + t10;
+        const wino_lanes t12 = x2 - x4;
+        const wino_lanes t13 = -0.6666667f /* -2/3 */ * x1 + x5;
+        const wino_lanes t14 = -0.33333334f /* -1/3 */ * x3 + t13;
+        const wino_lanes t15 = -2.3333333f /* -7/3 */ * t12 + t14;
+        const wino_lanes t16 = 0.6666667f /* 2/3 */ * x1 + x5;
+        const wino_lanes t17 = x3 - t12;
+        const wino_lanes t18 = -1.6666666f /* -5/3 */ * t17 + t16;
+        const wino_lanes t19 = 4.0f * x2 + x6;
+        const wino_lanes t20 = -5.0f * x4 + t19;
+        const wino_lanes t21 = 0.33333334f /* 1/3 */ * t1 + t20;
+        wino_store(v + 1 * v_row + 0 * v_col, t4);
+        wino_store(v + 1 * v_row + 1 * v_col, t8);
+        wino_store(v + 1 * v_row + 2 * v_col, t11);
+        wino_store(v + 1 * v_row + 3 * v_col, t15);
+        wino_store(v + 1 * v_row + 4 * v_col, t18);
+        wino_store(v + 1 * v_row + 5 * v_col, t1);
+        wino_store(v + 1 * v_row + 6 * v_col, t21);
+    }
+    { /* row 2 of T */
+        const wino_lanes x0 = c2_0;
+        const wino_lanes x1 = c2_1;
+        const wino_lanes x2 = c2_2;
+        const wino_lanes x3 = c2_3;
+        const wino_lanes x4 = c2_4;
+        const wino_lanes x5 = c2_5;
+        const wino_lanes x6 = c2_6;
+        const wino_lanes t0 = -1.25f * x3 + x1;
+        const wino_lanes t1 = 4.0f * t0 + x5;
+        const wino_lanes t2 = 1.3333334f /* 4/3 */ * x0 + t1;
+        const wino_lanes t3 = -1.6666666f /* -5/3 */ * x2 + t2;
+        const wino_lanes t4 = 0.33333334f /* 1/3 */ * x4 + t3;
+        const wino_lanes t5 = -0.25f * x4 + x2;
+        const wino_lanes t6 = -1.3333334f /* -4/3 */ * x1 + x5;
+        const wino_lanes t7 = -3.6666667f /* -11/3 */ * x3 + t6;
+        const wino_lanes t8 = -5.3333335f /* -16/3 */ * t5 + t7;
+        const wino_lanes t9 = 1.3333334f /* 4/3 */ * x1 + x5;
+        const wino_lanes t10 = -4.3333335f /* -13/3 */ * x3 + t9;
+        const wino_lanes t11 = 2.6666667f /* 8/3 */ * t5 + t10;
+        const wino_lanes t12 = x2 - x4;
+        const wino_lanes t13 = -0.6666667f /* -2/3 */ * x1 + x5;
+        const wino_lanes t14 = -0.33333334f /* -1/3 */ * x3 + t13;
+        const wino_lanes t15 = -2.3333333f /* -7/3 */ * t12 + t14;
+        const wino_lanes t16 = 0.6666667f /* 2/3 */ * x1 + x5;
+        const wino_lanes t17 = x3 - t12;
+        const wino_lanes t18 = -1.6666666f /* -5/3 */ * t17 + t16;
+        const wino_lanes t19 = 4.0f * x2 + x6;
+        const wino_lanes t20 = -5.0f * x4 + t19;
+        const wino_lanes t21 = 0.33333334f /* 1/3 */ * t1 + t20;
+        wino_store(v + 2 * v_row + 0 * v_col, t4);
+        wino_store(v + 2 * v_row + 1 * v_col, t8);
+        wino_store(v + 2 * v_row + 2 * v_col, t11);
+        wino_store(v + 2 * v_row + 3 * v_col, t15);
+        wino_store(v + 2 * v_row + 4 * v_col, t18);
+        wino_store(v + 2 * v_row + 5 * v_col, t1);
+        wino_store(v + 2 * v_row + 6 * v_col, t21);
+    }
+    { /* row 3 of T */
+        const wino_lanes x0 = c3_0;
+        const wino_lanes x1 = c3_1;
+        const wino_lanes x2 = c3_2;
+        const wino_lanes x3 = c3_3;
+        const wino_lanes x4 = c3_4;
+        const wino_lanes x5 = c3_5;
+        const wino_lanes x6 = c3_6;
+        const wino_lanes t0 = -1.25f * x3 + x1;
+        const wino_lanes t1 = 4.0f * t0 + x5;
+        const wino_lanes t2 = 1.3333334f /* 4/3 */ * x0 + t1;
+        const wino_lanes t3 = -1.6666666f /* -5/3 */ * x2 + t2;
+        const wino_lanes t4 = 0.33333334f /* 1/3 */ * x4 + t3;
+        const wino_lanes t5 = -0.25f * x4 + x2;
+        const wino_lanes t6 = -1.3333334f /* -4/3 */ * x1 + x5;
+        const wino_lanes t7 = -3.6666667f /* -11/3 */ * x3 + t6;
+        const wino_lanes t8 = -5.3333335f /* -16/3 */ * t5 + t7;
+        const wino_lanes t9 = 1.3333334f /* 4/3 */ * x1 + x5;
+        const wino_lanes t10 = -4.3333335f /* -13/3 */ * x3 + t9;
+        const wino_lanes t11 = 2.6666667f /* 8/3 */ * t5 + t10;
+        const wino_lanes t12 = x2 - x4;
+        const wino_lanes t13 = -0.6666667f /* -2/3 */ * x1 + x5;
+        const wino_lanes t14 = -0.33333334f /* -1/3 */ * x3 + t13;
+        const wino_lanes t15 = -2.3333333f /* -7/3 */ * t12 + t14;
+        const wino_lanes t16 = 0.6666667f /* 2/3 */ * x1 + x5;
+        const wino_lanes t17 = x3 - t12;
+        const wino_lanes t18 = -1.6666666f /* -5/3 */ * t17 + t16;
+        const wino_lanes t19 = 4.0f * x2 + x6;
+        const wino_lanes t20 = -5.0f * x4 + t19;
+        const wino_lanes t21 = 0.33333334f /* 1/3 */ * t1 + t20;
+        wino_store(v + 3 * v_row + 0 * v_col, t4);
+        wino_store(v + 3 * v_row + 1 * v_col, t8);
+        wino_store(v + 3 * v_row + 2 * v_col, t11);
+        wino_store(v + 3 * v_row + 3 * v_col, t15);
+        wino_store(v + 3 * v_row + 4 * v_col, t18);
+        wino_store(v + 3 * v_row + 5 * v_col, t1);
+        wino_store(v + 3 * v_row + 6 * v_col, t21);
+    }
+    { /* row 4 of T */
+        const wino_lanes x0 = c4_0;
+        const wino_lanes x1 = c4_1;
+        const wino_lanes x2 = c4_2;
+        const wino_lanes x3 = c4_3;
+        const wino_lanes x4 = c4_4;
+        const wino_lanes x5 = c4_5;
+        const wino_lanes x6 = c4_6;
+        const wino_lanes t0 = -1.25f * x3 + x1;
+        const wino_lanes t1 = 4.0f * t0 + x5;
+        const wino_lanes t2 = 1.3333334f /* 4/3 */ * x0 + t1;
+        const wino_lanes t3 = -1.6666666f /* -5/3 */ * x2 + t2;
+        const wino_lanes t4 = 0.33333334f /* 1/3 */ * x4 + t3;
+        const wino_lanes t5 = -0.25f * x4 + x2;
+        const wino_lanes t6 = -1.3333334f /* -4/3 */ * x1 + x5;
+        const wino_lanes t7 = -3.6666667f /* -11/3 */ * x3 + t6;
+        const wino_lanes t8 = -5.3333335f /* -16/3 */ * t5 + t7;
+        const wino_lanes t9 = 1.3333334f /* 4/3 */ * x1 + x5;
+        const wino_lanes t10 = -4.3333335f /* -13/3 */ * x3 + t9;
+        const wino_lanes t11 = 2.6666667f /* 8/3 */ * t5 + t10;
+        const wino_lanes t12 = x2 - x4;
+        const wino_lanes t13 = -0.6666667f /* -2/3 */ * x1 + x5;
+        const wino_lanes t14 = -0.33333334f /* -1/3 */ * x3 + t13;
+        const wino_lanes t15 = -2.3333333f /* -7/3 */ * t12 + t14;
+        const wino_lanes t16 = 0.6666667f /* 2/3 */ * x1 + x5;
+        const wino_lanes t17 = x3 - t12;
+        const wino_lanes t18 = -1.6666666f /* -5/3 */ * t17 + t16;
+        const wino_lanes t19 = 4.0f * x2 + x6;
+        const wino_lanes t20 = -5.0f * x4 + t19;
+        const wino_lanes t21 = 0.33333334f /* 1/3 */ * t1 + t20;
+        wino_store(v + 4 * v_row + 0 * v_col, t4);
+        wino_store(v + 4 * v_row + 1 * v_col, t8);
+        wino_store(v + 4 * v_row + 2 * v_col, t11);
+        wino_store(v + 4 * v_row + 3 * v_col, t15);
+        wino_store(v + 4 * v_row + 4 * v_col, t18);
+        wino_store(v + 4 * v_row + 5 * v_col, t1);
+        wino_store(v + 4 * v_row + 6 * v_col, t21);
+    }
+    { /* row 5 of T */
+        const wino_lanes x0 = c5_0;
+        const wino_lanes x1 = c5_1;
+        const wino_lanes x2 = c5_2;
+        const wino_lanes x3 = c5_3;
+        const wino_lanes x4 = c5_4;
+        const wino_lanes x5 = c5_5;
+        const wino_lanes x6 = c5_6;
+        const wino_lanes t0 = -1.25f * x3 + x1;
+        const wino_lanes t1 = 4.0f * t0 + x5;
+        const wino_lanes t2 = 1.3333334f /* 4/3 */ * x0 + t1;
+        const wino_lanes t3 = -1.6666666f /* -5/3 */ * x2 + t2;
+        const wino_lanes t4 = 0.33333334f /* 1/3 */ * x4 + t3;
+        const wino_lanes t5 = -0.25f * x4 + x2;
+        const wino_lanes t6 = -1.3333334f /* -4/3 */ * x1 + x5;
+        const wino_lanes t7 = -3.6666667f /* -11/3 */ * x3 + t6;
+        const wino_lanes t8 = -5.3333335f /* -16/3 */ * t5 + t7;
+        const wino_lanes t9 = 1.3333334f /* 4/3 */ * x1 + x5;
+        const wino_lanes t10 = -4.3333335f /* -13/3 */ * x3 + t9;
+        const wino_lanes t11 = 2.6666667f /* 8/3 */ * t5 + t10;
+        const wino_lanes t12 = x2 - x4;
+        const wino_lanes t13 = -0.6666667f /* -2/3 */ * x1 + x5;
+        const wino_lanes t14 = -0.33333334f /* -1/3 */ * x3 + t13;
+        const wino_lanes t15 = -2.3333333f /* -7/3 */ * t12 + t14;
+        const wino_lanes t16 = 0.6666667f /* 2/3 */ * x1 + x5;
+        const wino_lanes t17 = x3 - t12;
+        const wino_lanes t18 = -1.6666666f /* -5/3 */ * t17 + t16;
+        const wino_lanes t19 = 4.0f * x2 + x6;
+        const wino_lanes t20 = -5.0f * x4 + t19;
+        const wino_lanes t21 = 0.33333334f /* 1/3 */ * t1 + t20;
+        wino_store(v + 5 * v_row + 0 * v_col, t4);
+        wino_store(v + 5 * v_row + 1 * v_col, t8);
+        wino_store(v + 5 * v_row + 2 * v_col, t11);
+        wino_store(v + 5 * v_row + 3 * v_col, t15);
+        wino_store(v + 5 * v_row + 4 * v_col, t18);
+        wino_store(v + 5 * v_row + 5 * v_col, t1);
+        wino_store(v + 5 * v_row + 6 * v_col, t21);
+    }
+    { /* row 6 of T */
+        const wino_lanes x0 = c6_0;
+        const wino_lanes x1 = c6_1;
+        const wino_lanes x2 = c6_2;
+        const wino_lanes x3 = c6_3;
+        const wino_lanes x4 = c6_4;
+        const wino_lanes x5 = c6_5;
+        const wino_lanes x6 = c6_6;
+        const wino_lanes t0 = -1.25f * x3 + x1;
+        const wino_lanes t1 = 4.0f * t0 + x5;
+        const wino_lanes t2 = 1.3333334f /* 4/3 */ * x0 + t1;
+        const wino_lanes t3 = -1.6666666f /* -5/3 */ * x2 + t2;
+        const wino_lanes t4 = 0.33333334f /* 1/3 */ * x4 + t3;
+        const wino_lanes t5 = -0.25f * x4 + x2;
+        const wino_lanes t6 = -1.3333334f /* -4/3 */ * x1 + x5;
+        const wino_lanes t7 = -3.6666667f /* -11/3 */ * x3 + t6;
+        const wino_lanes t8 = -5.3333335f /* -16/3 */ * t5 + t7;
+        const wino_lanes t9 = 1.3333334f /* 4/3 */ * x1 + x5;
+        const wino_lanes t10 = -4.3333335f /* -13/3 */ * x3 + t9;
+        const wino_lanes t11 = 2.6666667f /* 8/3 */ * t5 + t10;
+        const wino_lanes t12 = x2 - x4;
+        const wino_lanes t13 = -0.6666667f /* -2/3 */ * x1 + x5;
+        const wino_lanes t14 = -0.33333334f /* -1/3 */ * x3 + t13;
+        const wino_lanes t15 = -2.3333333f /* -7/3 */ * t12 + t14;
+        const wino_lanes t16 = 0.6666667f /* 2/3 */ * x1 + x5;
+        const wino_lanes t17 = x3 - t12;
+        const wino_lanes t18 = -1.6666666f /* -5/3 */ * t17 + t16;
+        const wino_lanes t19 = 4.0f * x2 + x6;
+        const wino_lanes t20 = -5.0f * x4 + t19;
+        const wino_lanes t21 = 0.33333334f /* 1/3 */ * t1 + t20;
+        wino_store(v + 6 * v_row + 0 * v_col, t4);
+        wino_store(v + 6 * v_row + 1 * v_col, t8);
+        wino_store(v + 6 * v_row + 2 * v_col, t11);
+        wino_store(v + 6 * v_row + 3 * v_col, t15);
+        wino_store(v + 6 * v_row + 4 * v_col, t18);
+        wino_store(v + 6 * v_row + 5 * v_col, t1);
+        wino_store(v + 6 * v_row + 6 * v_col, t21);
+    }
+}
 
 /* V = B^T d B: 7 x 7 -> 7 x 7. Each of the 14 passes runs a 2 add, 0 mul, 20 fma recipe
  * (28 add, 0 mul, 280 fma per tile). */
@@ -21,101 +582,526 @@ WINO_TARGET_CLONES
 void wino_f32_input_transform_f2x2_6x6(const float *restrict d, ptrdiff_t d_row, ptrdiff_t d_col,
         float *restrict v, ptrdiff_t v_row, ptrdiff_t v_col, int lanes)
 {
-    float tmp[7][7][16]; /* M X for one block of lanes */
-    float res[7][7][16]; /* M X M^T for the same block */
-    for (int l0 = 0; l0 < lanes; l0 += 16) {
-        const int n = lanes - l0 < 16 ? lanes - l0 : 16;
-        for (int j = 0; j < 7; j++) { /* column j of X */
-            const float *restrict s = d + j * d_col + l0;
-            for (int l = 0; l < n; l++) {
-                const float x0 = s[l];
-                const float x1 = s[d_row + l];
-                const float x2 = s[2 * d_row + l];
-                const float x3 = s[3 * d_row + l];
-                const float x4 = s[4 * d_row + l];
-                const float x5 = s[5 * d_row + l];
-                const float x6 = s[6 * d_row + l];
-                const float t0 = fmaf(-1.25f, x3, x1);
-                const float t1 = fmaf(4.0f, t0, x5);
-                const float t2 = fmaf(1.3333334f /* 4/3 */, x0, t1);
-                const float t3 = fmaf(-1.6666666f /* -5/3 */, x2, t2);
-                const float t4 = fmaf(0.33333334f /* 1/3 */, x4, t3);
-                const float t5 = fmaf(-0.25f, x4, x2);
-                const float t6 = fmaf(-1.3333334f /* -4/3 */, x1, x5);
-                const float t7 = fmaf(-3.6666667f /* -11/3 */, x3, t6);
-                const float t8 = fmaf(-5.3333335f /* -16/3 */, t5, t7);
-                const float t9 = fmaf(1.3333334f /* 4/3 */, x1, x5);
-                const float t10 = fmaf(-4.3333335f /* -13/3 */, x3, t9);
-                const float t11 = fmaf(2.6666667f /* 8/3 */, t5, t10);
-                const float t12 = x2 - x4;
-                const float t13 = fmaf(-0.6666667f /* -2/3 */, x1, x5);
-                const float t14 = fmaf(-0.33333334f /* -1/3 */, x3, t13);
-                const float t15 = fmaf(-2.3333333f /* -7/3 */, t12, t14);
-                const float t16 = fmaf(0.6666667f /* 2/3 */, x1, x5);
-                const float t17 = x3 - t12;
-                const float t18 = fmaf(-1.6666666f /* -5/3 */, t17, t16);
-                const float t19 = fmaf(4.0f, x2, x6);
-                const float t20 = fmaf(-5.0f, x4, t19);
-                const float t21 = fmaf(0.33333334f /* 1/3 */, t1, t20);
-                tmp[0][j][l] = t4;
-                tmp[1][j][l] = t8;
-                tmp[2][j][l] = t11;
-                tmp[3][j][l] = t15;
-                tmp[4][j][l] = t18;
-                tmp[5][j][l] = t1;
-                tmp[6][j][l] = t21;
-            }
-        }
-        for (int i = 0; i < 7; i++) { /* row i of T */
-            for (int l = 0; l < n; l++) {
-                const float x0 = tmp[i][0][l];
-                const float x1 = tmp[i][1][l];
-                const float x2 = tmp[i][2][l];
-                const float x3 = tmp[i][3][l];
-                const float x4 = tmp[i][4][l];
-                const float x5 = tmp[i][5][l];
-                const float x6 = tmp[i][6][l];
-                const float t0 = fmaf(-1.25f, x3, x1);
-                const float t1 = fmaf(4.0f, t0, x5);
-                const float t2 = fmaf(1.3333334f /* 4/3 */, x0, t1);
-                const float t3 = fmaf(-1.6666666f /* -5/3 */, x2, t2);
-                const float t4 = fmaf(0.33333334f /* 1/3 */, x4, t3);
-                const float t5 = fmaf(-0.25f, x4, x2);
-                const float t6 = fmaf(-1.3333334f /* -4/3 */, x1, x5);
-                const float t7 = fmaf(-3.6666667f /* -11/3 */, x3, t6);
-                const float t8 = fmaf(-5.3333335f /* -16/3 */, t5, t7);
-                const float t9 = fmaf(1.3333334f /* 4/3 */, x1, x5);
-                const float t10 = fmaf(-4.3333335f /* -13/3 */, x3, t9);
-                const float t11 = fmaf(2.6666667f /* 8/3 */, t5, t10);
-                const float t12 = x2 - x4;
-                const float t13 = fmaf(-0.6666667f /* -2/3 */, x1, x5);
-                const float t14 = fmaf(-0.33333334f /* -1/3 */, x3, t13);
-                const float t15 = fmaf(-2.3333333f /* -7/3 */, t12, t14);
-                const float t16 = fmaf(0.6666667f /* 2/3 */, x1, x5);
-                const float t17 = x3 - t12;
-                const float t18 = fmaf(-1.6666666f /* -5/3 */, t17, t16);
-                const float t19 = fmaf(4.0f, x2, x6);
-                const float t20 = fmaf(-5.0f, x4, t19);
-                const float t21 = fmaf(0.33333334f /* 1/3 */, t1, t20);
-                res[i][0][l] = t4;
-                res[i][1][l] = t8;
-                res[i][2][l] = t11;
-                res[i][3][l] = t15;
-                res[i][4][l] = t18;
-                res[i][5][l] = t1;
-                res[i][6][l] = t21;
-            }
-        }
+    int l0 = 0;
+    for (; l0 + WINO_LANES <= lanes; l0 += WINO_LANES)
+        input_block_f2x2_6x6(d + l0, d_row, d_col, v + l0, v_row, v_col);
+    if (l0 < lanes) {
+        const size_t bytes = sizeof(float) * (size_t)(lanes - l0);
+        float a[7][7][WINO_LANES], b[7][7][WINO_LANES];
+        memset(a, 0, sizeof a);
         for (int i = 0; i < 7; i++)
-            for (int c = 0; c < 7; c++) {
-                float *restrict o = v + i * v_row + c * v_col + l0;
-                if (n == 16) /* a fixed count: one vector move, not a call */
-                    for (int l = 0; l < 16; l++)
-                        o[l] = res[i][c][l];
-                else
-                    for (int l = 0; l < n; l++)
-                        o[l] = res[i][c][l];
-            }
+            for (int j = 0; j < 7; j++)
+                memcpy(a[i][j], d + i * d_row + j * d_col + l0, bytes);
+        input_block_f2x2_6x6(&a[0][0][0], 7 * WINO_LANES, WINO_LANES, &b[0][0][0], 7 * WINO_LANES, WINO_LANES);
+        for (int i = 0; i < 7; i++)
+            for (int j = 0; j < 7; j++)
+                memcpy(v + i * v_row + j * v_col + l0, b[i][j], bytes);
+    }
+}
+
+static inline void filter_block_f2x2_6x6(const float *restrict g, ptrdiff_t g_row, ptrdiff_t g_col,
+        float *restrict u, ptrdiff_t u_row, ptrdiff_t u_col)
+{
+    wino_lanes c0_0, c0_1, c0_2, c0_3, c0_4, c0_5;
+    wino_lanes c1_0, c1_1, c1_2, c1_3, c1_4, c1_5;
+    wino_lanes c2_0, c2_1, c2_2, c2_3, c2_4, c2_5;
+    wino_lanes c3_0, c3_1, c3_2, c3_3, c3_4, c3_5;
+    wino_lanes c4_0, c4_1, c4_2, c4_3, c4_4, c4_5;
+    wino_lanes c5_0, c5_1, c5_2, c5_3, c5_4, c5_5;
+    wino_lanes c6_0, c6_1, c6_2, c6_3, c6_4, c6_5;
+    { /* column 0 of X */
+        const wino_lanes x0 = wino_load(g + 0 * g_row + 0 * g_col);
+        const wino_lanes x1 = wino_load(g + 1 * g_row + 0 * g_col);
+        const wino_lanes x2 = wino_load(g + 2 * g_row + 0 * g_col);
+        const wino_lanes x3 = wino_load(g + 3 * g_row + 0 * g_col);
+        const wino_lanes x4 = wino_load(g + 4 * g_row + 0 * g_col);
+        const wino_lanes x5 = wino_load(g + 5 * g_row + 0 * g_col);
+        const wino_lanes t0 = 0.75f * x0;
+        const wino_lanes t1 = x0 + x2;
+        const wino_lanes t2 = x4 + t1;
+        const wino_lanes t3 = x1 + x3;
+        const wino_lanes t4 = x5 + t3;
+        const wino_lanes t5 = t2 + t4;
+        const wino_lanes t6 = -0.125f * t5;
+        const wino_lanes t7 = t2 - t4;
+        const wino_lanes t8 = 0.25f * t7;
+        const wino_lanes t9 = 4.0f * x2 + x0;
+        const wino_lanes t10 = 0.0625f * t9 + x4;
+        const wino_lanes t11 = 4.0f * x3 + x1;
+        const wino_lanes t12 = 0.0625f * t11 + x5;
+        const wino_lanes t13 = 2.0f * t12 + t10;
+        const wino_lanes t14 = 0.2857143f /* 2/7 */ * t13;
+        const wino_lanes t15 = -2.0f * t12 + t10;
+        const wino_lanes t16 = -0.4f /* -2/5 */ * t15;
+        const wino_lanes t17 = -0.33333334f /* -1/3 */ * x1 + x0;
+        const wino_lanes t18 = 0.11111111f /* 1/9 */ * x2 + t17;
+        const wino_lanes t19 = -0.037037037f /* -1/27 */ * x3 + t18;
+        const wino_lanes t20 = 0.012345679f /* 1/81 */ * x4 + t19;
+        const wino_lanes t21 = -0.004115226f /* -1/243 */ * x5 + t20;
+        const wino_lanes t22 = -0.86785716f /* -243/280 */ * t21;
+        c0_0 = t0;
+        c1_0 = t6;
+        c2_0 = t8;
+        c3_0 = t14;
+        c4_0 = t16;
+        c5_0 = t22;
+        c6_0 = x5;
+    }
+    { /* column 1 of X */
+        const wino_lanes x0 = wino_load(g + 0 * g_row + 1 * g_col);
+        const wino_lanes x1 = wino_load(g + 1 * g_row + 1 * g_col);
+        const wino_lanes x2 = wino_load(g + 2 * g_row + 1 * g_col);
+        const wino_lanes x3 = wino_load(g + 3 * g_row + 1 * g_col);
+        const wino_lanes x4 = wino_load(g + 4 * g_row + 1 * g_col);
+        const wino_lanes x5 = wino_load(g + 5 * g_row + 1 * g_col);
+        const wino_lanes t0 = 0.75f * x0;
+        const wino_lanes t1 = x0 + x2;
+        const wino_lanes t2 = x4 + t1;
+        const wino_lanes t3 = x1 + x3;
+        const wino_lanes t4 = x5 + t3;
+        const wino_lanes t5 = t2 + t4;
+        const wino_lanes t6 = -0.125f * t5;
+        const wino_lanes t7 = t2 - t4;
+        const wino_lanes t8 = 0.25f * t7;
+        const wino_lanes t9 = 4.0f * x2 + x0;
+        const wino_lanes t10 = 0.0625f * t9 + x4;
+        const wino_lanes t11 = 4.0f * x3 + x1;
+        const wino_lanes t12 = 0.0625f * t11 + x5;
+        const wino_lanes t13 = 2.0f * t12 + t10;
+        const wino_lanes t14 = 0.2857143f /* 2/7 */ * t13;
+        const wino_lanes t15 = -2.0f * t12 + t10;
+        const wino_lanes t16 = -0.4f /* -2/5 */ * t15;
+        const wino_lanes t17 = -0.33333334f /* -1/3 */ * x1 + x0;
+        const wino_lanes t18 = 0.11111111f /* 1/9 */ * x2 + t17;
+        const wino_lanes t19 = -0.037037037f /* -1/27 */ * x3 + t18;
+        const wino_lanes t20 = 0.012345679f /* 1/81 */ * x4 + t19;
+        const wino_lanes t21 = -0.004115226f /* -1/243 */ * x5 + t20;
+        const wino_lanes t22 = -0.86785716f /* -243/280 */ * t21;
+        c0_1 = t0;
+        c1_1 = t6;
+        c2_1 = t8;
+        c3_1 = t14;
+        c4_1 = t16;
+        c5_1 = t22;
+        c6_1 = x5;
+    }
+    { /* column 2 of X */
+        const wino_lanes x0 = wino_load(g + 0 * g_row + 2 * g_col);
+        const wino_lanes x1 = wino_load(g + 1 * g_row + 2 * g_col);
+        const wino_lanes x2 = wino_load(g + 2 * g_row + 2 * g_col);
+        const wino_lanes x3 = wino_load(g + 3 * g_row + 2 * g_col);
+        const wino_lanes x4 = wino_load(g + 4 * g_row + 2 * g_col);
+        const wino_lanes x5 = wino_load(g + 5 * g_row + 2 * g_col);
+        const wino_lanes t0 = 0.75f * x0;
+        const wino_lanes t1 = x0 + x2;
+        const wino_lanes t2 = x4 + t1;
+        const wino_lanes t3 = x1 + x3;
+        const wino_lanes t4 = x5 + t3;
+        const wino_lanes t5 = t2 + t4;
+        const wino_lanes t6 = -0.125f * t5;
+        const wino_lanes t7 = t2 - t4;
+        const wino_lanes t8 = 0.25f * t7;
+        const wino_lanes t9 = 4.0f * x2 + x0;
+        const wino_lanes t10 = 0.0625f * t9 + x4;
+        const wino_lanes t11 = 4.0f * x3 + x1;
+        const wino_lanes t12 = 0.0625f * t11 + x5;
+        const wino_lanes t13 = 2.0f * t12 + t10;
+        const wino_lanes t14 = 0.2857143f /* 2/7 */ * t13;
+        const wino_lanes t15 = -2.0f * t12 + t10;
+        const wino_lanes t16 = -0.4f /* -2/5 */ * t15;
+        const wino_lanes t17 = -0.33333334f /* -1/3 */ * x1 + x0;
+        const wino_lanes t18 = 0.11111111f /* 1/9 */ * x2 + t17;
+        const wino_lanes t19 = -0.037037037f /* -1/27 */ * x3 + t18;
+        const wino_lanes t20 = 0.012345679f /* 1/81 */ * x4 + t19;
+        const wino_lanes t21 = -0.004115226f /* -1/243 */ * x5 + t20;
+        const wino_lanes t22 = -0.86785716f /* -243/280 */ * t21;
+        c0_2 = t0;
+        c1_2 = t6;
+        c2_2 = t8;
+        c3_2 = t14;
+        c4_2 = t16;
+        c5_2 = t22;
+        c6_2 = x5;
+    }
+    { /* column 3 of X */
+        const wino_lanes x0 = wino_load(g + 0 * g_row + 3 * g_col);
+        const wino_lanes x1 = wino_load(g + 1 * g_row + 3 * g_col);
+        const wino_lanes x2 = wino_load(g + 2 * g_row + 3 * g_col);
+        const wino_lanes x3 = wino_load(g + 3 * g_row + 3 * g_col);
+        const wino_lanes x4 = wino_load(g + 4 * g_row + 3 * g_col);
+        const wino_lanes x5 = wino_load(g + 5 * g_row + 3 * g_col);
+        const wino_lanes t0 = 0.75f * x0;
+        const wino_lanes t1 = x0 + x2;
+        const wino_lanes t2 = x4 + t1;
+        const wino_lanes t3 = x1 + x3;
+        const wino_lanes t4 = x5 + t3;
+        const wino_lanes t5 = t2 + t4;
+        const wino_lanes t6 = -0.125f * t5;
+        const wino_lanes t7 = t2 - t4;
+        const wino_lanes t8 = 0.25f * t7;
+        const wino_lanes t9 = 4.0f * x2 + x0;
+        const wino_lanes t10 = 0.0625f * t9 + x4;
+        const wino_lanes t11 = 4.0f * x3 + x1;
+        const wino_lanes t12 = 0.0625f * t11 + x5;
+        const wino_lanes t13 = 2.0f * t12 + t10;
+        const wino_lanes t14 = 0.2857143f /* 2/7 */ * t13;
+        const wino_lanes t15 = -2.0f * t12 + t10;
+        const wino_lanes t16 = -0.4f /* -2/5 */ * t15;
+        const wino_lanes t17 = -0.33333334f /* -1/3 */ * x1 + x0;
+        const wino_lanes t18 = 0.11111111f /* 1/9 */ * x2 + t17;
+        const wino_lanes t19 = -0.037037037f /* -1/27 */ * x3 + t18;
+        const wino_lanes t20 = 0.012345679f /* 1/81 */ * x4 + t19;
+        const wino_lanes t21 = -0.004115226f /* -1/243 */ * x5 + t20;
+        const wino_lanes t22 = -0.86785716f /* -243/280 */ * t21;
+        c0_3 = t0;
+        c1_3 = t6;
+        c2_3 = t8;
+        c3_3 = t14;
+        c4_3 = t16;
+        c5_3 = t22;
+        c6_3 = x5;
+    }
+    { /* column 4 of X */
+        const wino_lanes x0 = wino_load(g + 0 * g_row + 4 * g_col);
+        const wino_lanes x1 = wino_load(g + 1 * g_row + 4 * g_col);
+        const wino_lanes x2 = wino_load(g + 2 * g_row + 4 * g_col);
+        const wino_lanes x3 = wino_load(g + 3 * g_row + 4 * g_col);
+        const wino_lanes x4 = wino_load(g + 4 * g_row + 4 * g_col);
+        const wino_lanes x5 = wino_load(g + 5 * g_row + 4 * g_col);
+        const wino_lanes t0 = 0.75f * x0;
+        const wino_lanes t1 = x0 + x2;
+        const wino_lanes t2 = x4 + t1;
+        const wino_lanes t3 = x1 + x3;
+        const wino_lanes t4 = x5 + t3;
+        const wino_lanes t5 = t2 + t4;
+        const wino_lanes t6 = -0.125f * t5;
+        const wino_lanes t7 = t2 - t4;
+        const wino_lanes t8 = 0.25f * t7;
+        const wino_lanes t9 = 4.0f * x2 + x0;
+        const wino_lanes t10 = 0.0625f * t9 + x4;
+        const wino_lanes t11 = 4.0f * x3 + x1;
+        const wino_lanes t12 = 0.0625f * t11 + x5;
+        const wino_lanes t13 = 2.0f * t12 + t10;
+        const wino_lanes t14 = 0.2857143f /* 2/7 */ * t13;
+        const wino_lanes t15 = -2.0f * t12 + t10;
+        const wino_lanes t16 = -0.4f /* -2/5 */ * t15;
+        const wino_lanes t17 = -0.33333334f /* -1/3 */ * x1 + x0;
+        const wino_lanes t18 = 0.11111111f /* 1/9 */ * x2 + t17;
+        const wino_lanes t19 = -0.037037037f /* -1/27 */ * x3 + t18;
+        const wino_lanes t20 = 0.012345679f /* 1/81 */ * x4 + t19;
+        const wino_lanes t21 = -0.004115226f /* -1/243 */ * x5 + t20;
+        const wino_lanes t22 = -0.86785716f /* -243/280 */ * t21;
+        c0_4 = t0;
+        c1_4 = t6;
+        c2_4 = t8;
+        c3_4 = t14;
+        c4_4 = t16;
+        c5_4 = t22;
+        c6_4 = x5;
+    }
+    { /* column 5 of X */
+        const wino_lanes x0 = wino_load(g + 0 * g_row + 5 * g_col);
+        const wino_lanes x1 = wino_load(g + 1 * g_row + 5 * g_col);
+        const wino_lanes x2 = wino_load(g + 2 * g_row + 5 * g_col);
+        const wino_lanes x3 = wino_load(g + 3 * g_row + 5 * g_col);
+        const wino_lanes x4 = wino_load(g + 4 * g_row + 5 * g_col);
+        const wino_lanes x5 = wino_load(g + 5 * g_row + 5 * g_col);
+        const wino_lanes t0 = 0.75f * x0;
+        const wino_lanes t1 = x0 + x2;
+        const wino_lanes t2 = x4 + t1;
+        const wino_lanes t3 = x1 + x3;
+        const wino_lanes t4 = x5 + t3;
+        const wino_lanes t5 = t2 + t4;
+        const wino_lanes t6 = -0.125f * t5;
+        const wino_lanes t7 = t2 - t4;
+        const wino_lanes t8 = 0.25f * t7;
+        const wino_lanes t9 = 4.0f * x2 + x0;
+        const wino_lanes t10 = 0.0625f * t9 + x4;
+        const wino_lanes t11 = 4.0f * x3 + x1;
+        const wino_lanes t12 = 0.0625f * t11 + x5;
+        const wino_lanes t13 = 2.0f * t12 + t10;
+        const wino_lanes t14 = 0.2857143f /* 2/7 */ * t13;
+        const wino_lanes t15 = -2.0f * t12 + t10;
+        const wino_lanes t16 = -0.4f /* -2/5 */ * t15;
+        const wino_lanes t17 = -0.33333334f /* -1/3 */ * x1 + x0;
+        const wino_lanes t18 = 0.11111111f /* 1/9 */ * x2 + t17;
+        const wino_lanes t19 = -0.037037037f /* -1/27 */ * x3 + t18;
+        const wino_lanes t20 = 0.012345679f /* 1/81 */ * x4 + t19;
+        const wino_lanes t21 = -0.004115226f /* -1/243 */ * x5 + t20;
+        const wino_lanes t22 = -0.86785716f /* -243/280 */ * t21;
+        c0_5 = t0;
+        c1_5 = t6;
+        c2_5 = t8;
+        c3_5 = t14;
+        c4_5 = t16;
+        c5_5 = t22;
+        c6_5 = x5;
+    }
+    { /* row 0 of T */
+        const wino_lanes x0 = c0_0;
+        const wino_lanes x1 = c0_1;
+        const wino_lanes x2 = c0_2;
+        const wino_lanes x3 = c0_3;
+        const wino_lanes x4 = c0_4;
+        const wino_lanes x5 = c0_5;
+        const wino_lanes t0 = 0.75f * x0;
+        const wino_lanes t1 = x0 + x2;
+        const wino_lanes t2 = x4 + t1;
+        const wino_lanes t3 = x1 + x3;
+        const wino_lanes t4 = x5 + t3;
+        const wino_lanes t5 = t2 + t4;
+        const wino_lanes t6 = -0.125f * t5;
+        const wino_lanes t7 = t2 - t4;
+        const wino_lanes t8 = 0.25f * t7;
+        const wino_lanes t9 = 4.0f * x2 + x0;
+        const wino_lanes t10 = 0.0625f * t9 + x4;
+        const wino_lanes t11 = 4.0f * x3 + x1;
+        const wino_lanes t12 = 0.0625f * t11 + x5;
+        const wino_lanes t13 = 2.0f * t12 + t10;
+        const wino_lanes t14 = 0.2857143f /* 2/7 */ * t13;
+        const wino_lanes t15 = -2.0f * t12 + t10;
+        const wino_lanes t16 = -0.4f /* -2/5 */ * t15;
+        const wino_lanes t17 = -0.33333334f /* -1/3 */ * x1 + x0;
+        const wino_lanes t18 = 0.11111111f /* 1/9 */ * x2 + t17;
+        const wino_lanes t19 = -0.037037037f /* -1/27 */ * x3 + t18;
+        const wino_lanes t20 = 0.012345679f /* 1/81 */ * x4 + t19;
+        const wino_lanes t21 = -0.004115226f /* -1/243 */ * x5 + t20;
+        const wino_lanes t22 = -0.86785716f /* -243/280 */ * t21;
+        wino_store(u + 0 * u_row + 0 * u_col, t0);
+        wino_store(u + 0 * u_row + 1 * u_col, t6);
+        wino_store(u + 0 * u_row + 2 * u_col, t8);
+        wino_store(u + 0 * u_row + 3 * u_col, t14);
+        wino_store(u + 0 * u_row + 4 * u_col, t16);
+        wino_store(u + 0 * u_row + 5 * u_col, t22);
+        wino_store(u + 0 * u_row + 6 * u_col, x5);
+    }
+    { /* row 1 of T */
+        const wino_lanes x0 = c1_0;
+        const wino_lanes x1 = c1_1;
+        const wino_lanes x2 = c1_2;
+        const wino_lanes x3 = c1_3;
+        const wino_lanes x4 = c1_4;
+        const wino_lanes x5 = c1_5;
+        const wino_lanes t0 = 0.75f * x0;
+        const wino_lanes t1 = x0 + x2;
+        const wino_lanes t2 = x4 + t1;
+        const wino_lanes t3 = x1 + x3;
+        const wino_lanes t4 = x5 + t3;
+        const wino_lanes t5 = t2 + t4;
+        const wino_lanes t6 = -0.125f * t5;
+        const wino_lanes t7 = t2 - t4;
+        const wino_lanes t8 = 0.25f * t7;
+        const wino_lanes t9 = 4.0f * x2 + x0;
+        const wino_lanes t10 = 0.0625f * t9 + x4;
+        const wino_lanes t11 = 4.0f * x3 + x1;
+        const wino_lanes t12 = 0.0625f * t11 + x5;
+        const wino_lanes t13 = 2.0f * t12 + t10;
+        const wino_lanes t14 = 0.2857143f /* 2/7 */ * t13;
+        const wino_lanes t15 = -2.0f * t12 + t10;
+        const wino_lanes t16 = -0.4f /* -2/5 */ * t15;
+        const wino_lanes t17 = -0.33333334f /* -1/3 */ * x1 + x0;
+        const wino_lanes t18 = 0.11111111f /* 1/9 */ * x2 + t17;
+        const wino_lanes t19 = -0.037037037f /* -1/27 */ * x3 + t18;
+        const wino_lanes t20 = 0.012345679f /* 1/81 */ * x4 + t19;
+        const wino_lanes t21 = -0.004115226f /* -1/243 */ * x5 + t20;
+        const wino_lanes t22 = -0.86785716f /* -243/280 */ * t21;
+        wino_store(u + 1 * u_row + 0 * u_col, t0);
+        wino_store(u + 1 * u_row + 1 * u_col, t6);
+        wino_store(u + 1 * u_row + 2 * u_col, t8);
+        wino_store(u + 1 * u_row + 3 * u_col, t14);
+        wino_store(u + 1 * u_row + 4 * u_col, t16);
+        wino_store(u + 1 * u_row + 5 * u_col, t22);
+        wino_store(u + 1 * u_row + 6 * u_col, x5);
+    }
+    { /* row 2 of T */
+        const wino_lanes x0 = c2_0;
+        const wino_lanes x1 = c2_1;
+        const wino_lanes x2 = c2_2;
+        const wino_lanes x3 = c2_3;
+        const wino_lanes x4 = c2_4;
+        const wino_lanes x5 = c2_5;
+        const wino_lanes t0 = 0.75f * x0;
+        const wino_lanes t1 = x0 + x2;
+        const wino_lanes t2 = x4 + t1;
+        const wino_lanes t3 = x1 + x3;
+        const wino_lanes t4 = x5 + t3;
+        const wino_lanes t5 = t2 + t4;
+        const wino_lanes t6 = -0.125f * t5;
+        const wino_lanes t7 = t2 - t4;
+        const wino_lanes t8 = 0.25f * t7;
+        const wino_lanes t9 = 4.0f * x2 + x0;
+        const wino_lanes t10 = 0.0625f * t9 + x4;
+        const wino_lanes t11 = 4.0f * x3 + x1;
+        const wino_lanes t12 = 0.0625f * t11 + x5;
+        const wino_lanes t13 = 2.0f * t12 + t10;
+        const wino_lanes t14 = 0.2857143f /* 2/7 */ * t13;
+        const wino_lanes t15 = -2.0f * t12 + t10;
+        const wino_lanes t16 = -0.4f /* -2/5 */ * t15;
+        const wino_lanes t17 = -0.33333334f /* -1/3 */ * x1 + x0;
+        const wino_lanes t18 = 0.11111111f /* 1/9 */ * x2 + t17;
+        const wino_lanes t19 = -0.037037037f /* -1/27 */ * x3 + t18;
+        const wino_lanes t20 = 0.012345679f /* 1/81 */ * x4 + t19;
+        const wino_lanes t21 = -0.004115226f /* -1/243 */ * x5 + t20;
+        const wino_lanes t22 = -0.86785716f /* -243/280 */ * t21;
+        wino_store(u + 2 * u_row + 0 * u_col, t0);
+        wino_store(u + 2 * u_row + 1 * u_col, t6);
+        wino_store(u + 2 * u_row + 2 * u_col, t8);
+        wino_store(u + 2 * u_row + 3 * u_col, t14);
+        wino_store(u + 2 * u_row + 4 * u_col, t16);
+        wino_store(u + 2 * u_row + 5 * u_col, t22);
+        wino_store(u + 2 * u_row + 6 * u_col, x5);
+    }
+    { /* row 3 of T */
+        const wino_lanes x0 = c3_0;
+        const wino_lanes x1 = c3_1;
+        const wino_lanes x2 = c3_2;
+        const wino_lanes x3 = c3_3;
+        const wino_lanes x4 = c3_4;
+        const wino_lanes x5 = c3_5;
+        const wino_lanes t0 = 0.75f * x0;
+        const wino_lanes t1 = x0 + x2;
+        const wino_lanes t2 = x4 + t1;
+        const wino_lanes t3 = x1 + x3;
+        const wino_lanes t4 = x5 + t3;
+        const wino_lanes t5 = t2 + t4;
+        const wino_lanes t6 = -0.125f * t5;
+        const wino_lanes t7 = t2 - t4;
+        const wino_lanes t8 = 0.25f * t7;
+        const wino_lanes t9 = 4.0f * x2 + x0;
+        const wino_lanes t10 = 0.0625f * t9 + x4;
+        const wino_lanes t11 = 4.0f * x3 + x1;
+        const wino_lanes t12 = 0.0625f * t11 + x5;
+        const wino_lanes t13 = 2.0f * t12 + t10;
+        const wino_lanes t14 = 0.2857143f /* 2/7 */ * t13;
+        const wino_lanes t15 = -2.0f * t12 + t10;
+        const wino_lanes t16 = -0.4f /* -2/5 */ * t15;
+        const wino_lanes t17 = -0.33333334f /* -1/3 */ * x1 + x0;
+        const wino_lanes t18 = 0.11111111f /* 1/9 */ * x2 + t17;
+        const wino_lanes t19 = -0.037037037f /* -1/27 */ * x3 + t18;
+        const wino_lanes t20 = 0.012345679f /* 1/81 */ * x4 + t19;
+        const wino_lanes t21 = -0.004115226f /* -1/243 */ * x5 + t20;
+        const wino_lanes t22 = -0.86785716f /* -243/280 */ * t21;
+        wino_store(u + 3 * u_row + 0 * u_col, t0);
+        wino_store(u + 3 * u_row + 1 * u_col, t6);
+        wino_store(u + 3 * u_row + 2 * u_col, t8);
+        wino_store(u + 3 * u_row + 3 * u_col, t14);
+        wino_store(u + 3 * u_row + 4 * u_col, t16);
+        wino_store(u + 3 * u_row + 5 * u_col, t22);
+        wino_store(u + 3 * u_row + 6 * u_col, x5);
+    }
+    { /* row 4 of T */
+        const wino_lanes x0 = c4_0;
+        const wino_lanes x1 = c4_1;
+        const wino_lanes x2 = c4_2;
+        const wino_lanes x3 = c4_3;
+        const wino_lanes x4 = c4_4;
+        const wino_lanes x5 = c4_5;
+        const wino_lanes t0 = 0.75f * x0;
+        const wino_lanes t1 = x0 + x2;
+        const wino_lanes t2 = x4 + t1;
+        const wino_lanes t3 = x1 + x3;
+        const wino_lanes t4 = x5 + t3;
+        const wino_lanes t5 = t2 + t4;
+        const wino_lanes t6 = -0.125f * t5;
+        const wino_lanes t7 = t2 - t4;
+        const wino_lanes t8 = 0.25f * t7;
+        const wino_lanes t9 = 4.0f * x2 + x0;
+        const wino_lanes t10 = 0.0625f * t9 + x4;
+        const wino_lanes t11 = 4.0f * x3 + x1;
+        const wino_lanes t12 = 0.0625f * t11 + x5;
+        const wino_lanes t13 = 2.0f * t12 + t10;
+        const wino_lanes t14 = 0.2857143f /* 2/7 */ * t13;
+        const wino_lanes t15 = -2.0f * t12 + t10;
+        const wino_lanes t16 = -0.4f /* -2/5 */ * t15;
+        const wino_lanes t17 = -0.33333334f /* -1/3 */ * x1 + x0;
+        const wino_lanes t18 = 0.11111111f /* 1/9 */ * x2 + t17;
+        const wino_lanes t19 = -0.037037037f /* -1/27 */ * x3 + t18;
+        const wino_lanes t20 = 0.012345679f /* 1/81 */ * x4 + t19;
+        const wino_lanes t21 = -0.004115226f /* -1/243 */ * x5 + t20;
+        const wino_lanes t22 = -0.86785716f /* -243/280 */ * t21;
+        wino_store(u + 4 * u_row + 0 * u_col, t0);
+        wino_store(u + 4 * u_row + 1 * u_col, t6);
+        wino_store(u + 4 * u_row + 2 * u_col, t8);
+        wino_store(u + 4 * u_row + 3 * u_col, t14);
+        wino_store(u + 4 * u_row + 4 * u_col, t16);
+        wino_store(u + 4 * u_row + 5 * u_col, t22);
+        wino_store(u + 4 * u_row + 6 * u_col, x5);
+    }
+    { /* row 5 of T */
+        const wino_lanes x0 = c5_0;
+        const wino_lanes x1 = c5_1;
+        const wino_lanes x2 = c5_2;
+        const wino_lanes x3 = c5_3;
+        const wino_lanes x4 = c5_4;
+        const wino_lanes x5 = c5_5;
+        const wino_lanes t0 = 0.75f * x0;
+        const wino_lanes t1 = x0 + x2;
+        const wino_lanes t2 = x4 + t1;
+        const wino_lanes t3 = x1 + x3;
+        const wino_lanes t4 = x5 + t3;
+        const wino_lanes t5 = t2 + t4;
+        const wino_lanes t6 = -0.125f * t5;
+        const wino_lanes t7 = t2 - t4;
+        const wino_lanes t8 = 0.25f * t7;
+        const wino_lanes t9 = 4.0f * x2 + x0;
+        const wino_lanes t10 = 0.0625f * t9 + x4;
+        const wino_lanes t11 = 4.0f * x3 + x1;
+        const wino_lanes t12 = 0.0625f * t11 + x5;
+        const wino_lanes t13 = 2.0f * t12 + t10;
+        const wino_lanes t14 = 0.2857143f /* 2/7 */ * t13;
+        const wino_lanes t15 = -2.0f * t12 + t10;
+        const wino_lanes t16 = -0.4f /* -2/5 */ * t15;
+        const wino_lanes t17 = -0.33333334f /* -1/3 */ * x1 + x0;
+        const wino_lanes t18 = 0.11111111f /* 1/9 */ * x2 + t17;
+        const wino_lanes t19 = -0.037037037f /* -1/27 */ * x3 + t18;
+        const wino_lanes t20 = 0.012345679f /* 1/81 */ * x4 + t19;
+        const wino_lanes t21 = -0.004115226f /* -1/243 */ * x5 + t20;
+        const wino_lanes t22 = -0.86785716f /* -243/280 */ * t21;
+        wino_store(u + 5 * u_row + 0 * u_col, t0);
+        wino_store(u + 5 * u_row + 1 * u_col, t6);
+        wino_store(u + 5 * u_row + 2 * u_col, t8);
+        wino_store(u + 5 * u_row + 3 * u_col, t14);
+        wino_store(u + 5 * u_row + 4 * u_col, t16);
+        wino_store(u + 5 * u_row + 5 * u_col, t22);
+        wino_store(u + 5 * u_row + 6 * u_col, x5);
+    }
+    { /* row 6 of T */
+        const wino_lanes x0 = c6_0;
+        const wino_lanes x1 = c6_1;
+        const wino_lanes x2 = c6_2;
+        const wino_lanes x3 = c6_3;
+        const wino_lanes x4 = c6_4;
+        const wino_lanes x5 = c6_5;
+        const wino_lanes t0 = 0.75f * x0;
+        const wino_lanes t1 = x0 + x2;
+        const wino_lanes t2 = x4 + t1;
+        const wino_lanes t3 = x1 + x3;
+        const wino_lanes t4 = x5 + t3;
+        const wino_lanes t5 = t2 + t4;
+        const wino_lanes t6 = -0.125f * t5;
+        const wino_lanes t7 = t2 - t4;
+        const wino_lanes t8 = 0.25f * t7;
+        const wino_lanes t9 = 4.0f * x2 + x0;
+        const wino_lanes t10 = 0.0625f * t9 + x4;
+        const wino_lanes t11 = 4.0f * x3 + x1;
+        const wino_lanes t12 = 0.0625f * t11 + x5;
+        const wino_lanes t13 = 2.0f * t12 + t10;
+        const wino_lanes t14 = 0.2857143f /* 2/7 */ * t13;
+        const wino_lanes t15 = -2.0f * t12 + t10;
+        const wino_lanes t16 = -0.4f /* -2/5 */ * t15;
+        const wino_lanes t17 = -0.33333334f /* -1/3 */ * x1 + x0;
+        const wino_lanes t18 = 0.11111111f /* 1/9 */ * x2 + t17;
+        const wino_lanes t19 = -0.037037037f /* -1/27 */ * x3 + t18;
+        const wino_lanes t20 = 0.012345679f /* 1/81 */ * x4 + t19;
+        const wino_lanes t21 = -0.004115226f /* -1/243 */ * x5 + t20;
+        const wino_lanes t22 = -0.86785716f /* -243/280 */ * t21;
+        wino_store(u + 6 * u_row + 0 * u_col, t0);
+        wino_store(u + 6 * u_row + 1 * u_col, t6);
+        wino_store(u + 6 * u_row + 2 * u_col, t8);
+        wino_store(u + 6 * u_row + 3 * u_col, t14);
+        wino_store(u + 6 * u_row + 4 * u_col, t16);
+        wino_store(u + 6 * u_row + 5 * u_col, t22);
+        wino_store(u + 6 * u_row + 6 * u_col, x5);
     }
 }
 
@@ -125,101 +1111,216 @@ WINO_TARGET_CLONES
 void wino_f32_filter_transform_f2x2_6x6(const float *restrict g, ptrdiff_t g_row, ptrdiff_t g_col,
         float *restrict u, ptrdiff_t u_row, ptrdiff_t u_col, int lanes)
 {
-    float tmp[7][6][16]; /* M X for one block of lanes */
-    float res[7][7][16]; /* M X M^T for the same block */
-    for (int l0 = 0; l0 < lanes; l0 += 16) {
-        const int n = lanes - l0 < 16 ? lanes - l0 : 16;
-        for (int j = 0; j < 6; j++) { /* column j of X */
-            const float *restrict s = g + j * g_col + l0;
-            for (int l = 0; l < n; l++) {
-                const float x0 = s[l];
-                const float x1 = s[g_row + l];
-                const float x2 = s[2 * g_row + l];
-                const float x3 = s[3 * g_row + l];
-                const float x4 = s[4 * g_row + l];
-                const float x5 = s[5 * g_row + l];
-                const float t0 = 0.75f * x0;
-                const float t1 = x0 + x2;
-                const float t2 = x4 + t1;
-                const float t3 = x1 + x3;
-                const float t4 = x5 + t3;
-                const float t5 = t2 + t4;
-                const float t6 = -0.125f * t5;
-                const float t7 = t2 - t4;
-                const float t8 = 0.25f * t7;
-                const float t9 = fmaf(4.0f, x2, x0);
-                const float t10 = fmaf(0.0625f, t9, x4);
-                const float t11 = fmaf(4.0f, x3, x1);
-                const float t12 = fmaf(0.0625f, t11, x5);
-                const float t13 = fmaf(2.0f, t12, t10);
-                const float t14 = 0.2857143f /* 2/7 */ * t13;
-                const float t15 = fmaf(-2.0f, t12, t10);
-                const float t16 = -0.4f /* -2/5 */ * t15;
-                const float t17 = fmaf(-0.33333334f /* -1/3 */, x1, x0);
-                const float t18 = fmaf(0.11111111f /* 1/9 */, x2, t17);
-                const float t19 = fmaf(-0.037037037f /* -1/27 */, x3, t18);
-                const float t20 = fmaf(0.012345679f /* 1/81 */, x4, t19);
-                const float t21 = fmaf(-0.004115226f /* -1/243 */, x5, t20);
-                const float t22 = -0.86785716f /* -243/280 */ * t21;
-                tmp[0][j][l] = t0;
-                tmp[1][j][l] = t6;
-                tmp[2][j][l] = t8;
-                tmp[3][j][l] = t14;
-                tmp[4][j][l] = t16;
-                tmp[5][j][l] = t22;
-                tmp[6][j][l] = x5;
-            }
-        }
-        for (int i = 0; i < 7; i++) { /* row i of T */
-            for (int l = 0; l < n; l++) {
-                const float x0 = tmp[i][0][l];
-                const float x1 = tmp[i][1][l];
-                const float x2 = tmp[i][2][l];
-                const float x3 = tmp[i][3][l];
-                const float x4 = tmp[i][4][l];
-                const float x5 = tmp[i][5][l];
-                const float t0 = 0.75f * x0;
-                const float t1 = x0 + x2;
-                const float t2 = x4 + t1;
-                const float t3 = x1 + x3;
-                const float t4 = x5 + t3;
-                const float t5 = t2 + t4;
-                const float t6 = -0.125f * t5;
-                const float t7 = t2 - t4;
-                const float t8 = 0.25f * t7;
-                const float t9 = fmaf(4.0f, x2, x0);
-                const float t10 = fmaf(0.0625f, t9, x4);
-                const float t11 = fmaf(4.0f, x3, x1);
-                const float t12 = fmaf(0.0625f, t11, x5);
-                const float t13 = fmaf(2.0f, t12, t10);
-                const float t14 = 0.2857143f /* 2/7 */ * t13;
-                const float t15 = fmaf(-2.0f, t12, t10);
-                const float t16 = -0.4f /* -2/5 */ * t15;
-                const float t17 = fmaf(-0.33333334f /* -1/3 */, x1, x0);
-                const float t18 = fmaf(0.11111111f /* 1/9 */, x2, t17);
-                const float t19 = fmaf(-0.037037037f /* -1/27 */, x3, t18);
-                const float t20 = fmaf(0.012345679f /* 1/81 */, x4, t19);
-                const float t21 = fmaf(-0.004115226f /* -1/243 */, x5, t20);
-                const float t22 = -0.86785716f /* -243/280 */ * t21;
-                res[i][0][l] = t0;
-                res[i][1][l] = t6;
-                res[i][2][l] = t8;
-                res[i][3][l] = t14;
-                res[i][4][l] = t16;
-                res[i][5][l] = t22;
-                res[i][6][l] = x5;
-            }
-        }
+    int l0 = 0;
+    for (; l0 + WINO_LANES <= lanes; l0 += WINO_LANES)
+        filter_block_f2x2_6x6(g + l0, g_row, g_col, u + l0, u_row, u_col);
+    if (l0 < lanes) {
+        const size_t bytes = sizeof(float) * (size_t)(lanes - l0);
+        float a[6][6][WINO_LANES], b[7][7][WINO_LANES];
+        memset(a, 0, sizeof a);
+        for (int i = 0; i < 6; i++)
+            for (int j = 0; j < 6; j++)
+                memcpy(a[i][j], g + i * g_row + j * g_col + l0, bytes);
+        filter_block_f2x2_6x6(&a[0][0][0], 6 * WINO_LANES, WINO_LANES, &b[0][0][0], 7 * WINO_LANES, WINO_LANES);
         for (int i = 0; i < 7; i++)
-            for (int c = 0; c < 7; c++) {
-                float *restrict o = u + i * u_row + c * u_col + l0;
-                if (n == 16) /* a fixed count: one vector move, not a call */
-                    for (int l = 0; l < 16; l++)
-                        o[l] = res[i][c][l];
-                else
-                    for (int l = 0; l < n; l++)
-                        o[l] = res[i][c][l];
-            }
+            for (int j = 0; j < 7; j++)
+                memcpy(u + i * u_row + j * u_col + l0, b[i][j], bytes);
+    }
+}
+
+static inline void output_block_f2x2_6x6(const float *restrict mm, ptrdiff_t m_row, ptrdiff_t m_col,
+        float *restrict y, ptrdiff_t y_row, ptrdiff_t y_col)
+{
+    wino_lanes c0_0, c0_1, c0_2, c0_3, c0_4, c0_5, c0_6;
+    wino_lanes c1_0, c1_1, c1_2, c1_3, c1_4, c1_5, c1_6;
+    { /* column 0 of X */
+        const wino_lanes x0 = wino_load(mm + 0 * m_row + 0 * m_col);
+        const wino_lanes x1 = wino_load(mm + 1 * m_row + 0 * m_col);
+        const wino_lanes x2 = wino_load(mm + 2 * m_row + 0 * m_col);
+        const wino_lanes x3 = wino_load(mm + 3 * m_row + 0 * m_col);
+        const wino_lanes x4 = wino_load(mm + 4 * m_row + 0 * m_col);
+        const wino_lanes x5 = wino_load(mm + 5 * m_row + 0 * m_col);
+        const wino_lanes x6 = wino_load(mm + 6 * m_row + 0 * m_col);
+        const wino_lanes t0 = x0 + x1;
+        const wino_lanes t1 = t0 + x2;
+        const wino_lanes t2 = t1 + x3;
+        const wino_lanes t3 = t2 + x4;
+        const wino_lanes t4 = t3 + x5;
+        const wino_lanes t5 = x1 + x6;
+        const wino_lanes t6 = t5 - x2;
+        const wino_lanes t7 = x3 - x4;
+        const wino_lanes t8 = 2.0f * t7 + t6;
+        const wino_lanes t9 = -0.33333334f /* -1/3 */ * x5 + t8;
+        c0_0 = t4;
+        c1_0 = t9;
+    }
+    { /* column 1 of X */
+        const wino_lanes x0 = wino_load(mm + 0 * m_row + 1 * m_col);
+        const wino_lanes x1 = wino_load(mm + 1 * m_row + 1 * m_col);
+        const wino_lanes x2 = wino_load(mm + 2 * m_row + 1 * m_col);
+        const wino_lanes x3 = wino_load(mm + 3 * m_row + 1 * m_col);
+        const wino_lanes x4 = wino_load(mm + 4 * m_row + 1 * m_col);
+        const wino_lanes x5 = wino_load(mm + 5 * m_row + 1 * m_col);
+        const wino_lanes x6 = wino_load(mm + 6 * m_row + 1 * m_col);
+        const wino_lanes t0 = x0 + x1;
+        const wino_lanes t1 = t0 + x2;
+        const wino_lanes t2 = t1 + x3;
+        const wino_lanes t3 = t2 + x4;
+        const wino_lanes t4 = t3 + x5;
+        const wino_lanes t5 = x1 + x6;
+        const wino_lanes t6 = t5 - x2;
+        const wino_lanes t7 = x3 - x4;
+        const wino_lanes t8 = 2.0f * t7 + t6;
+        const wino_lanes t9 = -0.33333334f /* -1/3 */ * x5 + t8;
+        c0_1 = t4;
+        c1_1 = t9;
+    }
+    { /* column 2 of X */
+        const wino_lanes x0 = wino_load(mm + 0 * m_row + 2 * m_col);
+        const wino_lanes x1 = wino_load(mm + 1 * m_row + 2 * m_col);
+        const wino_lanes x2 = wino_load(mm + 2 * m_row + 2 * m_col);
+        const wino_lanes x3 = wino_load(mm + 3 * m_row + 2 * m_col);
+        const wino_lanes x4 = wino_load(mm + 4 * m_row + 2 * m_col);
+        const wino_lanes x5 = wino_load(mm + 5 * m_row + 2 * m_col);
+        const wino_lanes x6 = wino_load(mm + 6 * m_row + 2 * m_col);
+        const wino_lanes t0 = x0 + x1;
+        const wino_lanes t1 = t0 + x2;
+        const wino_lanes t2 = t1 + x3;
+        const wino_lanes t3 = t2 + x4;
+        const wino_lanes t4 = t3 + x5;
+        const wino_lanes t5 = x1 + x6;
+        const wino_lanes t6 = t5 - x2;
+        const wino_lanes t7 = x3 - x4;
+        const wino_lanes t8 = 2.0f * t7 + t6;
+        const wino_lanes t9 = -0.33333334f /* -1/3 */ * x5 + t8;
+        c0_2 = t4;
+        c1_2 = t9;
+    }
+    { /* column 3 of X */
+        const wino_lanes x0 = wino_load(mm + 0 * m_row + 3 * m_col);
+        const wino_lanes x1 = wino_load(mm + 1 * m_row + 3 * m_col);
+        const wino_lanes x2 = wino_load(mm + 2 * m_row + 3 * m_col);
+        const wino_lanes x3 = wino_load(mm + 3 * m_row + 3 * m_col);
+        const wino_lanes x4 = wino_load(mm + 4 * m_row + 3 * m_col);
+        const wino_lanes x5 = wino_load(mm + 5 * m_row + 3 * m_col);
+        const wino_lanes x6 = wino_load(mm + 6 * m_row + 3 * m_col);
+        const wino_lanes t0 = x0 + x1;
+        const wino_lanes t1 = t0 + x2;
+        const wino_lanes t2 = t1 + x3;
+        const wino_lanes t3 = t2 + x4;
+        const wino_lanes t4 = t3 + x5;
+        const wino_lanes t5 = x1 + x6;
+        const wino_lanes t6 = t5 - x2;
+        const wino_lanes t7 = x3 - x4;
+        const wino_lanes t8 = 2.0f * t7 + t6;
+        const wino_lanes t9 = -0.33333334f /* -1/3 */ * x5 + t8;
+        c0_3 = t4;
+        c1_3 = t9;
+    }
+    { /* column 4 of X */
+        const wino_lanes x0 = wino_load(mm + 0 * m_row + 4 * m_col);
+        const wino_lanes x1 = wino_load(mm + 1 * m_row + 4 * m_col);
+        const wino_lanes x2 = wino_load(mm + 2 * m_row + 4 * m_col);
+        const wino_lanes x3 = wino_load(mm + 3 * m_row + 4 * m_col);
+        const wino_lanes x4 = wino_load(mm + 4 * m_row + 4 * m_col);
+        const wino_lanes x5 = wino_load(mm + 5 * m_row + 4 * m_col);
+        const wino_lanes x6 = wino_load(mm + 6 * m_row + 4 * m_col);
+        const wino_lanes t0 = x0 + x1;
+        const wino_lanes t1 = t0 + x2;
+        const wino_lanes t2 = t1 + x3;
+        const wino_lanes t3 = t2 + x4;
+        const wino_lanes t4 = t3 + x5;
+        const wino_lanes t5 = x1 + x6;
+        const wino_lanes t6 = t5 - x2;
+        const wino_lanes t7 = x3 - x4;
+        const wino_lanes t8 = 2.0f * t7 + t6;
+        const wino_lanes t9 = -0.33333334f /* -1/3 */ * x5 + t8;
+        c0_4 = t4;
+        c1_4 = t9;
+    }
+    { /* column 5 of X */
+        const wino_lanes x0 = wino_load(mm + 0 * m_row + 5 * m_col);
+        const wino_lanes x1 = wino_load(mm + 1 * m_row + 5 * m_col);
+        const wino_lanes x2 = wino_load(mm + 2 * m_row + 5 * m_col);
+        const wino_lanes x3 = wino_load(mm + 3 * m_row + 5 * m_col);
+        const wino_lanes x4 = wino_load(mm + 4 * m_row + 5 * m_col);
+        const wino_lanes x5 = wino_load(mm + 5 * m_row + 5 * m_col);
+        const wino_lanes x6 = wino_load(mm + 6 * m_row + 5 * m_col);
+        const wino_lanes t0 = x0 + x1;
+        const wino_lanes t1 = t0 + x2;
+        const wino_lanes t2 = t1 + x3;
+        const wino_lanes t3 = t2 + x4;
+        const wino_lanes t4 = t3 + x5;
+        const wino_lanes t5 = x1 + x6;
+        const wino_lanes t6 = t5 - x2;
+        const wino_lanes t7 = x3 - x4;
+        const wino_lanes t8 = 2.0f * t7 + t6;
+        const wino_lanes t9 = -0.33333334f /* -1/3 */ * x5 + t8;
+        c0_5 = t4;
+        c1_5 = t9;
+    }
+    { /* column 6 of X */
+        const wino_lanes x0 = wino_load(mm + 0 * m_row + 6 * m_col);
+        const wino_lanes x1 = wino_load(mm + 1 * m_row + 6 * m_col);
+        const wino_lanes x2 = wino_load(mm + 2 * m_row + 6 * m_col);
+        const wino_lanes x3 = wino_load(mm + 3 * m_row + 6 * m_col);
+        const wino_lanes x4 = wino_load(mm + 4 * m_row + 6 * m_col);
+        const wino_lanes x5 = wino_load(mm + 5 * m_row + 6 * m_col);
+        const wino_lanes x6 = wino_load(mm + 6 * m_row + 6 * m_col);
+        const wino_lanes t0 = x0 + x1;
+        const wino_lanes t1 = t0 + x2;
+        const wino_lanes t2 = t1 + x3;
+        const wino_lanes t3 = t2 + x4;
+        const wino_lanes t4 = t3 + x5;
+        const wino_lanes t5 = x1 + x6;
+        const wino_lanes t6 = t5 - x2;
+        const wino_lanes t7 = x3 - x4;
+        const wino_lanes t8 = 2.0f * t7 + t6;
+        const wino_lanes t9 = -0.33333334f /* -1/3 */ * x5 + t8;
+        c0_6 = t4;
+        c1_6 = t9;
+    }
+    { /* row 0 of T */
+        const wino_lanes x0 = c0_0;
+        const wino_lanes x1 = c0_1;
+        const wino_lanes x2 = c0_2;
+        const wino_lanes x3 = c0_3;
+        const wino_lanes x4 = c0_4;
+        const wino_lanes x5 = c0_5;
+        const wino_lanes x6 = c0_6;
+        const wino_lanes t0 = x0 + x1;
+        const wino_lanes t1 = t0 + x2;
+        const wino_lanes t2 = t1 + x3;
+        const wino_lanes t3 = t2 + x4;
+        const wino_lanes t4 = t3 + x5;
+        const wino_lanes t5 = x1 + x6;
+        const wino_lanes t6 = t5 - x2;
+        const wino_lanes t7 = x3 - x4;
+        const wino_lanes t8 = 2.0f * t7 + t6;
+        const wino_lanes t9 = -0.33333334f /* -1/3 */ * x5 + t8;
+        wino_store(y + 0 * y_row + 0 * y_col, t4);
+        wino_store(y + 0 * y_row + 1 * y_col, t9);
+    }
+    { /* row 1 of T */
+        const wino_lanes x0 = c1_0;
+        const wino_lanes x1 = c1_1;
+        const wino_lanes x2 = c1_2;
+        const wino_lanes x3 = c1_3;
+        const wino_lanes x4 = c1_4;
+        const wino_lanes x5 = c1_5;
+        const wino_lanes x6 = c1_6;
+        const wino_lanes t0 = x0 + x1;
+        const wino_lanes t1 = t0 + x2;
+        const wino_lanes t2 = t1 + x3;
+        const wino_lanes t3 = t2 + x4;
+        const wino_lanes t4 = t3 + x5;
+        const wino_lanes t5 = x1 + x6;
+        const wino_lanes t6 = t5 - x2;
+        const wino_lanes t7 = x3 - x4;
+        const wino_lanes t8 = 2.0f * t7 + t6;
+        const wino_lanes t9 = -0.33333334f /* -1/3 */ * x5 + t8;
+        wino_store(y + 1 * y_row + 0 * y_col, t4);
+        wino_store(y + 1 * y_row + 1 * y_col, t9);
     }
 }
 
@@ -229,66 +1330,19 @@ WINO_TARGET_CLONES
 void wino_f32_output_transform_f2x2_6x6(const float *restrict mm, ptrdiff_t m_row, ptrdiff_t m_col,
         float *restrict y, ptrdiff_t y_row, ptrdiff_t y_col, int lanes)
 {
-    float tmp[2][7][16]; /* M X for one block of lanes */
-    float res[2][2][16]; /* M X M^T for the same block */
-    for (int l0 = 0; l0 < lanes; l0 += 16) {
-        const int n = lanes - l0 < 16 ? lanes - l0 : 16;
-        for (int j = 0; j < 7; j++) { /* column j of X */
-            const float *restrict s = mm + j * m_col + l0;
-            for (int l = 0; l < n; l++) {
-                const float x0 = s[l];
-                const float x1 = s[m_row + l];
-                const float x2 = s[2 * m_row + l];
-                const float x3 = s[3 * m_row + l];
-                const float x4 = s[4 * m_row + l];
-                const float x5 = s[5 * m_row + l];
-                const float x6 = s[6 * m_row + l];
-                const float t0 = x0 + x1;
-                const float t1 = t0 + x2;
-                const float t2 = t1 + x3;
-                const float t3 = t2 + x4;
-                const float t4 = t3 + x5;
-                const float t5 = x1 + x6;
-                const float t6 = t5 - x2;
-                const float t7 = x3 - x4;
-                const float t8 = fmaf(2.0f, t7, t6);
-                const float t9 = fmaf(-0.33333334f /* -1/3 */, x5, t8);
-                tmp[0][j][l] = t4;
-                tmp[1][j][l] = t9;
-            }
-        }
-        for (int i = 0; i < 2; i++) { /* row i of T */
-            for (int l = 0; l < n; l++) {
-                const float x0 = tmp[i][0][l];
-                const float x1 = tmp[i][1][l];
-                const float x2 = tmp[i][2][l];
-                const float x3 = tmp[i][3][l];
-                const float x4 = tmp[i][4][l];
-                const float x5 = tmp[i][5][l];
-                const float x6 = tmp[i][6][l];
-                const float t0 = x0 + x1;
-                const float t1 = t0 + x2;
-                const float t2 = t1 + x3;
-                const float t3 = t2 + x4;
-                const float t4 = t3 + x5;
-                const float t5 = x1 + x6;
-                const float t6 = t5 - x2;
-                const float t7 = x3 - x4;
-                const float t8 = fmaf(2.0f, t7, t6);
-                const float t9 = fmaf(-0.33333334f /* -1/3 */, x5, t8);
-                res[i][0][l] = t4;
-                res[i][1][l] = t9;
-            }
-        }
+    int l0 = 0;
+    for (; l0 + WINO_LANES <= lanes; l0 += WINO_LANES)
+        output_block_f2x2_6x6(mm + l0, m_row, m_col, y + l0, y_row, y_col);
+    if (l0 < lanes) {
+        const size_t bytes = sizeof(float) * (size_t)(lanes - l0);
+        float a[7][7][WINO_LANES], b[2][2][WINO_LANES];
+        memset(a, 0, sizeof a);
+        for (int i = 0; i < 7; i++)
+            for (int j = 0; j < 7; j++)
+                memcpy(a[i][j], mm + i * m_row + j * m_col + l0, bytes);
+        output_block_f2x2_6x6(&a[0][0][0], 7 * WINO_LANES, WINO_LANES, &b[0][0][0], 2 * WINO_LANES, WINO_LANES);
         for (int i = 0; i < 2; i++)
-            for (int c = 0; c < 2; c++) {
-                float *restrict o = y + i * y_row + c * y_col + l0;
-                if (n == 16) /* a fixed count: one vector move, not a call */
-                    for (int l = 0; l < 16; l++)
-                        o[l] = res[i][c][l];
-                else
-                    for (int l = 0; l < n; l++)
-                        o[l] = res[i][c][l];
-            }
+            for (int j = 0; j < 2; j++)
+                memcpy(y + i * y_row + j * y_col + l0, b[i][j], bytes);
     }
 }

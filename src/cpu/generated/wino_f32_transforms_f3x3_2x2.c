@@ -2,18 +2,156 @@
 /* The 2D transforms of Winograd F(3x3, 2x2), alpha = 4, over a lane dimension.
  * Element (i, j) of the tile of lane l is read at in[i * in_row + j * in_col + l] and
  * written at out[i * out_row + j * out_col + l]: NHWC channel vectors and gathered
- * [rows][cols][lanes] buffers both work. */
-#include <math.h>
+ * [rows][cols][lanes] buffers both work. Build with -ffp-contract=fast (GCC) so that
+ * c * a + b becomes one fma where the ISA has it. */
 #include <stddef.h>
+#include <string.h>
+
+#ifndef WINO_LANES
+/* GCC and Clang hold 16 lanes in one vector value (one AVX-512 register, two AVX2
+ * registers); other compilers run one lane at a time. */
+#if defined(__GNUC__)
+#define WINO_LANES 16
+typedef float wino_lanes __attribute__((vector_size(64)));
+typedef float wino_lanes_unaligned __attribute__((vector_size(64), aligned(4), may_alias));
+#define wino_load(p) (*(const wino_lanes_unaligned *)(p))
+#define wino_store(p, v) (*(wino_lanes_unaligned *)(p) = (v))
+#else
+#define WINO_LANES 1
+typedef float wino_lanes;
+#define wino_load(p) (*(p))
+#define wino_store(p, v) (*(p) = (v))
+#endif
+#endif
 
 /* On x86-64 with GCC or Clang each transform is built for AVX-512, AVX2+FMA and
- * the baseline, and the loader picks the best the CPU runs (fmaf is then one
- * instruction). */
+ * the baseline, and the loader picks the best the CPU runs. */
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(WINO_NO_TARGET_CLONES)
 #define WINO_TARGET_CLONES __attribute__((target_clones("avx512f", "avx2,fma", "default")))
 #else
 #define WINO_TARGET_CLONES
 #endif
+
+static inline void input_block_f3x3_2x2(const float *restrict d, ptrdiff_t d_row, ptrdiff_t d_col,
+        float *restrict v, ptrdiff_t v_row, ptrdiff_t v_col)
+{
+    wino_lanes c0_0, c0_1, c0_2, c0_3;
+    wino_lanes c1_0, c1_1, c1_2, c1_3;
+    wino_lanes c2_0, c2_1, c2_2, c2_3;
+    wino_lanes c3_0, c3_1, c3_2, c3_3;
+    { /* column 0 of X */
+        const wino_lanes x0 = wino_load(d + 0 * d_row + 0 * d_col);
+        const wino_lanes x1 = wino_load(d + 1 * d_row + 0 * d_col);
+        const wino_lanes x2 = wino_load(d + 2 * d_row + 0 * d_col);
+        const wino_lanes x3 = wino_load(d + 3 * d_row + 0 * d_col);
+        const wino_lanes t0 = x2 - x0;
+        const wino_lanes t1 = x1 + x2;
+        const wino_lanes t2 = x2 - x1;
+        const wino_lanes t3 = x3 - x1;
+        c0_0 = t0;
+        c1_0 = t1;
+        c2_0 = t2;
+        c3_0 = t3;
+    }
+    { /* column 1 of X */
+        const wino_lanes x0 = wino_load(d + 0 * d_row + 1 * d_col);
+        const wino_lanes x1 = wino_load(d + 1 * d_row + 1 * d_col);
+        const wino_lanes x2 = wino_load(d + 2 * d_row + 1 * d_col);
+        const wino_lanes x3 = wino_load(d + 3 * d_row + 1 * d_col);
+        const wino_lanes t0 = x2 - x0;
+        const wino_lanes t1 = x1 + x2;
+        const wino_lanes t2 = x2 - x1;
+        const wino_lanes t3 = x3 - x1;
+        c0_1 = t0;
+        c1_1 = t1;
+        c2_1 = t2;
+        c3_1 = t3;
+    }
+    { /* column 2 of X */
+        const wino_lanes x0 = wino_load(d + 0 * d_row + 2 * d_col);
+        const wino_lanes x1 = wino_load(d + 1 * d_row + 2 * d_col);
+        const wino_lanes x2 = wino_load(d + 2 * d_row + 2 * d_col);
+        const wino_lanes x3 = wino_load(d + 3 * d_row + 2 * d_col);
+        const wino_lanes t0 = x2 - x0;
+        const wino_lanes t1 = x1 + x2;
+        const wino_lanes t2 = x2 - x1;
+        const wino_lanes t3 = x3 - x1;
+        c0_2 = t0;
+        c1_2 = t1;
+        c2_2 = t2;
+        c3_2 = t3;
+    }
+    { /* column 3 of X */
+        const wino_lanes x0 = wino_load(d + 0 * d_row + 3 * d_col);
+        const wino_lanes x1 = wino_load(d + 1 * d_row + 3 * d_col);
+        const wino_lanes x2 = wino_load(d + 2 * d_row + 3 * d_col);
+        const wino_lanes x3 = wino_load(d + 3 * d_row + 3 * d_col);
+        const wino_lanes t0 = x2 - x0;
+        const wino_lanes t1 = x1 + x2;
+        const wino_lanes t2 = x2 - x1;
+        const wino_lanes t3 = x3 - x1;
+        c0_3 = t0;
+        c1_3 = t1;
+        c2_3 = t2;
+        c3_3 = t3;
+    }
+    { /* row 0 of T */
+        const wino_lanes x0 = c0_0;
+        const wino_lanes x1 = c0_1;
+        const wino_lanes x2 = c0_2;
+        const wino_lanes x3 = c0_3;
+        const wino_lanes t0 = x2 - x0;
+        const wino_lanes t1 = x1 + x2;
+        const wino_lanes t2 = x2 - x1;
+        const wino_lanes t3 = x3 - x1;
+        wino_store(v + 0 * v_row + 0 * v_col, t0);
+        wino_store(v + 0 * v_row + 1 * v_col, t1);
+        wino_store(v + 0 * v_row + 2 * v_col, t2);
+        wino_store(v + 0 * v_row + 3 * v_col, t3);
+    }
+    { /* row 1 of T */
+        const wino_lanes x0 = c1_0;
+        const wino_lanes x1 = c1_1;
+        const wino_lanes x2 = c1_2;
+        const wino_lanes x3 = c1_3;
+        const wino_lanes t0 = x2 - x0;
+        const wino_lanes t1 = x1 + x2;
+        const wino_lanes t2 = x2 - x1;
+        const wino_lanes t3 = x3 - x1;
+        wino_store(v + 1 * v_row + 0 * v_col, t0);
+        wino_store(v + 1 * v_row + 1 * v_col, t1);
+        wino_store(v + 1 * v_row + 2 * v_col, t2);
+        wino_store(v + 1 * v_row + 3 * v_col, t3);
+    }
+    { /* row 2 of T */
+        const wino_lanes x0 = c2_0;
+        const wino_lanes x1 = c2_1;
+        const wino_lanes x2 = c2_2;
+        const wino_lanes x3 = c2_3;
+        const wino_lanes t0 = x2 - x0;
+        const wino_lanes t1 = x1 + x2;
+        const wino_lanes t2 = x2 - x1;
+        const wino_lanes t3 = x3 - x1;
+        wino_store(v + 2 * v_row + 0 * v_col, t0);
+        wino_store(v + 2 * v_row + 1 * v_col, t1);
+        wino_store(v + 2 * v_row + 2 * v_col, t2);
+        wino_store(v + 2 * v_row + 3 * v_col, t3);
+    }
+    { /* row 3 of T */
+        const wino_lanes x0 = c3_0;
+        const wino_lanes x1 = c3_1;
+        const wino_lanes x2 = c3_2;
+        const wino_lanes x3 = c3_3;
+        const wino_lanes t0 = x2 - x0;
+        const wino_lanes t1 = x1 + x2;
+        const wino_lanes t2 = x2 - x1;
+        const wino_lanes t3 = x3 - x1;
+        wino_store(v + 3 * v_row + 0 * v_col, t0);
+        wino_store(v + 3 * v_row + 1 * v_col, t1);
+        wino_store(v + 3 * v_row + 2 * v_col, t2);
+        wino_store(v + 3 * v_row + 3 * v_col, t3);
+    }
+}
 
 /* V = B^T d B: 4 x 4 -> 4 x 4. Each of the 8 passes runs a 4 add, 0 mul, 0 fma recipe
  * (32 add, 0 mul, 0 fma per tile). */
@@ -21,53 +159,107 @@ WINO_TARGET_CLONES
 void wino_f32_input_transform_f3x3_2x2(const float *restrict d, ptrdiff_t d_row, ptrdiff_t d_col,
         float *restrict v, ptrdiff_t v_row, ptrdiff_t v_col, int lanes)
 {
-    float tmp[4][4][16]; /* M X for one block of lanes */
-    float res[4][4][16]; /* M X M^T for the same block */
-    for (int l0 = 0; l0 < lanes; l0 += 16) {
-        const int n = lanes - l0 < 16 ? lanes - l0 : 16;
-        for (int j = 0; j < 4; j++) { /* column j of X */
-            const float *restrict s = d + j * d_col + l0;
-            for (int l = 0; l < n; l++) {
-                const float x0 = s[l];
-                const float x1 = s[d_row + l];
-                const float x2 = s[2 * d_row + l];
-                const float x3 = s[3 * d_row + l];
-                const float t0 = x2 - x0;
-                const float t1 = x1 + x2;
-                const float t2 = x2 - x1;
-                const float t3 = x3 - x1;
-                tmp[0][j][l] = t0;
-                tmp[1][j][l] = t1;
-                tmp[2][j][l] = t2;
-                tmp[3][j][l] = t3;
-            }
-        }
-        for (int i = 0; i < 4; i++) { /* row i of T */
-            for (int l = 0; l < n; l++) {
-                const float x0 = tmp[i][0][l];
-                const float x1 = tmp[i][1][l];
-                const float x2 = tmp[i][2][l];
-                const float x3 = tmp[i][3][l];
-                const float t0 = x2 - x0;
-                const float t1 = x1 + x2;
-                const float t2 = x2 - x1;
-                const float t3 = x3 - x1;
-                res[i][0][l] = t0;
-                res[i][1][l] = t1;
-                res[i][2][l] = t2;
-                res[i][3][l] = t3;
-            }
-        }
+    int l0 = 0;
+    for (; l0 + WINO_LANES <= lanes; l0 += WINO_LANES)
+        input_block_f3x3_2x2(d + l0, d_row, d_col, v + l0, v_row, v_col);
+    if (l0 < lanes) {
+        const size_t bytes = sizeof(float) * (size_t)(lanes - l0);
+        float a[4][4][WINO_LANES], b[4][4][WINO_LANES];
+        memset(a, 0, sizeof a);
         for (int i = 0; i < 4; i++)
-            for (int c = 0; c < 4; c++) {
-                float *restrict o = v + i * v_row + c * v_col + l0;
-                if (n == 16) /* a fixed count: one vector move, not a call */
-                    for (int l = 0; l < 16; l++)
-                        o[l] = res[i][c][l];
-                else
-                    for (int l = 0; l < n; l++)
-                        o[l] = res[i][c][l];
-            }
+            for (int j = 0; j < 4; j++)
+                memcpy(a[i][j], d + i * d_row + j * d_col + l0, bytes);
+        input_block_f3x3_2x2(&a[0][0][0], 4 * WINO_LANES, WINO_LANES, &b[0][0][0], 4 * WINO_LANES, WINO_LANES);
+        for (int i = 0; i < 4; i++)
+            for (int j = 0; j < 4; j++)
+                memcpy(v + i * v_row + j * v_col + l0, b[i][j], bytes);
+    }
+}
+
+static inline void filter_block_f3x3_2x2(const float *restrict g, ptrdiff_t g_row, ptrdiff_t g_col,
+        float *restrict u, ptrdiff_t u_row, ptrdiff_t u_col)
+{
+    wino_lanes c0_0, c0_1;
+    wino_lanes c1_0, c1_1;
+    wino_lanes c2_0, c2_1;
+    wino_lanes c3_0, c3_1;
+    { /* column 0 of X */
+        const wino_lanes x0 = wino_load(g + 0 * g_row + 0 * g_col);
+        const wino_lanes x1 = wino_load(g + 1 * g_row + 0 * g_col);
+        const wino_lanes t0 = -x0;
+        const wino_lanes t1 = x0 + x1;
+        const wino_lanes t2 = 0.5f * t1;
+        const wino_lanes t3 = x0 - x1;
+        const wino_lanes t4 = 0.5f * t3;
+        c0_0 = t0;
+        c1_0 = t2;
+        c2_0 = t4;
+        c3_0 = x1;
+    }
+    { /* column 1 of X */
+        const wino_lanes x0 = wino_load(g + 0 * g_row + 1 * g_col);
+        const wino_lanes x1 = wino_load(g + 1 * g_row + 1 * g_col);
+        const wino_lanes t0 = -x0;
+        const wino_lanes t1 = x0 + x1;
+        const wino_lanes t2 = 0.5f * t1;
+        const wino_lanes t3 = x0 - x1;
+        const wino_lanes t4 = 0.5f * t3;
+        c0_1 = t0;
+        c1_1 = t2;
+        c2_1 = t4;
+        c3_1 = x1;
+    }
+    { /* row 0 of T */
+        const wino_lanes x0 = c0_0;
+        const wino_lanes x1 = c0_1;
+        const wino_lanes t0 = -x0;
+        const wino_lanes t1 = x0 + x1;
+        const wino_lanes t2 = 0.5f * t1;
+        const wino_lanes t3 = x0 - x1;
+        const wino_lanes t4 = 0.5f * t3;
+        wino_store(u + 0 * u_row + 0 * u_col, t0);
+        wino_store(u + 0 * u_row + 1 * u_col, t2);
+        wino_store(u + 0 * u_row + 2 * u_col, t4);
+        wino_store(u + 0 * u_row + 3 * u_col, x1);
+    }
+    { /* row 1 of T */
+        const wino_lanes x0 = c1_0;
+        const wino_lanes x1 = c1_1;
+        const wino_lanes t0 = -x0;
+        const wino_lanes t1 = x0 + x1;
+        const wino_lanes t2 = 0.5f * t1;
+        const wino_lanes t3 = x0 - x1;
+        const wino_lanes t4 = 0.5f * t3;
+        wino_store(u + 1 * u_row + 0 * u_col, t0);
+        wino_store(u + 1 * u_row + 1 * u_col, t2);
+        wino_store(u + 1 * u_row + 2 * u_col, t4);
+        wino_store(u + 1 * u_row + 3 * u_col, x1);
+    }
+    { /* row 2 of T */
+        const wino_lanes x0 = c2_0;
+        const wino_lanes x1 = c2_1;
+        const wino_lanes t0 = -x0;
+        const wino_lanes t1 = x0 + x1;
+        const wino_lanes t2 = 0.5f * t1;
+        const wino_lanes t3 = x0 - x1;
+        const wino_lanes t4 = 0.5f * t3;
+        wino_store(u + 2 * u_row + 0 * u_col, t0);
+        wino_store(u + 2 * u_row + 1 * u_col, t2);
+        wino_store(u + 2 * u_row + 2 * u_col, t4);
+        wino_store(u + 2 * u_row + 3 * u_col, x1);
+    }
+    { /* row 3 of T */
+        const wino_lanes x0 = c3_0;
+        const wino_lanes x1 = c3_1;
+        const wino_lanes t0 = -x0;
+        const wino_lanes t1 = x0 + x1;
+        const wino_lanes t2 = 0.5f * t1;
+        const wino_lanes t3 = x0 - x1;
+        const wino_lanes t4 = 0.5f * t3;
+        wino_store(u + 3 * u_row + 0 * u_col, t0);
+        wino_store(u + 3 * u_row + 1 * u_col, t2);
+        wino_store(u + 3 * u_row + 2 * u_col, t4);
+        wino_store(u + 3 * u_row + 3 * u_col, x1);
     }
 }
 
@@ -77,51 +269,119 @@ WINO_TARGET_CLONES
 void wino_f32_filter_transform_f3x3_2x2(const float *restrict g, ptrdiff_t g_row, ptrdiff_t g_col,
         float *restrict u, ptrdiff_t u_row, ptrdiff_t u_col, int lanes)
 {
-    float tmp[4][2][16]; /* M X for one block of lanes */
-    float res[4][4][16]; /* M X M^T for the same block */
-    for (int l0 = 0; l0 < lanes; l0 += 16) {
-        const int n = lanes - l0 < 16 ? lanes - l0 : 16;
-        for (int j = 0; j < 2; j++) { /* column j of X */
-            const float *restrict s = g + j * g_col + l0;
-            for (int l = 0; l < n; l++) {
-                const float x0 = s[l];
-                const float x1 = s[g_row + l];
-                const float t0 = -x0;
-                const float t1 = x0 + x1;
-                const float t2 = 0.5f * t1;
-                const float t3 = x0 - x1;
-                const float t4 = 0.5f * t3;
-                tmp[0][j][l] = t0;
-                tmp[1][j][l] = t2;
-                tmp[2][j][l] = t4;
-                tmp[3][j][l] = x1;
-            }
-        }
-        for (int i = 0; i < 4; i++) { /* row i of T */
-            for (int l = 0; l < n; l++) {
-                const float x0 = tmp[i][0][l];
-                const float x1 = tmp[i][1][l];
-                const float t0 = -x0;
-                const float t1 = x0 + x1;
-                const float t2 = 0.5f * t1;
-                const float t3 = x0 - x1;
-                const float t4 = 0.5f * t3;
-                res[i][0][l] = t0;
-                res[i][1][l] = t2;
-                res[i][2][l] = t4;
-                res[i][3][l] = x1;
-            }
-        }
+    int l0 = 0;
+    for (; l0 + WINO_LANES <= lanes; l0 += WINO_LANES)
+        filter_block_f3x3_2x2(g + l0, g_row, g_col, u + l0, u_row, u_col);
+    if (l0 < lanes) {
+        const size_t bytes = sizeof(float) * (size_t)(lanes - l0);
+        float a[2][2][WINO_LANES], b[4][4][WINO_LANES];
+        memset(a, 0, sizeof a);
+        for (int i = 0; i < 2; i++)
+            for (int j = 0; j < 2; j++)
+                memcpy(a[i][j], g + i * g_row + j * g_col + l0, bytes);
+        filter_block_f3x3_2x2(&a[0][0][0], 2 * WINO_LANES, WINO_LANES, &b[0][0][0], 4 * WINO_LANES, WINO_LANES);
         for (int i = 0; i < 4; i++)
-            for (int c = 0; c < 4; c++) {
-                float *restrict o = u + i * u_row + c * u_col + l0;
-                if (n == 16) /* a fixed count: one vector move, not a call */
-                    for (int l = 0; l < 16; l++)
-                        o[l] = res[i][c][l];
-                else
-                    for (int l = 0; l < n; l++)
-                        o[l] = res[i][c][l];
-            }
+            for (int j = 0; j < 4; j++)
+                memcpy(u + i * u_row + j * u_col + l0, b[i][j], bytes);
+    }
+}
+
+static inline void output_block_f3x3_2x2(const float *restrict mm, ptrdiff_t m_row, ptrdiff_t m_col,
+        float *restrict y, ptrdiff_t y_row, ptrdiff_t y_col)
+{
+    wino_lanes c0_0, c0_1, c0_2, c0_3;
+    wino_lanes c1_0, c1_1, c1_2, c1_3;
+    wino_lanes c2_0, c2_1, c2_2, c2_3;
+    { /* column 0 of X */
+        const wino_lanes x0 = wino_load(mm + 0 * m_row + 0 * m_col);
+        const wino_lanes x1 = wino_load(mm + 1 * m_row + 0 * m_col);
+        const wino_lanes x2 = wino_load(mm + 2 * m_row + 0 * m_col);
+        const wino_lanes x3 = wino_load(mm + 3 * m_row + 0 * m_col);
+        const wino_lanes t0 = x1 + x2;
+        const wino_lanes t1 = x0 + t0;
+        const wino_lanes t2 = x1 - x2;
+        const wino_lanes t3 = x3 + t0;
+        c0_0 = t1;
+        c1_0 = t2;
+        c2_0 = t3;
+    }
+    { /* column 1 of X */
+        const wino_lanes x0 = wino_load(mm + 0 * m_row + 1 * m_col);
+        const wino_lanes x1 = wino_load(mm + 1 * m_row + 1 * m_col);
+        const wino_lanes x2 = wino_load(mm + 2 * m_row + 1 * m_col);
+        const wino_lanes x3 = wino_load(mm + 3 * m_row + 1 * m_col);
+        const wino_lanes t0 = x1 + x2;
+        const wino_lanes t1 = x0 + t0;
+        const wino_lanes t2 = x1 - x2;
+        const wino_lanes t3 = x3 + t0;
+        c0_1 = t1;
+        c1_1 = t2;
+        c2_1 = t3;
+    }
+    { /* column 2 of X */
+        const wino_lanes x0 = wino_load(mm + 0 * m_row + 2 * m_col);
+        const wino_lanes x1 = wino_load(mm + 1 * m_row + 2 * m_col);
+        const wino_lanes x2 = wino_load(mm + 2 * m_row + 2 * m_col);
+        const wino_lanes x3 = wino_load(mm + 3 * m_row + 2 * m_col);
+        const wino_lanes t0 = x1 + x2;
+        const wino_lanes t1 = x0 + t0;
+        const wino_lanes t2 = x1 - x2;
+        const wino_lanes t3 = x3 + t0;
+        c0_2 = t1;
+        c1_2 = t2;
+        c2_2 = t3;
+    }
+    { /* column 3 of X */
+        const wino_lanes x0 = wino_load(mm + 0 * m_row + 3 * m_col);
+        const wino_lanes x1 = wino_load(mm + 1 * m_row + 3 * m_col);
+        const wino_lanes x2 = wino_load(mm + 2 * m_row + 3 * m_col);
+        const wino_lanes x3 = wino_load(mm + 3 * m_row + 3 * m_col);
+        const wino_lanes t0 = x1 + x2;
+        const wino_lanes t1 = x0 + t0;
+        const wino_lanes t2 = x1 - x2;
+        const wino_lanes t3 = x3 + t0;
+        c0_3 = t1;
+        c1_3 = t2;
+        c2_3 = t3;
+    }
+    { /* row 0 of T */
+        const wino_lanes x0 = c0_0;
+        const wino_lanes x1 = c0_1;
+        const wino_lanes x2 = c0_2;
+        const wino_lanes x3 = c0_3;
+        const wino_lanes t0 = x1 + x2;
+        const wino_lanes t1 = x0 + t0;
+        const wino_lanes t2 = x1 - x2;
+        const wino_lanes t3 = x3 + t0;
+        wino_store(y + 0 * y_row + 0 * y_col, t1);
+        wino_store(y + 0 * y_row + 1 * y_col, t2);
+        wino_store(y + 0 * y_row + 2 * y_col, t3);
+    }
+    { /* row 1 of T */
+        const wino_lanes x0 = c1_0;
+        const wino_lanes x1 = c1_1;
+        const wino_lanes x2 = c1_2;
+        const wino_lanes x3 = c1_3;
+        const wino_lanes t0 = x1 + x2;
+        const wino_lanes t1 = x0 + t0;
+        const wino_lanes t2 = x1 - x2;
+        const wino_lanes t3 = x3 + t0;
+        wino_store(y + 1 * y_row + 0 * y_col, t1);
+        wino_store(y + 1 * y_row + 1 * y_col, t2);
+        wino_store(y + 1 * y_row + 2 * y_col, t3);
+    }
+    { /* row 2 of T */
+        const wino_lanes x0 = c2_0;
+        const wino_lanes x1 = c2_1;
+        const wino_lanes x2 = c2_2;
+        const wino_lanes x3 = c2_3;
+        const wino_lanes t0 = x1 + x2;
+        const wino_lanes t1 = x0 + t0;
+        const wino_lanes t2 = x1 - x2;
+        const wino_lanes t3 = x3 + t0;
+        wino_store(y + 2 * y_row + 0 * y_col, t1);
+        wino_store(y + 2 * y_row + 1 * y_col, t2);
+        wino_store(y + 2 * y_row + 2 * y_col, t3);
     }
 }
 
@@ -131,50 +391,19 @@ WINO_TARGET_CLONES
 void wino_f32_output_transform_f3x3_2x2(const float *restrict mm, ptrdiff_t m_row, ptrdiff_t m_col,
         float *restrict y, ptrdiff_t y_row, ptrdiff_t y_col, int lanes)
 {
-    float tmp[3][4][16]; /* M X for one block of lanes */
-    float res[3][3][16]; /* M X M^T for the same block */
-    for (int l0 = 0; l0 < lanes; l0 += 16) {
-        const int n = lanes - l0 < 16 ? lanes - l0 : 16;
-        for (int j = 0; j < 4; j++) { /* column j of X */
-            const float *restrict s = mm + j * m_col + l0;
-            for (int l = 0; l < n; l++) {
-                const float x0 = s[l];
-                const float x1 = s[m_row + l];
-                const float x2 = s[2 * m_row + l];
-                const float x3 = s[3 * m_row + l];
-                const float t0 = x1 + x2;
-                const float t1 = x0 + t0;
-                const float t2 = x1 - x2;
-                const float t3 = x3 + t0;
-                tmp[0][j][l] = t1;
-                tmp[1][j][l] = t2;
-                tmp[2][j][l] = t3;
-            }
-        }
-        for (int i = 0; i < 3; i++) { /* row i of T */
-            for (int l = 0; l < n; l++) {
-                const float x0 = tmp[i][0][l];
-                const float x1 = tmp[i][1][l];
-                const float x2 = tmp[i][2][l];
-                const float x3 = tmp[i][3][l];
-                const float t0 = x1 + x2;
-                const float t1 = x0 + t0;
-                const float t2 = x1 - x2;
-                const float t3 = x3 + t0;
-                res[i][0][l] = t1;
-                res[i][1][l] = t2;
-                res[i][2][l] = t3;
-            }
-        }
+    int l0 = 0;
+    for (; l0 + WINO_LANES <= lanes; l0 += WINO_LANES)
+        output_block_f3x3_2x2(mm + l0, m_row, m_col, y + l0, y_row, y_col);
+    if (l0 < lanes) {
+        const size_t bytes = sizeof(float) * (size_t)(lanes - l0);
+        float a[4][4][WINO_LANES], b[3][3][WINO_LANES];
+        memset(a, 0, sizeof a);
+        for (int i = 0; i < 4; i++)
+            for (int j = 0; j < 4; j++)
+                memcpy(a[i][j], mm + i * m_row + j * m_col + l0, bytes);
+        output_block_f3x3_2x2(&a[0][0][0], 4 * WINO_LANES, WINO_LANES, &b[0][0][0], 3 * WINO_LANES, WINO_LANES);
         for (int i = 0; i < 3; i++)
-            for (int c = 0; c < 3; c++) {
-                float *restrict o = y + i * y_row + c * y_col + l0;
-                if (n == 16) /* a fixed count: one vector move, not a call */
-                    for (int l = 0; l < 16; l++)
-                        o[l] = res[i][c][l];
-                else
-                    for (int l = 0; l < n; l++)
-                        o[l] = res[i][c][l];
-            }
+            for (int j = 0; j < 3; j++)
+                memcpy(y + i * y_row + j * y_col + l0, b[i][j], bytes);
     }
 }
