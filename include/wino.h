@@ -74,10 +74,13 @@ enum wino_matrix { WINO_MATRIX_AT = 0, WINO_MATRIX_G = 1, WINO_MATRIX_BT = 2 };
 /* Flags for wino_tile_create. */
 enum wino_tile_flags {
     WINO_TILE_DEFAULT = 0,
-    /* Rescale each row of B^T by the smallest positive rational that makes it a primitive integer
-     * vector (sign kept) and divide the matching row of G by the same factor: the product is
-     * unchanged and B^T becomes integer (needed by integer input transforms). */
-    WINO_TILE_INTEGER_BT = 1
+    /* Multiply each row of B^T by the least common multiple of its denominators and divide the
+     * matching row of G by the same factor: the product is unchanged and B^T becomes integer
+     * (needed by integer input transforms). */
+    WINO_TILE_INTEGER_BT = 1,
+    /* Likewise for each column of A^T, dividing the matching row of G: A^T becomes integer
+     * (needed by integer output transforms). Both flags may be combined. */
+    WINO_TILE_INTEGER_AT = 2
 };
 
 /* Creates the exact 1D algorithm F(m, r), m >= 1, r >= 1, m + r - 1 <= WINO_MAX_ALPHA.

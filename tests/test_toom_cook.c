@@ -336,20 +336,29 @@ static int test_identity_2d(uint64_t seed)
     return ok;
 }
 
-/* Integer B^T: every B^T entry an integer, identity intact, for fractional point sets. */
-static int test_integer_bt(void)
+/* Integer B^T, integer A^T and both: every entry of the rescaled matrices an integer, identity
+ * intact, for fractional point sets. */
+static int test_integer_matrices(void)
 {
     static const char *const sets[] = {"0,1,-1,1/2,-2", "0,1,-1,2,-2,1/2,-1/2",
                                        "0,-1,1,1/2,-2,2,-1/2,4/3,-3/4,1/4,-4,4"};
     static const int ms[] = {4, 6, 11};
     int ok = 1;
-    for (int s = 0; s < 3; s++) {
-        wino_tile *t = make(ms[s], 3, sets[s], WINO_TILE_INTEGER_BT);
+    static const unsigned flags[] = {WINO_TILE_INTEGER_BT, WINO_TILE_INTEGER_AT,
+                                     WINO_TILE_INTEGER_BT | WINO_TILE_INTEGER_AT};
+    for (int s = 0; s < 9; s++) {
+        const unsigned f = flags[s % 3];
+        wino_tile *t = make(ms[s / 3], 3, sets[s / 3], f);
         if (!t)
             return 0;
         for (int i = 0; i < t->toom.alpha; i++)
             for (int j = 0; j < t->toom.alpha; j++)
-                ok &= mpz_cmp_ui(mpq_denref(wino_qmat_at(&t->toom.BT, i, j)), 1) == 0;
+                ok &= !(f & WINO_TILE_INTEGER_BT) ||
+                      mpz_cmp_ui(mpq_denref(wino_qmat_at(&t->toom.BT, i, j)), 1) == 0;
+        for (int i = 0; i < t->toom.m; i++)
+            for (int j = 0; j < t->toom.alpha; j++)
+                ok &= !(f & WINO_TILE_INTEGER_AT) ||
+                      mpz_cmp_ui(mpq_denref(wino_qmat_at(&t->toom.AT, i, j)), 1) == 0;
         mpq_t d[WINO_MAX_ALPHA], g[3];
         for (int i = 0; i < t->toom.alpha; i++)
             mpq_init(d[i]);
@@ -404,7 +413,7 @@ int main(void)
     test_check(&c, test_alpha8_row(), "alpha = 8 row +-(1 0 -21/4 0 21/4 0 -1 0)");
     test_check(&c, test_identity_range(seed), "exact identity, m in [1,10], r in [1,9]");
     test_check(&c, test_identity_2d(seed), "exact 2D nesting identity");
-    test_check(&c, test_integer_bt(), "integer B^T keeps the identity");
+    test_check(&c, test_integer_matrices(), "integer B^T, A^T and both keep the identity");
     test_check(&c, test_order_and_edges(), "point order is row order; F(1,1)");
     return test_report(&c);
 }

@@ -9,13 +9,14 @@
 #include "wino.h"
 
 static const char *const usage_text =
-    "usage: wino gen --m M --r R [--points P] [--integer-bt] [--emit c|cuda] [--out FILE] "
+    "usage: wino gen --m M --r R [--points P] [--integer-bt] [--integer-at] [--emit c|cuda] [--out FILE] "
     "[--json]\n"
     "  Prints the points, the exact A^T, G, B^T of F(M, R) and the op counts of the 2D\n"
     "  transforms F(MxM, RxR) before and after the recipe optimizer.\n"
     "  --points P     comma-separated alpha-1 distinct rationals, e.g. 0,1,-1,2,-2 (default:\n"
     "                 the recorded most accurate points; infinity is always added last)\n"
     "  --integer-bt   rescale B^T rows to integers (factors moved into G)\n"
+    "  --integer-at   rescale A^T columns to integers (factors moved into G)\n"
     "  --emit LANG    also print the generated transforms as C or CUDA source\n"
     "  --out FILE     write the emitted source to FILE instead of standard output\n"
     "  --json         print one JSON object with exact rational strings\n"
@@ -201,6 +202,8 @@ int wino_cmd_gen(int argc, char **argv)
             json = 1;
         } else if (!strcmp(a, "--integer-bt")) {
             flags |= WINO_TILE_INTEGER_BT;
+        } else if (!strcmp(a, "--integer-at")) {
+            flags |= WINO_TILE_INTEGER_AT;
         } else if (!strcmp(a, "--m") || !strcmp(a, "--r")) {
             if (!(v = cli_value("gen", argc, argv, &i)) ||
                 cli_parse_long("gen", a + 2, v, 1, WINO_MAX_ALPHA, a[2] == 'm' ? &m : &r))

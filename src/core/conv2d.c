@@ -34,13 +34,24 @@ static long tile_count(const struct wino_conv2d_desc *d, const struct wino_conv_
     return (long)d->n * ((s->p + m - 1) / m) * ((s->q + m - 1) / m);
 }
 
-/* Output tile when the caller does not choose one, until measured tuning replaces this rule:
- * m = 4 for r <= 5 while that leaves at least 32 tiles, else m = 2. Fewer, larger tiles save
- * GEMM work, but below a few dozen tiles (GEMM rows) the GEMMs run poorly; the rule follows the
- * 2-core measurements of docs/cpu-winograd.md. */
+/* Relative time of Winograd with tile m: the alpha^2 GEMMs stream the transformed filters
+ * (alpha^2 C K floats) once and do 2 C K flops per tile with each; while the filters stay in L2
+ * only the flops count, beyond it the stream costs as much as about 19 tiles' flops (2 cores:
+ * GEMM at ~240 GFLOP/s against ~25 GB/s from the last-level cache). */
+static double winograd_cost(const struct wino_conv2d_desc *d, const struct wino_conv_sizes *s,
+                            int m)
+{
+    const double a2 = (double)(m + d->r - 1) * (m + d->r - 1);
+    const double filter_bytes = 4.0 * a2 * d->c * d->k;
+    return a2 * ((double)tile_count(d, s, m) + (filter_bytes > (2 << 20) ? 19.0 : 0.0));
+}
+
+/* Output tile when the caller does not choose one (a tuning cache can do better): the cheaper of
+ * m = 2 and m = 4 by winograd_cost for r <= 5, else m = 2. Larger tiles save flops but cost more
+ * in transforms and edge waste; see docs/cpu-winograd.md. */
 static int default_tile_m(const struct wino_conv2d_desc *d, const struct wino_conv_sizes *s)
 {
-    return d->r <= 5 && tile_count(d, s, 4) >= 32 ? 4 : 2;
+    return d->r <= 5 && winograd_cost(d, s, 4) < winograd_cost(d, s, 2) ? 4 : 2;
 }
 
 /* Why Winograd cannot serve desc, or NULL when it can. */

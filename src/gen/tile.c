@@ -22,7 +22,7 @@ enum wino_status wino_tile_create(int m, int r, const char *points, unsigned fla
     if (m > WINO_MAX_ALPHA || r > WINO_MAX_ALPHA || m + r - 1 > WINO_MAX_ALPHA)
         return wino_fail(WINO_INVALID_ARGUMENT,
                          "F(%d, %d): alpha = m + r - 1 must not exceed %d", m, r, WINO_MAX_ALPHA);
-    if (flags & ~(unsigned)WINO_TILE_INTEGER_BT)
+    if (flags & ~(unsigned)(WINO_TILE_INTEGER_BT | WINO_TILE_INTEGER_AT))
         return wino_fail(WINO_INVALID_ARGUMENT, "wino_tile_create: unknown flags 0x%x", flags);
 
     const int alpha = m + r - 1;
@@ -44,6 +44,8 @@ enum wino_status wino_tile_create(int m, int r, const char *points, unsigned fla
     wino_points_free(q, alpha - 1);
     if (flags & WINO_TILE_INTEGER_BT)
         wino_toom_integer_bt(&t->toom);
+    if (flags & WINO_TILE_INTEGER_AT)
+        wino_toom_integer_at(&t->toom);
     *tile = t;
     return WINO_SUCCESS;
 }

@@ -125,3 +125,25 @@ void wino_toom_integer_bt(wino_toom *t)
     mpz_clear(l);
     mpq_clear(f);
 }
+
+void wino_toom_integer_at(wino_toom *t)
+{
+    mpz_t l;
+    mpq_t f;
+    mpz_init(l);
+    mpq_init(f);
+    for (int c = 0; c < t->alpha; c++) {
+        mpz_set_ui(l, 1);
+        for (int i = 0; i < t->m; i++)
+            mpz_lcm(l, l, mpq_denref(wino_qmat_at(&t->AT, i, c)));
+        if (!mpz_cmp_ui(l, 1))
+            continue;
+        mpq_set_z(f, l);
+        for (int i = 0; i < t->m; i++)
+            mpq_mul(wino_qmat_at(&t->AT, i, c), wino_qmat_at(&t->AT, i, c), f);
+        for (int k = 0; k < t->r; k++)
+            mpq_div(wino_qmat_at(&t->G, c, k), wino_qmat_at(&t->G, c, k), f);
+    }
+    mpz_clear(l);
+    mpq_clear(f);
+}

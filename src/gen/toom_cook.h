@@ -23,4 +23,8 @@ void wino_toom_clear(wino_toom *t); /* safe on a zeroed struct */
  * unchanged. */
 void wino_toom_integer_bt(wino_toom *t);
 
+/* Multiplies each column of A^T by the least common multiple of its denominators (making A^T
+ * integer) and divides the matching row of G by the same factor; the product is unchanged. */
+void wino_toom_integer_at(wino_toom *t);
+
 #endif
