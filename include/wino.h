@@ -263,6 +263,55 @@ enum wino_status wino_conv2d_variant(const wino_conv2d *op, enum wino_variant *v
 
 void wino_conv2d_destroy(wino_conv2d *op); /* NULL is fine */
 
+/* ---------------------------------------------------------------------------------------------
+ * INT8 Winograd F(m x m, 3 x 3), m in {2, 4, 6} (Mori et al., Electronics 2024): the
+ * transformed activations and weights are clipped to +-alpha_ta and +-alpha_tw in the Winograd
+ * domain and quantized to int8; integer transforms, int8 GEMMs with int32 accumulation, one
+ * requantization. The bit-exact specification: docs/int8-winograd.md.
+ * ------------------------------------------------------------------------------------------- */
+
+struct wino_int8_params {
+    float x_scale;           /* s_x > 0: the real input is x_scale * x (x: desc->dtype S8 or U8) */
+    float alpha_ta;          /* > 0: clip of the transformed activations B^T x B (real units) */
+    float alpha_tw;          /* > 0: clip of the transformed weights G w G^T (real units) */
+    const float *alpha_tw_k; /* K per-output-channel clips instead of alpha_tw (NULL = none) */
+    float w_scale;           /* 0: weights are float; > 0: weights are int8, real = w_scale * w */
+    float y_scale;           /* s_y > 0: the real output is y_scale * y */
+    enum wino_dtype y_dtype; /* WINO_DTYPE_S8 or WINO_DTYPE_U8 (U8 needs options->relu) */
+    float clip_c;            /* PACT clip c > 0 of the real output, or 0 for none */
+};
+
+/* Creates an INT8 Winograd convolution: desc->dtype is the input type (WINO_DTYPE_S8 or U8),
+ * NHWC, 3 x 3 filter, stride 1, dilation 1; weights (K x 3 x 3 x C) float or int8 as
+ * params->w_scale says. options (may be NULL): tile_m 2, 4 or 6 (0: 4), bias (K real values),
+ * relu; algo, points and variant must be left 0. Run it with wino_conv2d_run (x and y int8 or
+ * uint8 in NHWC). WINO_UNSUPPORTED when a configuration could overflow an int32 step (the
+ * message gives the bound), WINO_INVALID_ARGUMENT for bad scales or clips. */
+enum wino_status wino_conv2d_create_int8(const struct wino_conv2d_desc *desc, const void *weights,
+                                         const struct wino_int8_params *params,
+                                         const struct wino_context *ctx,
+                                         const struct wino_conv2d_options *options,
+                                         wino_conv2d **op);
+
+enum wino_calibration {
+    WINO_CALIBRATE_PERCENTILE = 0, /* clips at a percentile of |value| (Mori et al.: 99.9) */
+    WINO_CALIBRATE_MSE = 1         /* clips minimizing the mean squared quantization error */
+};
+
+/* Calibrates params for an INT8 Winograd layer from sample inputs: desc as for
+ * wino_conv2d_create_int8 but with desc->dtype WINO_DTYPE_F32, samples desc->n float NHWC
+ * images of real activations, weights float (K x 3 x 3 x C), bias (K, may be NULL) and relu as
+ * the layer will run. x_scale: the input scale the layer will see (0: max |x| / 127, or / 255
+ * when every sample is >= 0). Sets x_scale, alpha_ta (of |B^T x B| on the quantized samples),
+ * alpha_tw (of |G w G^T|), clip_c and y_scale (of the layer's float output, y_scale = c / 127,
+ * or / 255 with relu, y_dtype to match); leaves alpha_tw_k NULL and w_scale 0. percentile in
+ * (0, 100] for WINO_CALIBRATE_PERCENTILE (ignored for MSE). */
+enum wino_status wino_int8_calibrate(const struct wino_conv2d_desc *desc, int tile_m,
+                                     const float *samples, const float *weights,
+                                     const float *bias, int relu, float x_scale,
+                                     enum wino_calibration method, double percentile,
+                                     struct wino_int8_params *params);
+
 #ifdef __cplusplus
 }
 #endif

@@ -11,6 +11,7 @@
  *  (d) Float literals: the nearest float to a rational, and the shortest text reading back as it.
  * Usage: test_emit (WINO_TEST_SEED=N to replay the random inputs). */
 #include "cpu/transform_table.h"
+#include "core/int8_tile.h"
 #include "gen/default_tiles.h"
 #include "gen/float_literal.h"
 #include "gen/op_table.h"
@@ -164,6 +165,10 @@ static void check_reproducible(void)
     test_check(&counts, table && matches_committed(WINO_TRANSFORM_TABLE_PATH, table),
                WINO_TRANSFORM_TABLE_PATH " is what the generator emits now");
     free(table);
+    char *int8 = wino_gen_int8_tables();
+    test_check(&counts, int8 && matches_committed(WINO_INT8_TABLES_PATH, int8),
+               WINO_INT8_TABLES_PATH " is what the generator emits now");
+    free(int8);
 
     char *doc = read_text(WINO_OP_TABLE_DOC), *ops = wino_gen_op_table();
     char *begin = doc ? strstr(doc, WINO_OP_TABLE_BEGIN) : NULL;

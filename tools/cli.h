@@ -9,6 +9,8 @@ int wino_cmd_points(int argc, char **argv);
 int wino_cmd_demo(int argc, char **argv);
 int wino_cmd_tune(int argc, char **argv);
 int wino_cmd_bench(int argc, char **argv);
+int wino_cmd_info(int argc, char **argv);
+int wino_cmd_calibrate(int argc, char **argv);
 
 /* Parses a whole decimal integer in [min, max]; on error prints
  * "wino VERB: --NAME: reason" to stderr and returns -1. */

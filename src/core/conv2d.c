@@ -1,32 +1,18 @@
 /* The convolution operator: create (validate, plan, prepare weights), workspace, run, destroy.
  * Paths: FP32 direct convolution as im2col + GEMM (any valid FP32 descriptor); the FP32 Winograd
  * engine with generated transforms (default tiles, recorded points); the portable scalar FP32
- * Winograd path for any other tile or point set (stride 1, dilation 1, square filters). */
+ * Winograd path for any other tile or point set (stride 1, dilation 1, square filters); INT8
+ * Winograd (created in conv2d_int8.c). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <omp.h>
 
-#include "core/conv_desc.h"
+#include "core/conv2d_impl.h"
 #include "core/error.h"
 #include "core/tuning_cache.h"
-#include "cpu/direct_f32.h"
-#include "cpu/winograd_f32.h"
-#include "cpu/winograd_scalar.h"
 
-struct wino_conv2d {
-    struct wino_conv2d_desc desc;
-    struct wino_conv_sizes sizes;
-    enum wino_algo algo;
-    struct wino_f32_direct direct;    /* DIRECT */
-    float *bias;                      /* K values copied from the options, or NULL */
-    int relu;
-    wino_tile *tile;                  /* WINOGRAD */
-    struct wino_f32_engine engine;    /* WINOGRAD with generated transforms (engine.U != NULL) */
-    struct wino_f32_winograd winograd; /* WINOGRAD on the scalar path otherwise */
-    size_t workspace_bytes;
-};
 
 /* Tiles of F(m x m, .) covering the output of the whole batch. */
 static long tile_count(const struct wino_conv2d_desc *d, const struct wino_conv_sizes *s, int m)
@@ -226,7 +212,7 @@ enum wino_status wino_conv2d_algo(const wino_conv2d *op, enum wino_algo *algo, i
     if (!op || !algo || !tile_m)
         return wino_fail(WINO_INVALID_ARGUMENT, "wino_conv2d_algo: NULL argument");
     *algo = op->algo;
-    *tile_m = op->tile ? wino_tile_m(op->tile) : 0;
+    *tile_m = op->int8 ? op->int8->layer.tile.m : op->tile ? wino_tile_m(op->tile) : 0;
     return WINO_SUCCESS;
 }
 
@@ -244,7 +230,9 @@ enum wino_status wino_conv2d_run(const wino_conv2d *op, const void *x, void *y, 
             return wino_fail(WINO_INSUFFICIENT_WORKSPACE, "workspace is not 64-byte aligned");
     }
     const struct wino_epilogue ep = {op->bias, op->relu};
-    if (op->engine.U)
+    if (op->int8)
+        wino_s8_engine_run(op->int8, &op->desc, op->sizes.p, op->sizes.q, x, y, workspace);
+    else if (op->engine.U)
         wino_f32_engine_run(&op->engine, &op->desc, op->sizes.p, op->sizes.q, x, &ep, y,
                             workspace);
     else if (op->algo == WINO_ALGO_WINOGRAD)
@@ -261,7 +249,8 @@ enum wino_status wino_conv2d_variant(const wino_conv2d *op, enum wino_variant *v
     wino_ok();
     if (!op || !variant)
         return wino_fail(WINO_INVALID_ARGUMENT, "wino_conv2d_variant: NULL argument");
-    *variant = !op->engine.U           ? WINO_VARIANT_AUTO
+    *variant = op->int8             ? WINO_VARIANT_FUSED
+               : !op->engine.U    ? WINO_VARIANT_AUTO
                : op->engine.fused ? WINO_VARIANT_FUSED
                                   : WINO_VARIANT_NON_FUSED;
     return WINO_SUCCESS;
@@ -272,6 +261,9 @@ void wino_conv2d_destroy(wino_conv2d *op)
     if (!op)
         return;
     free(op->bias);
+    if (op->int8)
+        wino_s8_engine_release(op->int8);
+    free(op->int8);
     wino_f32_direct_release(&op->direct);
     wino_f32_engine_release(&op->engine);
     wino_f32_winograd_release(&op->winograd);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/int8_tile.h"
 #include "gen/op_table.h"
 #include "gen/strbuf.h"
 
@@ -177,5 +178,11 @@ int wino_gen_write_defaults(const char *repo_root)
         return wino_fail(WINO_OUT_OF_MEMORY, "out of memory");
     enum wino_status st = write_file(repo_root, WINO_TRANSFORM_TABLE_PATH, table);
     free(table);
+    char *int8 = st ? NULL : wino_gen_int8_tables();
+    if (!st && !int8)
+        st = wino_fail(WINO_OUT_OF_MEMORY, "out of memory");
+    if (!st)
+        st = write_file(repo_root, WINO_INT8_TABLES_PATH, int8);
+    free(int8);
     return st ? st : refresh_op_table(repo_root);
 }

@@ -27,7 +27,8 @@ void wino_default_tile_path(int m, int r, enum wino_emit_lang lang, char *buf, s
 /* The text of WINO_TRANSFORM_TABLE_PATH (malloc'ed), or NULL when out of memory. */
 char *wino_gen_transform_table(void);
 
-/* (Re)writes every file above under repo_root, plus the op-count table between its markers in
+/* (Re)writes every file above under repo_root, the INT8 tile tables (WINO_INT8_TABLES_PATH),
+ * plus the op-count table between its markers in
  * docs/transform-ops.md (see src/gen/op_table.h). Returns WINO_SUCCESS or a failure status with
  * wino_last_error() naming the file at fault. */
 int wino_gen_write_defaults(const char *repo_root);

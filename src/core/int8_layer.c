@@ -1,0 +1,224 @@
+#include "core/int8_layer.h"
+
+#include <float.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/conv_desc.h"
+#include "core/error.h"
+
+static int positive_finite(double v)
+{
+    return isfinite(v) && v > 0.0;
+}
+
+/* The layer's shape and types. */
+static enum wino_status check_desc(const struct wino_conv2d_desc *d, int tile_m, int relu,
+                                   const struct wino_int8_params *q)
+{
+    struct wino_conv_sizes sz;
+    enum wino_status st = wino_conv_desc_check(d, &sz);
+    if (st)
+        return st;
+    if (d->dtype != WINO_DTYPE_S8 && d->dtype != WINO_DTYPE_U8)
+        return wino_fail(WINO_INVALID_ARGUMENT,
+                         "INT8 Winograd: desc->dtype must be WINO_DTYPE_S8 or WINO_DTYPE_U8");
+    if (q->y_dtype != WINO_DTYPE_S8 && q->y_dtype != WINO_DTYPE_U8)
+        return wino_fail(WINO_INVALID_ARGUMENT,
+                         "INT8 Winograd: params->y_dtype must be WINO_DTYPE_S8 or WINO_DTYPE_U8");
+    if (q->y_dtype == WINO_DTYPE_U8 && !relu)
+        return wino_fail(WINO_INVALID_ARGUMENT,
+                         "INT8 Winograd: a uint8 output needs relu (negative values have no code)");
+    if (d->layout != WINO_LAYOUT_NHWC)
+        return wino_fail(WINO_UNSUPPORTED, "INT8 Winograd runs NHWC tensors only");
+    if (d->r != 3 || d->s != 3 || d->stride_h != 1 || d->stride_w != 1 || d->dilation_h != 1 ||
+        d->dilation_w != 1)
+        return wino_fail(WINO_UNSUPPORTED,
+                         "INT8 Winograd needs a 3x3 filter, stride 1 and dilation 1 (got %dx%d, "
+                         "stride %dx%d, dilation %dx%d)",
+                         d->r, d->s, d->stride_h, d->stride_w, d->dilation_h, d->dilation_w);
+    if (!wino_int8_tile_points(tile_m))
+        return wino_fail(WINO_UNSUPPORTED, "INT8 Winograd runs F(2,3), F(4,3), F(6,3), not m = %d",
+                         tile_m);
+    if ((double)d->c * 127.0 * 127.0 > (double)INT32_MAX)
+        return wino_fail(WINO_UNSUPPORTED,
+                         "INT8 Winograd: C = %d could overflow the int32 GEMM sums (C <= 133143)",
+                         d->c);
+    return WINO_SUCCESS;
+}
+
+/* Scales and clips: positive, finite, and not below the step they quantize with. */
+static enum wino_status check_params(const struct wino_conv2d_desc *d,
+                                     const struct wino_int8_params *q)
+{
+    if (!positive_finite(q->x_scale) || !positive_finite(q->y_scale))
+        return wino_fail(WINO_INVALID_ARGUMENT,
+                         "INT8 Winograd: x_scale and y_scale must be positive and finite "
+                         "(got %g, %g)",
+                         (double)q->x_scale, (double)q->y_scale);
+    if (!positive_finite(q->alpha_ta))
+        return wino_fail(WINO_INVALID_ARGUMENT,
+                         "INT8 Winograd: alpha_ta must be positive and finite (got %g)",
+                         (double)q->alpha_ta);
+    if (q->alpha_ta < q->x_scale)
+        return wino_fail(WINO_INVALID_ARGUMENT,
+                         "INT8 Winograd: alpha_ta = %g is below the input step x_scale = %g",
+                         (double)q->alpha_ta, (double)q->x_scale);
+    if (!isfinite(q->w_scale) || q->w_scale < 0.0f)
+        return wino_fail(WINO_INVALID_ARGUMENT,
+                         "INT8 Winograd: w_scale must be 0 (float weights) or positive and finite");
+    if (!isfinite(q->clip_c) || q->clip_c < 0.0f)
+        return wino_fail(WINO_INVALID_ARGUMENT,
+                         "INT8 Winograd: clip_c must be 0 (none) or positive and finite");
+    for (int k = 0; k < (q->alpha_tw_k ? d->k : 1); k++) {
+        const float a = q->alpha_tw_k ? q->alpha_tw_k[k] : q->alpha_tw;
+        if (!positive_finite(a) || a / 127.0 < FLT_MIN)
+            return wino_fail(WINO_INVALID_ARGUMENT,
+                             "INT8 Winograd: alpha_tw%s = %g must be positive, finite and at "
+                             "least 127 * FLT_MIN",
+                             q->alpha_tw_k ? "_k[k]" : "", (double)a);
+    }
+    return WINO_SUCCESS;
+}
+
+/* Uq = clamp(rint(G' g G'^T * 127 / alpha_tw[k]), +-127), g the real weights. */
+static void quantize_weights(const struct wino_conv2d_desc *d, const void *weights,
+                             const struct wino_int8_params *q, struct wino_int8_layer *L)
+{
+    const int a = L->tile.alpha, C = d->c, K = d->k;
+    for (int k = 0; k < K; k++) {
+        const double fw = 127.0 / (q->alpha_tw_k ? q->alpha_tw_k[k] : q->alpha_tw);
+        for (int c = 0; c < C; c++) {
+            double g[3][3], t[WINO_INT8_MAX_ALPHA][3];
+            for (int i = 0; i < 3; i++)
+                for (int j = 0; j < 3; j++) {
+                    const size_t at = (((size_t)k * 3 + i) * 3 + j) * (size_t)C + (size_t)c;
+                    g[i][j] = q->w_scale > 0.0f
+                                  ? (double)q->w_scale * ((const int8_t *)weights)[at]
+                                  : (double)((const float *)weights)[at];
+                }
+            for (int p = 0; p < a; p++) /* G' g */
+                for (int j = 0; j < 3; j++)
+                    t[p][j] = L->tile.g[p][0] * g[0][j] + L->tile.g[p][1] * g[1][j] +
+                              L->tile.g[p][2] * g[2][j];
+            for (int p = 0; p < a; p++)
+                for (int r = 0; r < a; r++) { /* (G' g) G'^T */
+                    const double u = t[p][0] * L->tile.g[r][0] + t[p][1] * L->tile.g[r][1] +
+                                     t[p][2] * L->tile.g[r][2];
+                    double v = rint(u * fw);
+                    v = v > 127.0 ? 127.0 : v < -127.0 ? -127.0 : v;
+                    L->uq[((size_t)(p * a + r) * C + c) * K + k] = (int8_t)v;
+                }
+        }
+    }
+}
+
+/* The largest |Y| any input can produce with these weights (docs/int8-winograd.md). */
+static long long output_bound(const struct wino_int8_layer *L)
+{
+    const int a = L->tile.alpha, m = L->tile.m, C = L->c, K = L->k;
+    long long worst = 0;
+    long long s[WINO_INT8_MAX_ALPHA * WINO_INT8_MAX_ALPHA];
+    for (int k = 0; k < K; k++) {
+        for (int pos = 0; pos < a * a; pos++) {
+            s[pos] = 0;
+            for (int c = 0; c < C; c++) {
+                const int u = L->uq[((size_t)pos * C + c) * K + k];
+                s[pos] += u < 0 ? -u : u;
+            }
+        }
+        for (int i = 0; i < m; i++)
+            for (int j = 0; j < m; j++) {
+                long long b = 0;
+                for (int p = 0; p < a; p++)
+                    for (int r = 0; r < a; r++)
+                        b += (long long)abs(L->tile.at[i][p]) * abs(L->tile.at[j][r]) *
+                             s[p * a + r];
+                worst = 127 * b > worst ? 127 * b : worst;
+            }
+    }
+    return worst;
+}
+
+/* scale[k], bias[k], lo, hi of step 6. */
+static enum wino_status requantization(const struct wino_conv2d_desc *d,
+                                       const struct wino_int8_params *q, const float *bias,
+                                       int relu, struct wino_int8_layer *L)
+{
+    const double qmax = L->y_signed ? 127.0 : 255.0;
+    const double c = q->clip_c > 0.0f ? (double)q->clip_c / q->y_scale : qmax;
+    L->hi = (float)(c < qmax ? c : qmax);
+    L->lo = relu ? 0.0f : (float)(-c > -127.0 ? -c : -127.0);
+    for (int k = 0; k < d->k; k++) {
+        const double tw = q->alpha_tw_k ? q->alpha_tw_k[k] : q->alpha_tw;
+        L->scale[k] = (float)((double)q->alpha_ta * tw / (127.0 * 127.0 * q->y_scale));
+        L->bias[k] = bias ? (float)((double)bias[k] / q->y_scale) : 0.0f;
+        if (!positive_finite(L->scale[k]) || !isfinite(L->bias[k]))
+            return wino_fail(WINO_INVALID_ARGUMENT,
+                             "INT8 Winograd: the requantization of channel %d is not a finite "
+                             "positive scale and finite bias (scales out of float range?)",
+                             k);
+    }
+    return WINO_SUCCESS;
+}
+
+enum wino_status wino_int8_layer_prepare(const struct wino_conv2d_desc *d, int tile_m,
+                                         const void *weights,
+                                         const struct wino_int8_params *q, const float *bias,
+                                         int relu, struct wino_int8_layer *L)
+{
+    memset(L, 0, sizeof *L);
+    if (!d || !q || !weights)
+        return wino_fail(WINO_INVALID_ARGUMENT,
+                         "INT8 Winograd: desc, params and weights must not be NULL");
+    enum wino_status st = check_desc(d, tile_m, relu, q);
+    if (!st)
+        st = check_params(d, q);
+    if (st)
+        return st;
+    L->f_a = (float)(127.0 * q->x_scale / q->alpha_ta);
+    if (!positive_finite(L->f_a))
+        return wino_fail(WINO_INVALID_ARGUMENT, "INT8 Winograd: 127 x_scale / alpha_ta = %g",
+                         (double)L->f_a);
+    st = wino_int8_tile_make(tile_m, &L->tile);
+    if (st)
+        return st;
+    L->c = d->c;
+    L->k = d->k;
+    L->x_signed = d->dtype == WINO_DTYPE_S8;
+    L->y_signed = q->y_dtype == WINO_DTYPE_S8;
+    const size_t aa = (size_t)L->tile.alpha * (size_t)L->tile.alpha;
+    size_t n;
+    if (wino_mul_size(aa * (size_t)d->c, (size_t)d->k, &n))
+        return wino_fail(WINO_INVALID_ARGUMENT, "INT8 Winograd: C * K too large");
+    L->uq = malloc(n);
+    L->scale = malloc(sizeof(float) * (size_t)d->k);
+    L->bias = malloc(sizeof(float) * (size_t)d->k);
+    if (!L->uq || !L->scale || !L->bias) {
+        wino_int8_layer_release(L);
+        return wino_fail(WINO_OUT_OF_MEMORY, "INT8 Winograd: out of memory");
+    }
+    st = requantization(d, q, bias, relu, L);
+    if (st) {
+        wino_int8_layer_release(L);
+        return st;
+    }
+    quantize_weights(d, weights, q, L);
+    const long long bound = output_bound(L);
+    if (bound > INT32_MAX) {
+        wino_int8_layer_release(L);
+        return wino_fail(WINO_UNSUPPORTED,
+                         "INT8 Winograd F(%d,3): with these weights the output transform could "
+                         "reach %lld, beyond int32 (use a smaller tile or direct convolution)",
+                         tile_m, bound);
+    }
+    return WINO_SUCCESS;
+}
+
+void wino_int8_layer_release(struct wino_int8_layer *L)
+{
+    free(L->uq);
+    free(L->scale);
+    free(L->bias);
+    memset(L, 0, sizeof *L);
+}

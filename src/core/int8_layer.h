@@ -1,0 +1,48 @@
+/* A prepared INT8 Winograd layer (docs/int8-winograd.md): checked parameters, the quantized
+ * transformed weights Uq and the requantization constants. Shared by the reference and the
+ * kernels, which differ only in how they run the pipeline. */
+#ifndef WINO_CORE_INT8_LAYER_H
+#define WINO_CORE_INT8_LAYER_H
+
+#include <math.h>
+#include <stdint.h>
+
+#include "core/int8_tile.h"
+#include "wino.h"
+
+struct wino_int8_layer {
+    struct wino_int8_tile tile;
+    int c, k;
+    int x_signed, y_signed; /* 1: int8, 0: uint8 */
+    int8_t *uq;             /* Uq[(pos * C + c) * K + k], pos = i * alpha + j */
+    float f_a;              /* 127 s_x / alpha_ta: V -> Vq */
+    float *scale, *bias;    /* K each: r = fmaf((float)Y, scale[k], bias[k]) */
+    float lo, hi;           /* output clamp before rounding */
+};
+
+/* Checks params and options for desc (see wino_conv2d_create_int8) and prepares the layer:
+ * WINO_SUCCESS, WINO_INVALID_ARGUMENT, WINO_UNSUPPORTED (incl. the int32 overflow bounds) or
+ * WINO_OUT_OF_MEMORY, with the reason recorded. */
+enum wino_status wino_int8_layer_prepare(const struct wino_conv2d_desc *desc, int tile_m,
+                                         const void *weights,
+                                         const struct wino_int8_params *params,
+                                         const float *bias, int relu,
+                                         struct wino_int8_layer *layer);
+void wino_int8_layer_release(struct wino_int8_layer *layer); /* safe on a zeroed struct */
+
+/* Step 2 of the pipeline: a transformed activation to int8. */
+static inline int8_t wino_int8_quantize_v(int32_t v, float f_a)
+{
+    const float t = rintf((float)v * f_a);
+    return (int8_t)(t > 127.0f ? 127 : t < -127.0f ? -127 : (int)t);
+}
+
+/* Step 6: an output of the output transform to the 8-bit output value. */
+static inline int wino_int8_requantize(int32_t y, float scale, float bias, float lo, float hi)
+{
+    float r = fmaf((float)y, scale, bias);
+    r = r < lo ? lo : r > hi ? hi : r;
+    return (int)rintf(r);
+}
+
+#endif

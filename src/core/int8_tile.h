@@ -1,0 +1,34 @@
+/* The integer tiles of the INT8 Winograd pipeline (docs/int8-winograd.md): F(m, 3) for m in
+ * {2, 4, 6} on fixed integer-friendly points, with B'^T and A'^T integer (rows of B^T and
+ * columns of A^T scaled, the factors moved into G'), and powers of two moved from the rows of
+ * G' into the columns of A'^T so that all positions of G' g G'^T have about the same range.
+ * Built exactly by the generator. */
+#ifndef WINO_CORE_INT8_TILE_H
+#define WINO_CORE_INT8_TILE_H
+
+#include "wino.h"
+
+#define WINO_INT8_MAX_M 6
+#define WINO_INT8_MAX_ALPHA 8
+
+struct wino_int8_tile {
+    int m, alpha;
+    int bt[WINO_INT8_MAX_ALPHA][WINO_INT8_MAX_ALPHA]; /* B'^T, alpha x alpha */
+    int at[WINO_INT8_MAX_M][WINO_INT8_MAX_ALPHA];     /* A'^T, m x alpha */
+    double g[WINO_INT8_MAX_ALPHA][3];                 /* G', alpha x 3, rounded from exact */
+    int shift[WINO_INT8_MAX_ALPHA]; /* G' row p = G row p / 2^shift[p], A'^T column p times it */
+    int beta_b, beta_a; /* largest absolute row sums of B'^T and A'^T */
+};
+
+/* The points of the INT8 tile F(m, 3) (without infinity), or NULL when m is not 2, 4 or 6. */
+const char *wino_int8_tile_points(int m);
+
+/* Builds F(m, 3): WINO_SUCCESS, WINO_UNSUPPORTED for other m, WINO_OUT_OF_MEMORY. */
+enum wino_status wino_int8_tile_make(int m, struct wino_int8_tile *t);
+
+/* The text of WINO_INT8_TABLES_PATH (malloc'ed; NULL when out of memory): B'^T and A'^T of the
+ * three tiles as C constants, so that the engine's transforms compile to straight-line code. */
+#define WINO_INT8_TABLES_PATH "src/cpu/generated/int8_tiles.h"
+char *wino_gen_int8_tables(void);
+
+#endif

@@ -1,0 +1,157 @@
+/* INT8 GEMM: ISA detection, dispatch, B packing and the portable scalar path. */
+#include "cpu/gemm_s8.h"
+
+#include <string.h>
+
+/* The same condition as the VNNI and AMX files: elsewhere only the scalar path runs. */
+#if defined(__x86_64__) && defined(__GNUC__)
+#define WINO_X86 1
+
+void wino_s8_cpuid(uint32_t leaf, uint32_t subleaf, uint32_t r[4])
+{
+    uint32_t a = leaf, b, c = subleaf, d;
+    __asm__ volatile("cpuid" : "+a"(a), "=b"(b), "+c"(c), "=d"(d));
+    r[0] = a;
+    r[1] = b;
+    r[2] = c;
+    r[3] = d;
+}
+
+/* xgetbv(0); only call when CPUID.1:ECX.OSXSAVE is set. */
+uint64_t wino_s8_xcr0(void)
+{
+    uint32_t lo, hi;
+    __asm__ volatile(".byte 0x0f, 0x01, 0xd0" : "=a"(lo), "=d"(hi) : "c"(0));
+    return ((uint64_t)hi << 32) | lo;
+}
+
+/* AVX-512 F and VNNI (CPUID.7.0:EBX bit 16, ECX bit 11) with the OS saving SSE, ymm, opmask
+ * and zmm state (XCR0 bits 1, 2, 5, 6, 7). */
+static int vnni_usable(void)
+{
+    uint32_t r[4];
+    wino_s8_cpuid(0, 0, r);
+    if (r[0] < 7)
+        return 0;
+    wino_s8_cpuid(1, 0, r);
+    if (!((r[2] >> 27) & 1u)) /* OSXSAVE */
+        return 0;
+    if ((wino_s8_xcr0() & 0xe6) != 0xe6)
+        return 0;
+    wino_s8_cpuid(7, 0, r);
+    return ((r[1] >> 16) & 1u) && ((r[2] >> 11) & 1u);
+}
+#endif
+
+enum wino_s8_isa wino_s8_isa(void)
+{
+#ifdef WINO_X86
+    if (!vnni_usable())
+        return WINO_S8_SCALAR;
+    /* The AMX path also uses AVX-512 (edge tiles), so AMX implies VNNI here. */
+    return wino_s8_amx_usable() ? WINO_S8_AMX : WINO_S8_VNNI;
+#else
+    return WINO_S8_SCALAR;
+#endif
+}
+
+const char *wino_s8_isa_name(enum wino_s8_isa isa)
+{
+    switch (isa) {
+    case WINO_S8_SCALAR:
+        return "scalar";
+    case WINO_S8_VNNI:
+        return "avx512-vnni";
+    case WINO_S8_AMX:
+        return "amx";
+    }
+    return "unknown";
+}
+
+size_t wino_s8_gemm_lda(int k)
+{
+    return ((size_t)(k > 0 ? k : 1) + WINO_S8_KPAD - 1) / WINO_S8_KPAD * WINO_S8_KPAD;
+}
+
+/* ---- packed B (one layout for all ISAs: see gemm_s8.h) ---------------------------------- */
+
+size_t wino_s8_gemm_packed_b_bytes(enum wino_s8_isa isa, int k, int n)
+{
+    const size_t np = (size_t)wino_s8_panels(n);
+    (void)isa;
+    return np * WINO_S8_NPANEL * sizeof(int32_t) + np * wino_s8_gemm_lda(k) * WINO_S8_NPANEL;
+}
+
+void wino_s8_gemm_pack_b(enum wino_s8_isa isa, int k, int n, const int8_t *b, ptrdiff_t ldb,
+                         void *packed)
+{
+    const int np = wino_s8_panels(n);
+    const size_t kp = wino_s8_gemm_lda(k);
+    int32_t *negsum = (int32_t *)packed;
+    int8_t *panels = (int8_t *)wino_s8_panel(packed, np, kp, 0);
+    int p, j;
+    memset(packed, 0, wino_s8_gemm_packed_b_bytes(isa, k, n));
+    for (p = 0; p < k; p++) {
+        const int8_t *bp = b + (ptrdiff_t)p * ldb;
+        for (j = 0; j < n; j++) {
+            const size_t jp = (size_t)j / WINO_S8_NPANEL, jj = (size_t)j % WINO_S8_NPANEL;
+            panels[jp * kp * WINO_S8_NPANEL + (size_t)(p / 4) * 64 + jj * 4 + (size_t)(p % 4)] =
+                bp[j];
+            negsum[j] -= 128 * bp[j];
+        }
+    }
+}
+
+/* ---- scalar ---------------------------------------------------------------------------- */
+
+/* Same arithmetic as the vector kernels: the accumulator starts at -128 * column sum and adds
+ * u8 x s8 products over whole k quads (the A bytes past k meet zero rows of B). */
+static void gemm_scalar(int m, int n, int k, const uint8_t *a, ptrdiff_t lda, const void *packed,
+                        int32_t *c, ptrdiff_t ldc)
+{
+    const int np = wino_s8_panels(n), nq = (k + 3) / 4;
+    const size_t kp = wino_s8_gemm_lda(k);
+    const int32_t *negsum = wino_s8_negsum(packed);
+    int i, jp, q, jj, t;
+    for (i = 0; i < m; i++) {
+        const uint8_t *ai = a + (ptrdiff_t)i * lda;
+        int32_t *ci = c + (ptrdiff_t)i * ldc;
+        for (jp = 0; jp < np; jp++) {
+            const int8_t *bq = wino_s8_panel(packed, np, kp, jp);
+            const int w = n - jp * WINO_S8_NPANEL < WINO_S8_NPANEL ? n - jp * WINO_S8_NPANEL
+                                                                  : WINO_S8_NPANEL;
+            int32_t acc[WINO_S8_NPANEL];
+            memcpy(acc, negsum + jp * WINO_S8_NPANEL, sizeof acc);
+            for (q = 0; q < nq; q++, bq += 64)
+                for (jj = 0; jj < WINO_S8_NPANEL; jj++)
+                    for (t = 0; t < 4; t++)
+                        acc[jj] += (int32_t)ai[4 * q + t] * (int32_t)bq[4 * jj + t];
+            memcpy(ci + jp * WINO_S8_NPANEL, acc, (size_t)w * sizeof(int32_t));
+        }
+    }
+}
+
+/* ---- dispatch -------------------------------------------------------------------------- */
+
+size_t wino_s8_gemm_scratch_bytes(enum wino_s8_isa isa, int m, int n, int k)
+{
+    return isa == WINO_S8_AMX ? wino_s8_gemm_scratch_bytes__amx(m, n, k) : 0;
+}
+
+void wino_s8_gemm(enum wino_s8_isa isa, int m, int n, int k, const uint8_t *a, ptrdiff_t lda,
+                  const void *packed_b, int32_t *c, ptrdiff_t ldc, void *scratch)
+{
+    if (m <= 0 || n <= 0 || k <= 0)
+        return;
+    switch (isa) {
+    case WINO_S8_AMX:
+        wino_s8_gemm__amx(m, n, k, a, lda, packed_b, c, ldc, scratch);
+        return;
+    case WINO_S8_VNNI:
+        wino_s8_gemm__vnni(m, n, k, a, lda, packed_b, c, ldc);
+        return;
+    default:
+        gemm_scalar(m, n, k, a, lda, packed_b, c, ldc);
+        return;
+    }
+}

@@ -1,0 +1,80 @@
+/* Single-threaded INT8 GEMM for the INT8 Winograd element-wise stage (u8 x s8 -> s32, exact),
+ * with runtime ISA dispatch (AMX-INT8 -> AVX512-VNNI -> scalar).
+ *
+ *   C[i][j] = sum_p (A[i][p] - 128) * B[p][j]   for i < m, j < n, p < k, exactly, as int32.
+ *
+ * A: m x k uint8, the int8 operand stored offset by +128 (a_u8 = a_s8 + 128), row stride lda
+ *    bytes; lda >= wino_s8_gemm_lda(k) and every row readable up to lda bytes (the bytes past k
+ *    are ignored: they meet zero rows of packed B).
+ * B: given once as k x n int8 row-major (row stride ldb) to wino_s8_gemm_pack_b, which lays it
+ *    out for isa and stores the column sums that remove the +128 offset.
+ * C: m x n int32, row stride ldc elements; overwritten (no accumulate).
+ * m, n, k >= 1. The caller guarantees that no int32 overflows (k * 255 * 128 fits: k <= 65793)
+ * and that isa <= wino_s8_isa(). The GEMM never allocates, locks or prints; scratch is 64-byte
+ * aligned, at least wino_s8_gemm_scratch_bytes (NULL when that is 0).
+ * Design and measured numbers: docs/cpu-gemm-int8.md. */
+#ifndef WINO_CPU_GEMM_S8_H
+#define WINO_CPU_GEMM_S8_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum wino_s8_isa { WINO_S8_SCALAR = 0, WINO_S8_VNNI = 1, WINO_S8_AMX = 2 };
+
+/* The best ISA this CPU and OS support: VNNI needs AVX-512 F/BW/VNNI and the OS's zmm state;
+ * AMX also AMX-TILE/INT8, the OS's tile state and the Linux permission to use it (requested
+ * once per process, on the first call). */
+enum wino_s8_isa wino_s8_isa(void);
+/* "scalar", "avx512-vnni", "amx" ("unknown" otherwise). */
+const char *wino_s8_isa_name(enum wino_s8_isa isa);
+
+/* Smallest valid lda: k rounded up to 64 (one AMX tile row), the same for every ISA. */
+size_t wino_s8_gemm_lda(int k);
+
+/* Packed B: 64-byte aligned, wino_s8_gemm_packed_b_bytes bytes; pack with the isa that runs. */
+size_t wino_s8_gemm_packed_b_bytes(enum wino_s8_isa isa, int k, int n);
+void wino_s8_gemm_pack_b(enum wino_s8_isa isa, int k, int n, const int8_t *b, ptrdiff_t ldb,
+                         void *packed);
+
+/* Scratch for calls with at most m rows (and these n, k). */
+size_t wino_s8_gemm_scratch_bytes(enum wino_s8_isa isa, int m, int n, int k);
+void wino_s8_gemm(enum wino_s8_isa isa, int m, int n, int k, const uint8_t *a, ptrdiff_t lda,
+                  const void *packed_b, int32_t *c, ptrdiff_t ldc, void *scratch);
+
+/* ---- internal: shared by gemm_s8.c, gemm_s8_vnni.c and gemm_s8_amx.c --------------------
+ *
+ * Packed B (all ISAs), with kp = wino_s8_gemm_lda(k) and np = ceil(n / 16) panels of 16 columns:
+ *   int32 negsum[np * 16]          -128 * sum_p B[p][j] (0 past n): the initial accumulator
+ *   int8  panel[np][kp / 4][16][4] panel[jp][q][jj][t] = B[4q + t][16 jp + jj] (0 past k, n)
+ * A 16-column panel is the "VNNI format": one k quad of 16 columns is one zmm for vpdpbusd,
+ * and 16 quads (64 k) of it are one AMX B tile (16 rows x 64 bytes, stride 64). */
+enum { WINO_S8_KPAD = 64, WINO_S8_NPANEL = 16 };
+
+static inline int wino_s8_panels(int n)
+{
+    return (n + WINO_S8_NPANEL - 1) / WINO_S8_NPANEL;
+}
+static inline const int32_t *wino_s8_negsum(const void *packed)
+{
+    return (const int32_t *)packed;
+}
+/* Panel jp of a packed B with kp = wino_s8_gemm_lda(k) bytes per column and np panels. */
+static inline const int8_t *wino_s8_panel(const void *packed, int np, size_t kp, int jp)
+{
+    return (const int8_t *)packed + (size_t)np * WINO_S8_NPANEL * sizeof(int32_t) +
+           (size_t)jp * kp * WINO_S8_NPANEL;
+}
+
+/* CPUID (leaf, subleaf) -> r[0..3] = eax, ebx, ecx, edx, and XCR0; x86 only. */
+void wino_s8_cpuid(uint32_t leaf, uint32_t subleaf, uint32_t r[4]);
+uint64_t wino_s8_xcr0(void);
+
+/* Per-ISA parts. wino_s8_amx_usable: CPUID, XCR0 and the OS permission (see wino_s8_isa). */
+void wino_s8_gemm__vnni(int m, int n, int k, const uint8_t *a, ptrdiff_t lda,
+                        const void *packed_b, int32_t *c, ptrdiff_t ldc);
+int wino_s8_amx_usable(void);
+size_t wino_s8_gemm_scratch_bytes__amx(int m, int n, int k);
+void wino_s8_gemm__amx(int m, int n, int k, const uint8_t *a, ptrdiff_t lda,
+                       const void *packed_b, int32_t *c, ptrdiff_t ldc, void *scratch);
+
+#endif

@@ -1,0 +1,249 @@
+#define _POSIX_C_SOURCE 200112L /* posix_memalign */
+
+#include "cpu/winograd_s8.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <omp.h>
+
+#include "core/error.h"
+#include "cpu/gemm_f32.h"
+#include "cpu/winograd_s8_transforms.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define WINO_S8_X86 1
+#define TGT __attribute__((target("avx512f,avx512bw,avx512vl")))
+#endif
+
+static size_t round64(size_t bytes)
+{
+    return (bytes + 63) / 64 * 64;
+}
+
+/* ---- requantization (step 6), 16 lanes at a time where AVX-512 runs ------------------------ */
+
+/* Step 6: out[k] = requantize(y[k]) for the channels of one output pixel. */
+static void requantize_row_scalar(const struct wino_int8_layer *L, const int32_t *y, void *out)
+{
+    for (int k = 0; k < L->k; k++) {
+        const int r = wino_int8_requantize(y[k], L->scale[k], L->bias[k], L->lo, L->hi);
+        if (L->y_signed)
+            ((int8_t *)out)[k] = (int8_t)r;
+        else
+            ((uint8_t *)out)[k] = (uint8_t)r;
+    }
+}
+
+#ifdef WINO_S8_X86
+/* fmadd rounds once like fmaf; the clamp precedes vcvtps2dq's round to nearest even. */
+TGT static void requantize_row_avx512(const struct wino_int8_layer *L, const int32_t *y,
+                                      void *out)
+{
+    const __m512 lo = _mm512_set1_ps(L->lo), hi = _mm512_set1_ps(L->hi);
+    int k = 0;
+    for (; k + 16 <= L->k; k += 16) {
+        __m512 r = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_loadu_si512(y + k)),
+                                   _mm512_loadu_ps(L->scale + k), _mm512_loadu_ps(L->bias + k));
+        r = _mm512_min_ps(_mm512_max_ps(r, lo), hi);
+        _mm_storeu_si128((__m128i *)((char *)out + k), _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(r)));
+    }
+    for (; k < L->k; k++) {
+        const int r = wino_int8_requantize(y[k], L->scale[k], L->bias[k], L->lo, L->hi);
+        ((uint8_t *)out)[k] = (uint8_t)r; /* the low byte: the same bits for int8 and uint8 */
+    }
+}
+#endif
+
+static void requantize_row(const struct wino_s8_engine *e, const int32_t *y, void *out)
+{
+#ifdef WINO_S8_X86
+    if (e->simd) {
+        requantize_row_avx512(&e->layer, y, out);
+        return;
+    }
+#endif
+    requantize_row_scalar(&e->layer, y, out);
+}
+
+struct tile_geometry {
+    int tiles_h, tiles_w;
+    long tiles;
+};
+
+static struct tile_geometry geometry(int m, int p, int q, int n)
+{
+    struct tile_geometry g;
+    g.tiles_h = (p + m - 1) / m;
+    g.tiles_w = (q + m - 1) / m;
+    g.tiles = (long)n * g.tiles_h * g.tiles_w;
+    return g;
+}
+
+/* Channel counts padded to whole vector blocks. */
+static size_t padded_c(int c)
+{
+    return ((size_t)c + WINO_S8_LANE_BLOCK - 1) / WINO_S8_LANE_BLOCK * WINO_S8_LANE_BLOCK;
+}
+static size_t padded_k(int k)
+{
+    return ((size_t)k + 15) / 16 * 16;
+}
+
+/* Per-thread buffers (bytes): the int16 window, the int32 output tile, the block's A and M. */
+struct buffers {
+    size_t win, tmp, a, mm, scratch, per_thread;
+};
+
+static int plan_buffers(const struct wino_s8_engine *e, const struct wino_conv2d_desc *d,
+                        struct buffers *b)
+{
+    const size_t a2 = (size_t)e->layer.tile.alpha * (size_t)e->layer.tile.alpha;
+    const size_t m2 = (size_t)e->layer.tile.m * (size_t)e->layer.tile.m;
+    const size_t cp = padded_c(d->c), kp = padded_k(d->k), tb = (size_t)e->tile_block;
+    size_t a, mm;
+    if (wino_mul_size(a2 * tb, e->lda, &a) || wino_mul_size(a2 * tb * 4, kp, &mm) ||
+        wino_mul_size(a2 * 2, cp, &b->win) || wino_mul_size(m2 * 4, kp, &b->tmp))
+        return -1;
+    b->win = round64(b->win);
+    b->tmp = round64(b->tmp);
+    b->a = round64(a);
+    b->mm = round64(mm);
+    b->scratch = round64(wino_s8_gemm_scratch_bytes(e->isa, e->tile_block, d->k, d->c));
+    b->per_thread = b->win + b->tmp + b->a + b->mm + b->scratch;
+    return 0;
+}
+
+/* Tiles per block: A (alpha^2 x tb x lda) and M (alpha^2 x tb x K x 4) in about 1 MiB of L2. */
+static int block_tiles(int alpha, size_t lda, int k)
+{
+    long tb = (1L << 20) / ((long)alpha * alpha * ((long)lda + 4L * k));
+    tb = tb / 16 * 16;
+    return (int)(tb < 16 ? 16 : tb > 512 ? 512 : tb);
+}
+
+enum wino_status wino_s8_engine_prepare(struct wino_s8_engine *e,
+                                        const struct wino_conv2d_desc *d,
+                                        struct wino_int8_layer *layer, int threads)
+{
+    memset(e, 0, sizeof *e);
+    e->layer = *layer;
+    memset(layer, 0, sizeof *layer);
+    e->isa = wino_s8_isa();
+    e->simd = wino_cpu_isa() == WINO_ISA_AVX512;
+    e->threads = threads;
+    e->lda = wino_s8_gemm_lda(d->c);
+    e->input = wino_s8_input_transform(e->layer.tile.m);
+    e->output = wino_s8_output_transform(e->layer.tile.m);
+    const int a = e->layer.tile.alpha;
+    e->tile_block = block_tiles(a, e->lda, d->k);
+    e->packed_bytes = round64(wino_s8_gemm_packed_b_bytes(e->isa, d->c, d->k));
+    if (posix_memalign(&e->packed_u, 64, e->packed_bytes * (size_t)(a * a))) {
+        e->packed_u = NULL;
+        wino_s8_engine_release(e);
+        return wino_fail(WINO_OUT_OF_MEMORY, "INT8 Winograd: out of memory");
+    }
+    const size_t ck = (size_t)d->c * (size_t)d->k;
+    for (int pos = 0; pos < a * a; pos++)
+        wino_s8_gemm_pack_b(e->isa, d->c, d->k, e->layer.uq + (size_t)pos * ck, d->k,
+                            (char *)e->packed_u + (size_t)pos * e->packed_bytes);
+    return WINO_SUCCESS;
+}
+
+void wino_s8_engine_release(struct wino_s8_engine *e)
+{
+    free(e->packed_u);
+    wino_int8_layer_release(&e->layer);
+    memset(e, 0, sizeof *e);
+}
+
+size_t wino_s8_engine_workspace_bytes(const struct wino_s8_engine *e,
+                                      const struct wino_conv2d_desc *d, int *overflow)
+{
+    struct buffers b;
+    size_t all = 0;
+    *overflow = plan_buffers(e, d, &b) || wino_mul_size(b.per_thread, (size_t)e->threads, &all);
+    return *overflow ? 0 : all;
+}
+
+/* Steps 1-2 of one tile into row `slot` of the block's A matrices (pos stride tb * lda): the
+ * window as int16 lanes (zero outside the image and in the padding lanes), then the generated
+ * transform. */
+static void input_tile(const struct wino_s8_engine *e, const struct wino_conv2d_desc *d,
+                       const void *x, int n, int h0, int w0, int16_t *win, uint8_t *a_rows,
+                       size_t pos_stride)
+{
+    const int a = e->layer.tile.alpha, C = d->c;
+    const size_t cp = padded_c(C);
+    for (int i = 0; i < a; i++)
+        for (int j = 0; j < a; j++) {
+            int16_t *dst = win + (size_t)(i * a + j) * cp;
+            const int h = h0 + i, w = w0 + j;
+            if (h < 0 || h >= d->h || w < 0 || w >= d->w) {
+                memset(dst, 0, sizeof(int16_t) * cp);
+                continue;
+            }
+            const size_t at = (((size_t)n * d->h + h) * d->w + w) * (size_t)C;
+            if (e->layer.x_signed)
+                for (int c = 0; c < C; c++)
+                    dst[c] = ((const int8_t *)x)[at + c];
+            else
+                for (int c = 0; c < C; c++)
+                    dst[c] = ((const uint8_t *)x)[at + c];
+            for (size_t c = (size_t)C; c < cp; c++)
+                dst[c] = 0;
+        }
+    e->input(win, (int)cp, e->layer.f_a, a_rows, pos_stride);
+}
+
+/* Steps 5-7 of one tile from row `slot` of the block's M matrices (pos stride tb * kp). */
+static void output_tile(const struct wino_s8_engine *e, const struct wino_conv2d_desc *d, int p,
+                        int q, int n, int p0, int q0, const int32_t *mm, size_t pos_stride,
+                        int32_t *tmp, void *y)
+{
+    const int m = e->layer.tile.m, K = d->k;
+    const size_t kp = padded_k(K);
+    e->output(mm, pos_stride, (int)kp, tmp);
+    for (int i = 0; i < m && p0 + i < p; i++)
+        for (int j = 0; j < m && q0 + j < q; j++)
+            requantize_row(e, tmp + (size_t)(i * m + j) * kp,
+                           (char *)y + (((size_t)n * p + p0 + i) * q + q0 + j) * K);
+}
+
+void wino_s8_engine_run(const struct wino_s8_engine *e, const struct wino_conv2d_desc *d, int p,
+                        int q, const void *x, void *y, void *ws)
+{
+    const int m = e->layer.tile.m, a = e->layer.tile.alpha, tb = e->tile_block;
+    const struct tile_geometry g = geometry(m, p, q, d->n);
+    struct buffers b;
+    plan_buffers(e, d, &b); /* cannot fail: workspace_bytes succeeded at create */
+    const long blocks = (g.tiles + tb - 1) / tb, per_image = (long)g.tiles_h * g.tiles_w;
+    const size_t kp = padded_k(d->k), a_pos = (size_t)tb * e->lda, m_pos = (size_t)tb * kp;
+#pragma omp parallel for num_threads(e->threads) schedule(dynamic)
+    for (long blk = 0; blk < blocks; blk++) {
+        char *mine = (char *)ws + (size_t)omp_get_thread_num() * b.per_thread;
+        int16_t *win = (int16_t *)mine;
+        int32_t *tmp = (int32_t *)(mine + b.win);
+        uint8_t *am = (uint8_t *)(mine + b.win + b.tmp);
+        int32_t *mm = (int32_t *)(mine + b.win + b.tmp + b.a);
+        void *scratch = mine + b.win + b.tmp + b.a + b.mm;
+        const long t0 = blk * tb;
+        const int nt = (int)(g.tiles - t0 < tb ? g.tiles - t0 : tb);
+        for (int s = 0; s < nt; s++) {
+            const long t = t0 + s, r = t % per_image;
+            input_tile(e, d, x, (int)(t / per_image), (int)(r / g.tiles_w) * m - d->pad_h,
+                       (int)(r % g.tiles_w) * m - d->pad_w, win, am + (size_t)s * e->lda, a_pos);
+        }
+        for (int pos = 0; pos < a * a; pos++)
+            wino_s8_gemm(e->isa, nt, d->k, d->c, am + (size_t)pos * a_pos, (ptrdiff_t)e->lda,
+                         (const char *)e->packed_u + (size_t)pos * e->packed_bytes,
+                         mm + (size_t)pos * m_pos, (ptrdiff_t)kp, scratch);
+        for (int s = 0; s < nt; s++) {
+            const long t = t0 + s, r = t % per_image;
+            output_tile(e, d, p, q, (int)(t / per_image), (int)(r / g.tiles_w) * m,
+                        (int)(r % g.tiles_w) * m, mm + (size_t)s * kp, m_pos, tmp, y);
+        }
+    }
+}

@@ -1,0 +1,40 @@
+/* The CPU INT8 Winograd engine (docs/int8-winograd.md): integer input transform, clip and
+ * quantize to int8, alpha^2 int8 GEMMs (src/cpu/gemm_s8.h: AMX, AVX512-VNNI or scalar), integer
+ * output transform and requantization, over blocks of tiles that stay in cache (the fused
+ * template), threaded with OpenMP. Bit-exact against src/ref/int8_winograd_ref.c. */
+#ifndef WINO_CPU_WINOGRAD_S8_H
+#define WINO_CPU_WINOGRAD_S8_H
+
+#include <stddef.h>
+
+#include "core/int8_layer.h"
+#include "cpu/gemm_s8.h"
+#include "cpu/winograd_s8_transforms.h"
+
+struct wino_s8_engine {
+    struct wino_int8_layer layer; /* owned: Uq and the requantization constants */
+    enum wino_s8_isa isa;
+    int simd;            /* 1: AVX-512 quantization steps, 0: scalar */
+    void *packed_u;      /* alpha^2 matrices Uq[pos] (C x K), packed for the GEMM */
+    size_t packed_bytes; /* bytes of one packed matrix (a 64-byte multiple) */
+    size_t lda;          /* bytes per GEMM row of transformed activations */
+    int threads, tile_block;
+    wino_s8_input_fn *input;
+    wino_s8_output_fn *output;
+};
+
+/* Takes ownership of *layer (prepared for desc) and packs its weights. */
+enum wino_status wino_s8_engine_prepare(struct wino_s8_engine *e,
+                                        const struct wino_conv2d_desc *desc,
+                                        struct wino_int8_layer *layer, int threads);
+void wino_s8_engine_release(struct wino_s8_engine *e);
+
+/* Workspace bytes of run() (sets *overflow when they do not fit in size_t). */
+size_t wino_s8_engine_workspace_bytes(const struct wino_s8_engine *e,
+                                      const struct wino_conv2d_desc *desc, int *overflow);
+
+/* y (NHWC, P x Q) from x (NHWC); ws as sized above, 64-byte aligned. */
+void wino_s8_engine_run(const struct wino_s8_engine *e, const struct wino_conv2d_desc *desc,
+                        int p, int q, const void *x, void *y, void *ws);
+
+#endif

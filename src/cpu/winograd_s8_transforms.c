@@ -1,0 +1,178 @@
+#include "cpu/winograd_s8_transforms.h"
+
+
+#include "cpu/gemm_f32.h" /* wino_cpu_isa */
+#include "cpu/generated/int8_tiles.h"
+
+/* Each transform is built for AVX-512 (BW for 16-bit lanes), AVX2 and the baseline, picked at
+ * run time by wino_cpu_isa(). */
+#if defined(__GNUC__) && defined(__x86_64__)
+#define X86 1
+#define TGT_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
+#define TGT_AVX2 __attribute__((target("avx2")))
+#endif
+#define TGT_BASE
+
+typedef int16_t v32s __attribute__((vector_size(64)));
+typedef int16_t v16s __attribute__((vector_size(32)));
+typedef int32_t v16i __attribute__((vector_size(64)));
+typedef float v16f __attribute__((vector_size(64)));
+
+/* Unaligned vector access (macros: vector-valued functions would change ABIs across clones). */
+typedef int16_t v32s_u __attribute__((vector_size(64), aligned(2), may_alias));
+typedef int16_t v16s_u __attribute__((vector_size(32), aligned(2), may_alias));
+typedef int32_t v16i_u __attribute__((vector_size(64), aligned(4), may_alias));
+typedef uint8_t v16b_u __attribute__((vector_size(16), aligned(1), may_alias));
+#define LOAD(type, p) (*(const type *)(p))
+
+/* dst = quantize_v(v) + 128 (docs/int8-winograd.md step 2) lane-wise. v is first limited to
+ * +-vlim, vlim = floor(128 / f_a) + 1, which changes no result (beyond it the product exceeds
+ * 128 and clamps to 127 anyway) and keeps |t| <= 255; then (float)v exact, one rounding of the
+ * product (this file is built without contraction), round half to even by the float adder
+ * itself (t + 1.5 * 2^23 - 1.5 * 2^23 is exact for |t| < 2^22), clamp to +-127. Comparisons
+ * give all-ones lanes: selects are mask operations. */
+#define ROUND_MAGIC 12582912.0f
+#define QUANTIZE_STORE(v, f_a, dst)                                                                \
+    do {                                                                                           \
+        const int32_t vlim = (int32_t)(128.0f / (f_a)) + 1;                                        \
+        v16i x_ = (v), m_ = x_ > vlim;                                                             \
+        x_ = (m_ & vlim) | (~m_ & x_);                                                             \
+        m_ = x_ < -vlim;                                                                           \
+        x_ = (m_ & -vlim) | (~m_ & x_);                                                            \
+        const v16f t_ = __builtin_convertvector(x_, v16f) * (f_a);                                 \
+        v16i r_ = __builtin_convertvector((t_ + ROUND_MAGIC) - ROUND_MAGIC, v16i);                 \
+        m_ = r_ > 127;                                                                             \
+        r_ = (m_ & 127) | (~m_ & r_);                                                              \
+        m_ = r_ < -127;                                                                            \
+        r_ = (m_ & -127) | (~m_ & r_);                                                             \
+        *(v16b_u *)(dst) = __builtin_convertvector(r_ + 128, v16b_u);                              \
+    } while (0)
+
+/* V = B'^T d B' in 16-bit lanes (|V| <= 255 beta_B^2 fits for F(2,3) and F(4,3)). */
+#define INPUT16(M, A, ISA, TGT)                                                                    \
+    TGT static void input_f##M##ISA(const int16_t *win, int cp, float f_a, uint8_t *out,            \
+                                  size_t pos_stride)                                               \
+    {                                                                                              \
+        for (int c0 = 0; c0 < cp; c0 += 32) {                                                      \
+            v32s d[A][A], t[A][A];                                                                 \
+            _Pragma("GCC unroll 8") for (int i = 0; i < A; i++)                                    \
+                _Pragma("GCC unroll 8") for (int j = 0; j < A; j++)                                \
+                    d[i][j] = LOAD(v32s_u, win + (size_t)(i * A + j) * cp + c0);                         \
+            _Pragma("GCC unroll 8") for (int i = 0; i < A; i++)                                    \
+                _Pragma("GCC unroll 8") for (int j = 0; j < A; j++) {                              \
+                v32s s = {0};                                                                      \
+                _Pragma("GCC unroll 8") for (int u = 0; u < A; u++) if (wino_int8_bt_f##M[i][u])   \
+                    s += (int16_t)wino_int8_bt_f##M[i][u] * d[u][j];                               \
+                t[i][j] = s;                                                                       \
+            }                                                                                      \
+            _Pragma("GCC unroll 8") for (int i = 0; i < A; i++)                                    \
+                _Pragma("GCC unroll 8") for (int j = 0; j < A; j++) {                              \
+                v32s s = {0};                                                                      \
+                _Pragma("GCC unroll 8") for (int u = 0; u < A; u++) if (wino_int8_bt_f##M[j][u])   \
+                    s += (int16_t)wino_int8_bt_f##M[j][u] * t[i][u];                               \
+                uint8_t *o_ = out + (size_t)(i * A + j) * pos_stride + c0;                         \
+                const v16s lo_ = __builtin_shufflevector(s, s, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,   \
+                                                         11, 12, 13, 14, 15);                      \
+                const v16s hi_ = __builtin_shufflevector(s, s, 16, 17, 18, 19, 20, 21, 22, 23, 24, \
+                                                         25, 26, 27, 28, 29, 30, 31);              \
+                QUANTIZE_STORE(__builtin_convertvector(lo_, v16i), f_a, o_);                       \
+                QUANTIZE_STORE(__builtin_convertvector(hi_, v16i), f_a, o_ + 16);                  \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
+/* The same in 32-bit lanes (F(6,3): |V| <= 255 * 2500). */
+#define INPUT32(M, A, ISA, TGT)                                                                    \
+    TGT static void input_f##M##ISA(const int16_t *win, int cp, float f_a, uint8_t *out,            \
+                                  size_t pos_stride)                                               \
+    {                                                                                              \
+        for (int c0 = 0; c0 < cp; c0 += 16) {                                                      \
+            v16i d[A][A], t[A][A];                                                                 \
+            _Pragma("GCC unroll 8") for (int i = 0; i < A; i++)                                    \
+                _Pragma("GCC unroll 8") for (int j = 0; j < A; j++) {                              \
+                d[i][j] = __builtin_convertvector(                                                 \
+                    LOAD(v16s_u, win + (size_t)(i * A + j) * cp + c0), v16i);                      \
+            }                                                                                      \
+            _Pragma("GCC unroll 8") for (int i = 0; i < A; i++)                                    \
+                _Pragma("GCC unroll 8") for (int j = 0; j < A; j++) {                              \
+                v16i s = {0};                                                                      \
+                _Pragma("GCC unroll 8") for (int u = 0; u < A; u++) if (wino_int8_bt_f##M[i][u])   \
+                    s += wino_int8_bt_f##M[i][u] * d[u][j];                                        \
+                t[i][j] = s;                                                                       \
+            }                                                                                      \
+            _Pragma("GCC unroll 8") for (int i = 0; i < A; i++)                                    \
+                _Pragma("GCC unroll 8") for (int j = 0; j < A; j++) {                              \
+                v16i s = {0};                                                                      \
+                _Pragma("GCC unroll 8") for (int u = 0; u < A; u++) if (wino_int8_bt_f##M[j][u])   \
+                    s += wino_int8_bt_f##M[j][u] * t[i][u];                                        \
+                QUANTIZE_STORE(s, f_a, out + (size_t)(i * A + j) * pos_stride + c0);               \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
+/* Y = A'^T M A' in 32-bit lanes. */
+#define OUTPUT(M, A, ISA, TGT)                                                                     \
+    TGT static void output_f##M##ISA(const int32_t *m_rows, size_t pos_stride, int kp, int32_t *y)  \
+    {                                                                                              \
+        for (int k0 = 0; k0 < kp; k0 += 16) {                                                      \
+            v16i t[M][A];                                                                          \
+            _Pragma("GCC unroll 8") for (int i = 0; i < M; i++)                                    \
+                _Pragma("GCC unroll 8") for (int s = 0; s < A; s++) {                              \
+                v16i acc = {0};                                                                    \
+                _Pragma("GCC unroll 8") for (int u = 0; u < A; u++) if (wino_int8_at_f##M[i][u])   \
+                    acc += wino_int8_at_f##M[i][u] *                                               \
+                           LOAD(v16i_u, m_rows + (size_t)(u * A + s) * pos_stride + k0);           \
+                t[i][s] = acc;                                                                     \
+            }                                                                                      \
+            _Pragma("GCC unroll 8") for (int i = 0; i < M; i++)                                    \
+                _Pragma("GCC unroll 8") for (int j = 0; j < M; j++) {                              \
+                v16i acc = {0};                                                                    \
+                _Pragma("GCC unroll 8") for (int s = 0; s < A; s++) if (wino_int8_at_f##M[j][s])   \
+                    acc += wino_int8_at_f##M[j][s] * t[i][s];                                      \
+                *(v16i_u *)(y + (size_t)(i * M + j) * kp + k0) = acc;                              \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
+#define ALL_TRANSFORMS(ISA, TGT)                                                                   \
+    INPUT16(2, 4, ISA, TGT)                                                                        \
+    INPUT16(4, 6, ISA, TGT)                                                                        \
+    INPUT32(6, 8, ISA, TGT)                                                                        \
+    OUTPUT(2, 4, ISA, TGT)                                                                         \
+    OUTPUT(4, 6, ISA, TGT)                                                                         \
+    OUTPUT(6, 8, ISA, TGT)
+ALL_TRANSFORMS(_base, TGT_BASE)
+#ifdef X86
+ALL_TRANSFORMS(_avx2, TGT_AVX2)
+ALL_TRANSFORMS(_avx512, TGT_AVX512)
+#endif
+
+/* The instance for the best ISA this CPU runs. */
+#ifdef X86
+#define DISPATCH(stage, m)                                                                         \
+    do {                                                                                           \
+        const enum wino_isa isa = wino_cpu_isa();                                                  \
+        if (isa == WINO_ISA_AVX512)                                                                \
+            return m == 2 ? stage##_f2_avx512 : m == 4 ? stage##_f4_avx512 : stage##_f6_avx512;    \
+        if (isa == WINO_ISA_AVX2)                                                                  \
+            return m == 2 ? stage##_f2_avx2 : m == 4 ? stage##_f4_avx2 : stage##_f6_avx2;          \
+        return m == 2 ? stage##_f2_base : m == 4 ? stage##_f4_base : stage##_f6_base;              \
+    } while (0)
+#else
+#define DISPATCH(stage, m)                                                                         \
+    return m == 2 ? stage##_f2_base : m == 4 ? stage##_f4_base : stage##_f6_base
+#endif
+
+wino_s8_input_fn *wino_s8_input_transform(int m)
+{
+    if (m != 2 && m != 4 && m != 6)
+        return NULL;
+    DISPATCH(input, m);
+}
+
+wino_s8_output_fn *wino_s8_output_transform(int m)
+{
+    if (m != 2 && m != 4 && m != 6)
+        return NULL;
+    DISPATCH(output, m);
+}

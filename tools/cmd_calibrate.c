@@ -1,0 +1,306 @@
+/* `wino calibrate`: clipping factors and scales of INT8 Winograd layers from sample data
+ * (wino_int8_calibrate), and with --study the error of INT8 Winograd F(2,3), F(4,3), F(6,3)
+ * against the FP32 convolution for each way of clipping, beside INT8 direct convolution. */
+#define _POSIX_C_SOURCE 200112L /* posix_memalign */
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "cli.h"
+#include "int8_data.h"
+#include "ref/conv_ref.h"
+#include "wino.h"
+
+static const char *const usage_text =
+    "usage: wino calibrate [--set NAME] [--tile M] [--method percentile|mse] [--percentile P]\n"
+    "                      [--image FILE.ppm] [--seed S] [--study] [--csv] [--sets-dir DIR]\n"
+    "  For every 3x3 stride-1 layer of SET (default resnet18) on synthetic data shaped like a\n"
+    "  trained network's (post-ReLU activations with spatial correlation, Laplace weights; see\n"
+    "  tools/int8_data.h), prints the INT8 Winograd parameters wino_int8_calibrate finds for\n"
+    "  tile F(M,3) (M = 2, 4 or 6; default 4) at the P-th percentile (default 99.9) or with the\n"
+    "  least squared error, and the SQNR of the calibrated layer against FP32.\n"
+    "  --image FILE.ppm  adds a first layer, 3 -> 64 channels, on this photograph (binary PPM)\n"
+    "  --study           instead: every tile x {no clipping, 99.9th percentile, MSE} and INT8\n"
+    "                    direct convolution (per-channel weight scales), SQNR and relative L2\n"
+    "  --csv             machine-readable rows\n";
+
+struct layer_data {
+    struct wino_conv2d_desc desc; /* FP32 NHWC */
+    float *x, *w;
+    double *ref; /* the FP32 convolution, NHWC */
+    size_t xn, yn;
+};
+
+static double sqnr_db(const double *ref, const double *y, size_t n, double *rel_l2)
+{
+    double s = 0.0, e = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        s += ref[i] * ref[i];
+        e += (y[i] - ref[i]) * (y[i] - ref[i]);
+    }
+    *rel_l2 = sqrt(e / s);
+    return 10.0 * log10(s / (e > 0.0 ? e : 1e-300));
+}
+
+/* The INT8 Winograd layer through the public API, dequantized into y: WINO_SUCCESS, or the
+ * status of the failing call (WINO_UNSUPPORTED: the layer could overflow int32). */
+static enum wino_status run_int8_winograd(const struct layer_data *L, int m,
+                                          const struct wino_int8_params *q, double *y)
+{
+    struct wino_conv2d_desc d = L->desc;
+    d.dtype = WINO_DTYPE_U8; /* post-ReLU activations and photographs are >= 0 */
+    const struct wino_conv2d_options o = {WINO_ALGO_WINOGRAD, m, NULL, WINO_VARIANT_AUTO, NULL, 0};
+    wino_conv2d *op = NULL;
+    unsigned char *x = malloc(L->xn);
+    signed char *yq = malloc(L->yn);
+    void *ws = NULL;
+    size_t bytes = 0;
+    enum wino_status st = !x || !yq ? WINO_OUT_OF_MEMORY
+                                    : wino_conv2d_create_int8(&d, L->w, q, NULL, &o, &op);
+    if (!st)
+        st = wino_conv2d_workspace_size(op, &bytes);
+    if (!st && bytes && posix_memalign(&ws, 64, bytes))
+        st = WINO_OUT_OF_MEMORY;
+    if (!st) {
+        for (size_t i = 0; i < L->xn; i++) {
+            const float v = rintf(L->x[i] / q->x_scale);
+            x[i] = (unsigned char)(v > 255.0f ? 255.0f : v);
+        }
+        st = wino_conv2d_run(op, x, yq, ws, bytes);
+        for (size_t i = 0; i < L->yn && !st; i++)
+            y[i] = (double)q->y_scale * yq[i];
+    }
+    wino_conv2d_destroy(op);
+    free(x), free(yq), free(ws);
+    return st;
+}
+
+/* INT8 direct convolution: the same quantized input and output scale, weights int8 with one
+ * scale per output channel, exact int64 sums. */
+static void run_int8_direct(const struct layer_data *L, const struct wino_int8_params *q,
+                            double *y)
+{
+    const struct wino_conv2d_desc *d = &L->desc;
+    const int C = d->c, K = d->k, P = d->h + 2 * d->pad_h - 2, Q = d->w + 2 * d->pad_w - 2;
+    const size_t wk = (size_t)9 * C;
+    for (int k = 0; k < K; k++) {
+        float wmax = 0.0f;
+        for (size_t i = 0; i < wk; i++)
+            wmax = fabsf(L->w[k * wk + i]) > wmax ? fabsf(L->w[k * wk + i]) : wmax;
+        const double sw = wmax > 0.0f ? wmax / 127.0 : 1.0;
+        for (int n = 0; n < d->n; n++)
+            for (int p = 0; p < P; p++)
+                for (int qq = 0; qq < Q; qq++) {
+                    long long acc = 0;
+                    for (int i = 0; i < 3; i++)
+                        for (int j = 0; j < 3; j++) {
+                            const int h = p - d->pad_h + i, w = qq - d->pad_w + j;
+                            if (h < 0 || h >= d->h || w < 0 || w >= d->w)
+                                continue;
+                            const float *xp = L->x + (((size_t)n * d->h + h) * d->w + w) * C;
+                            const float *wp = L->w + k * wk + (size_t)(i * 3 + j) * C;
+                            for (int c = 0; c < C; c++) {
+                                const float xv = fminf(rintf(xp[c] / q->x_scale), 255.0f);
+                                acc += (long long)xv * (long long)rint(wp[c] / sw);
+                            }
+                        }
+                    double r = rint((double)acc * q->x_scale * sw / q->y_scale);
+                    r = r > 127.0 ? 127.0 : r < -127.0 ? -127.0 : r;
+                    y[(((size_t)n * P + p) * Q + qq) * K + k] = q->y_scale * r;
+                }
+    }
+}
+
+static int make_layer(const struct bench_layer *bl, const float *image, uint64_t seed,
+                      struct layer_data *L)
+{
+    memset(L, 0, sizeof *L);
+    L->desc = wino_conv2d_desc_make(bl->n, bl->c, bl->h, bl->w, bl->k, 3, 3, bl->pad, bl->pad);
+    L->desc.layout = WINO_LAYOUT_NHWC;
+    const int P = bl->h + 2 * bl->pad - 2, Q = bl->w + 2 * bl->pad - 2;
+    L->xn = (size_t)bl->n * bl->h * bl->w * bl->c;
+    L->yn = (size_t)bl->n * P * Q * bl->k;
+    L->x = malloc(sizeof(float) * L->xn);
+    L->w = malloc(sizeof(float) * 9 * (size_t)bl->c * bl->k);
+    L->ref = malloc(sizeof(double) * L->yn);
+    if (!L->x || !L->w || !L->ref)
+        return -1;
+    if (image)
+        memcpy(L->x, image, sizeof(float) * L->xn);
+    else
+        int8_data_activations(seed, bl->n, bl->h, bl->w, bl->c, L->x);
+    int8_data_weights(seed + 1, bl->k, bl->c, L->w);
+    wino_ref_conv2d_fwd(&L->desc, L->x, L->w, L->ref);
+    return 0;
+}
+
+static void free_layer(struct layer_data *L)
+{
+    free(L->x), free(L->w), free(L->ref);
+}
+
+/* One output line: a table row or a CSV row (NaN: the layer was refused). */
+static void report(int csv, const char *set, const char *layer, const char *input, const char *what,
+                   const char *clip, double db, double rel)
+{
+    if (csv)
+        printf("%s,%s,%s,%s,%s,%.2f,%.4g\n", set, layer, input, what, clip, db, rel);
+    else
+        printf("  %-12s %-12s %-10s %-16s %8.2f dB  %.3g\n", layer, input, what, clip, db, rel);
+}
+
+/* Every layer of the study quantizes x with max |x| / 255 and y with max |y| / 127; only the
+ * clipping of the transformed activations and weights differs. */
+static int study_layer(const char *set, const char *name, const char *input,
+                       const struct layer_data *L, int csv)
+{
+    double *y = malloc(sizeof(double) * L->yn), rel = 0.0, db;
+    static const char *const clips[3] = {"none (max)", "99.9th pct", "MSE-optimal"};
+    int rc = !y;
+    struct wino_int8_params q, full;
+    for (int m = 2; m <= 6 && !rc; m += 2)
+        for (int c = 0; c < 3 && !rc; c++) {
+            rc = wino_int8_calibrate(&L->desc, m, L->x, L->w, NULL, 0, 0.0f,
+                                     WINO_CALIBRATE_PERCENTILE, 100.0, &full) ||
+                 wino_int8_calibrate(&L->desc, m, L->x, L->w, NULL, 0, 0.0f,
+                                     c == 2 ? WINO_CALIBRATE_MSE : WINO_CALIBRATE_PERCENTILE,
+                                     c == 0 ? 100.0 : 99.9, &q);
+            q.clip_c = full.clip_c;
+            q.y_scale = full.y_scale;
+            const enum wino_status st = rc ? WINO_INVALID_ARGUMENT : run_int8_winograd(L, m, &q, y);
+            char what[16];
+            snprintf(what, sizeof what, "F%dx%d_3x3", m, m);
+            if (st == WINO_UNSUPPORTED) /* the int32 bound: a gap in the table, not an error */
+                report(csv, set, name, input, what, clips[c], NAN, NAN);
+            else if (!(rc = st != WINO_SUCCESS)) {
+                db = sqnr_db(L->ref, y, L->yn, &rel);
+                report(csv, set, name, input, what, clips[c], db, rel);
+            }
+        }
+    if (!rc) { /* INT8 direct with the same input and output scales */
+        run_int8_direct(L, &full, y);
+        db = sqnr_db(L->ref, y, L->yn, &rel);
+        report(csv, set, name, input, "direct", "per-channel w", db, rel);
+    }
+    if (rc)
+        fprintf(stderr, "wino calibrate: %s: %s\n", name, wino_last_error());
+    free(y);
+    return rc;
+}
+
+static int calibrate_layer(const char *name, const struct layer_data *L, int m,
+                           enum wino_calibration method, double pct, int csv)
+{
+    struct wino_int8_params q;
+    double *y = malloc(sizeof(double) * L->yn), rel = 0.0;
+    int rc = !y || wino_int8_calibrate(&L->desc, m, L->x, L->w, NULL, 0, 0.0f, method, pct, &q) ||
+             run_int8_winograd(L, m, &q, y) != WINO_SUCCESS;
+    if (!rc) {
+        const double db = sqnr_db(L->ref, y, L->yn, &rel);
+        (void)rel;
+        printf(csv ? "%s,%d,%g,%g,%g,%g,%g,%.2f\n"
+                   : "  %-12s F(%d,3)  x_scale %-10.4g alpha_ta %-10.4g alpha_tw %-10.4g "
+                     "c %-10.4g y_scale %-10.4g SQNR %.2f dB\n",
+               name, m, (double)q.x_scale, (double)q.alpha_ta, (double)q.alpha_tw,
+               (double)q.clip_c, (double)q.y_scale, db);
+    } else {
+        fprintf(stderr, "wino calibrate: %s: %s\n", name, wino_last_error());
+    }
+    free(y);
+    return rc;
+}
+
+int wino_cmd_calibrate(int argc, char **argv)
+{
+    const char *set = "resnet18", *dir = "bench/sets", *image = NULL, *v;
+    long tile = 4, seed = 1;
+    double pct = 99.9;
+    int study = 0, csv = 0;
+    enum wino_calibration method = WINO_CALIBRATE_PERCENTILE;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (cli_is_help(a)) {
+            fputs(usage_text, stdout);
+            return 0;
+        } else if (!strcmp(a, "--study")) {
+            study = 1;
+        } else if (!strcmp(a, "--csv")) {
+            csv = 1;
+        } else if (!(v = cli_value("calibrate", argc, argv, &i))) {
+            return 2;
+        } else if (!strcmp(a, "--set")) {
+            set = v;
+        } else if (!strcmp(a, "--sets-dir")) {
+            dir = v;
+        } else if (!strcmp(a, "--image")) {
+            image = v;
+        } else if (!strcmp(a, "--tile")) {
+            if (cli_parse_long("calibrate", "tile", v, 2, 6, &tile) || tile % 2) {
+                if (tile % 2)
+                    fprintf(stderr, "wino calibrate: --tile: 2, 4 or 6\n");
+                return 2;
+            }
+        } else if (!strcmp(a, "--seed")) {
+            if (cli_parse_long("calibrate", "seed", v, 0, 1L << 30, &seed))
+                return 2;
+        } else if (!strcmp(a, "--percentile")) {
+            char *end;
+            pct = strtod(v, &end);
+            if (*end || !(pct > 0.0 && pct <= 100.0)) {
+                fprintf(stderr, "wino calibrate: --percentile: a number in (0, 100]\n");
+                return 2;
+            }
+        } else if (!strcmp(a, "--method")) {
+            if (strcmp(v, "percentile") && strcmp(v, "mse")) {
+                fprintf(stderr, "wino calibrate: --method: percentile or mse\n");
+                return 2;
+            }
+            method = strcmp(v, "mse") ? WINO_CALIBRATE_PERCENTILE : WINO_CALIBRATE_MSE;
+        } else {
+            fprintf(stderr, "wino calibrate: unknown option %s (wino calibrate --help)\n", a);
+            return 2;
+        }
+    }
+    struct bench_layer *layers;
+    int count, rc = bench_read_set(dir, set, &layers, &count);
+    if (rc)
+        return rc;
+    int ih = 0, iw = 0;
+    float *photo = image ? int8_data_read_ppm(image, &ih, &iw) : NULL;
+    if (image && !photo) {
+        free(layers);
+        return 2;
+    }
+    if (csv)
+        printf(study ? "set,layer,input,algo,clip,sqnr_db,rel_l2\n"
+                     : "layer,tile,x_scale,alpha_ta,alpha_tw,clip_c,y_scale,sqnr_db\n");
+    for (int i = -1; i < count && !rc; i++) {
+        struct bench_layer bl;
+        const char *input = "synthetic";
+        if (i < 0) { /* the photograph as a first layer */
+            if (!photo)
+                continue;
+            bl = (struct bench_layer){"photo", 1, 3, ih, iw, 64, 3, 3, 1, 1};
+            input = "photograph";
+        } else {
+            bl = layers[i];
+            if (bl.r != 3 || bl.s != 3 || bl.stride != 1)
+                continue;
+        }
+        struct layer_data L;
+        rc = make_layer(&bl, i < 0 ? photo : NULL, (uint64_t)seed * 1000 + (uint64_t)(i + 1), &L);
+        if (rc)
+            fprintf(stderr, "wino calibrate: out of memory\n");
+        else if (study)
+            rc = study_layer(set, bl.name, input, &L, csv);
+        else
+            rc = calibrate_layer(bl.name, &L, (int)tile, method, pct, csv);
+        free_layer(&L);
+    }
+    free(photo);
+    free(layers);
+    return rc ? 1 : 0;
+}
