@@ -87,6 +87,18 @@ for row in rows:
         assert row["tile"] == "", row
 EOF
 
+# --dtype int8: wino's INT8 tiles on the stride-1 3x3 layer only (each checked against the integer
+# specification inside the bench), rows marked int8.
+if "$wino" bench "${cpu[@]}" --dtype int8 --impl wino-winograd --reps 1 --warmup 0 --csv \
+    >"$tmp/out" 2>"$tmp/err" &&
+    [ "$(tail -n +2 "$tmp/out" | cut -d, -f2,11,13 | sort -u)" = "s3x3,int8,wino-winograd" ] &&
+    [ "$(tail -n +2 "$tmp/out" | wc -l)" -ge 2 ]; then
+    ok
+else
+    fail "--dtype int8"
+    cat "$tmp/out" "$tmp/err"
+fi
+
 # --impl filters and --batch overrides N.
 if "$wino" bench "${cpu[@]}" --reps 1 --warmup 0 --csv --impl wino-direct --batch 3 \
     >"$tmp/out" 2>"$tmp/err" &&

@@ -54,6 +54,11 @@ struct bench_problem {
     const float *x, *w;
     int threads;
     const char *tuning_cache; /* for wino's automatic choice, or NULL */
+    /* INT8 inference (--dtype int8): x (>= 0) runs as uint8 with scale x_scale, y as int8 with
+     * scale y_scale; each implementation quantizes the weights its own way. output() gives the
+     * dequantized y. */
+    int int8;
+    float x_scale, y_scale;
 };
 
 /* Writes "F{m}x{m}_{r}x{s}" into buf. */
@@ -66,7 +71,14 @@ void bench_tile_name(char *buf, size_t cap, int m, int r, int s);
 enum bench_prep bench_wino_prepare(const struct bench_problem *pb, enum wino_algo algo, int tile_m,
                                    struct bench_runner *out);
 
+/* wino's INT8 Winograd F(tile_m, 3) (tools/bench_wino_int8.c): alpha_ta and alpha_tw calibrated
+ * at the 99.9th percentile on the layer's own input; prepare checks the result against the
+ * integer specification byte for byte. */
+enum bench_prep bench_wino_int8_prepare(const struct bench_problem *pb, int tile_m,
+                                        struct bench_runner *out);
+
 /* oneDNN (tools/bench_onednn.c). winograd selects convolution_winograd over convolution_direct.
+ * With pb->int8: u8 x s8 -> s8, weights with one scale per output channel.
  * bench_onednn_available() is 0 when the CLI was built without oneDNN. */
 int bench_onednn_available(void);
 void bench_onednn_set_threads(int threads);

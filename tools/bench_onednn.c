@@ -1,5 +1,5 @@
 /* `wino bench` runner for oneDNN 2.x (C API): convolution_direct or convolution_winograd,
- * forward_inference, f32. The primitive picks its preferred memory formats (format_tag_any);
+ * forward_inference, f32 or u8 x s8 -> s8 (per-channel output scales). The primitive picks its preferred memory formats (format_tag_any);
  * the source and weights are reordered into them once, at prepare time, so the timed run() is
  * the convolution alone, as a framework that keeps tensors in oneDNN's layouts would see it.
  * The scratchpad is user-managed so its size can be reported as the workspace. */
@@ -24,6 +24,8 @@ struct onednn_state {
     dnnl_primitive_t conv;
     dnnl_memory_t src, wei, dst, scratch; /* in the primitive's formats */
     dnnl_memory_desc_t dst_user_md;       /* plain NCHW */
+    float y_scale;                        /* INT8: the real value of one output step */
+    size_t y_elems;
 };
 
 int bench_onednn_available(void) { return 1; }
@@ -56,8 +58,10 @@ static void onednn_destroy(void *p)
     free(st);
 }
 
-/* Copies from one memory into another of a possibly different format (a oneDNN reorder). */
-static dnnl_status_t reorder(struct onednn_state *st, dnnl_memory_t from, dnnl_memory_t to)
+/* Copies from one memory into another of a possibly different format (a oneDNN reorder), with
+ * optional attributes (scales when quantizing; NULL for none). */
+static dnnl_status_t reorder(struct onednn_state *st, dnnl_memory_t from, dnnl_memory_t to,
+                             const_dnnl_primitive_attr_t attr)
 {
     const dnnl_memory_desc_t *from_md, *to_md;
     dnnl_primitive_desc_t pd = NULL;
@@ -66,7 +70,7 @@ static dnnl_status_t reorder(struct onednn_state *st, dnnl_memory_t from, dnnl_m
     if (s == dnnl_success)
         s = dnnl_memory_get_memory_desc(to, &to_md);
     if (s == dnnl_success)
-        s = dnnl_reorder_primitive_desc_create(&pd, from_md, st->engine, to_md, st->engine, NULL);
+        s = dnnl_reorder_primitive_desc_create(&pd, from_md, st->engine, to_md, st->engine, attr);
     if (s == dnnl_success)
         s = dnnl_primitive_create(&prim, pd);
     if (s == dnnl_success) {
@@ -83,28 +87,31 @@ static dnnl_status_t reorder(struct onednn_state *st, dnnl_memory_t from, dnnl_m
 
 /* Fills *mem (in the primitive's format md) from user data in the plain format user_md. */
 static dnnl_status_t import(struct onednn_state *st, const dnnl_memory_desc_t *md,
-                            const dnnl_memory_desc_t *user_md, const float *data,
-                            dnnl_memory_t *mem)
+                            const dnnl_memory_desc_t *user_md, const void *data,
+                            const_dnnl_primitive_attr_t attr, dnnl_memory_t *mem)
 {
     dnnl_memory_t user = NULL;
     dnnl_status_t s = dnnl_memory_create(mem, md, st->engine, DNNL_MEMORY_ALLOCATE);
     if (s == dnnl_success) /* oneDNN only reads a reorder's source: the cast is safe */
         s = dnnl_memory_create(&user, user_md, st->engine, (void *)(size_t)data);
     if (s == dnnl_success)
-        s = reorder(st, user, *mem);
+        s = reorder(st, user, *mem, attr);
     dnnl_memory_destroy(user);
     return s;
 }
 
-/* Fills a memory with NaN so that an output the primitive leaves unwritten fails the check. */
-static dnnl_status_t poison(dnnl_memory_t mem)
+/* Fills a memory with NaN (INT8: with 127, far from a right answer everywhere) so that an
+ * output the primitive leaves unwritten fails the check. */
+static dnnl_status_t poison(dnnl_memory_t mem, int int8)
 {
     const dnnl_memory_desc_t *md;
     void *data = NULL;
     dnnl_status_t s = dnnl_memory_get_memory_desc(mem, &md);
     if (s == dnnl_success)
         s = dnnl_memory_get_data_handle(mem, &data);
-    if (s == dnnl_success)
+    if (s == dnnl_success && int8)
+        memset(data, 127, dnnl_memory_desc_get_size(md));
+    else if (s == dnnl_success)
         for (size_t i = 0; i < dnnl_memory_desc_get_size(md) / sizeof(float); i++)
             ((float *)data)[i] = NAN;
     return s;
@@ -125,14 +132,52 @@ static int onednn_output(void *p, float *y)
 {
     struct onednn_state *st = p;
     dnnl_memory_t user = NULL;
-    dnnl_status_t s = dnnl_memory_create(&user, &st->dst_user_md, st->engine, y);
+    signed char *q = st->y_scale > 0.0f ? malloc(st->y_elems) : NULL;
+    if (st->y_scale > 0.0f && !q)
+        return 1;
+    dnnl_status_t s = dnnl_memory_create(&user, &st->dst_user_md, st->engine, q ? (void *)q : y);
     if (s == dnnl_success)
-        s = reorder(st, st->dst, user);
+        s = reorder(st, st->dst, user, NULL);
+    for (size_t i = 0; q && i < st->y_elems; i++) /* INT8: back to real values */
+        y[i] = st->y_scale * q[i];
     dnnl_memory_destroy(user);
+    free(q);
     return s != dnnl_success;
 }
 
-/* "jit_fp32_wino_2x3:avx512_core" -> "F2x2_3x3"; other names give "". */
+/* INT8 operands in plain layouts: x as uint8 (x_scale), w as int8 with one scale per output
+ * channel (max |w_k| / 127), the per-channel output scales x_scale * w_scale[k] / y_scale and
+ * 1 / w_scale[k]. Returns 0, or -1 when out of memory. */
+static int quantize_int8(const struct bench_problem *pb, unsigned char **xq, signed char **wq,
+                         float **scales, float **inv_w)
+{
+    const struct wino_conv2d_desc *d = &pb->desc;
+    const size_t xn = (size_t)d->n * d->c * d->h * d->w, wk = (size_t)d->c * d->r * d->s;
+    *xq = malloc(xn);
+    *wq = malloc(wk * (size_t)d->k);
+    *scales = malloc(sizeof(float) * (size_t)d->k);
+    *inv_w = malloc(sizeof(float) * (size_t)d->k);
+    if (!*xq || !*wq || !*scales || !*inv_w)
+        return -1;
+    for (size_t i = 0; i < xn; i++) {
+        const float v = rintf(pb->x[i] / pb->x_scale);
+        (*xq)[i] = (unsigned char)(v < 0.0f ? 0.0f : v > 255.0f ? 255.0f : v);
+    }
+    for (int k = 0; k < d->k; k++) {
+        float wmax = 0.0f;
+        for (size_t i = 0; i < wk; i++)
+            wmax = fmaxf(wmax, fabsf(pb->w[k * wk + i]));
+        const float sw = wmax > 0.0f ? wmax / 127.0f : 1.0f;
+        for (size_t i = 0; i < wk; i++)
+            (*wq)[k * wk + i] = (signed char)rintf(pb->w[k * wk + i] / sw);
+        (*scales)[k] = pb->x_scale * sw / pb->y_scale;
+        (*inv_w)[k] = 1.0f / sw;
+    }
+    return 0;
+}
+
+/* "jit_fp32_wino_2x3:avx512_core" -> "F2x2_3x3"; "jit_int8_wino:..." (oneDNN's u8s8 Winograd,
+ * which is F(2x2, 3x3) only) too; other names give "". */
 static void tile_from_impl(const char *impl, char *tile, size_t cap)
 {
     const char *w = strstr(impl, "wino_");
@@ -140,6 +185,8 @@ static void tile_from_impl(const char *impl, char *tile, size_t cap)
     tile[0] = '\0';
     if (w && sscanf(w + 5, "%dx%d", &m, &r) == 2)
         bench_tile_name(tile, cap, m, r, r);
+    else if (strstr(impl, "int8_wino"))
+        bench_tile_name(tile, cap, 2, 3, 3);
 }
 
 enum bench_prep bench_onednn_prepare(const struct bench_problem *pb, int winograd,
@@ -154,6 +201,12 @@ enum bench_prep bench_onednn_prepare(const struct bench_problem *pb, int winogra
         (int64_t)(pb->p - 1) * d->stride_h + d->r - d->h - d->pad_h,
         (int64_t)(pb->q - 1) * d->stride_w + d->s - d->w - d->pad_w};
     dnnl_memory_desc_t src_any, wei_any, dst_any, src_user, wei_user;
+    const dnnl_data_type_t xt = pb->int8 ? dnnl_u8 : dnnl_f32, wt = pb->int8 ? dnnl_s8 : dnnl_f32,
+                           yt = pb->int8 ? dnnl_s8 : dnnl_f32;
+    unsigned char *xq = NULL;
+    signed char *wq = NULL;
+    float *scales = NULL, *inv_w = NULL;
+    dnnl_primitive_attr_t wattr = NULL;
     dnnl_convolution_desc_t cd;
     dnnl_primitive_attr_t attr = NULL;
     dnnl_primitive_desc_t pd = NULL;
@@ -173,17 +226,21 @@ enum bench_prep bench_onednn_prepare(const struct bench_problem *pb, int winogra
     } while (0)
     TRY(dnnl_engine_create(&st->engine, dnnl_cpu, 0));
     TRY(dnnl_stream_create(&st->stream, st->engine, dnnl_stream_default_flags));
-    TRY(dnnl_memory_desc_init_by_tag(&src_any, 4, src_dims, dnnl_f32, dnnl_format_tag_any));
-    TRY(dnnl_memory_desc_init_by_tag(&wei_any, 4, wei_dims, dnnl_f32, dnnl_format_tag_any));
-    TRY(dnnl_memory_desc_init_by_tag(&dst_any, 4, dst_dims, dnnl_f32, dnnl_format_tag_any));
-    TRY(dnnl_memory_desc_init_by_tag(&src_user, 4, src_dims, dnnl_f32, dnnl_nchw));
-    TRY(dnnl_memory_desc_init_by_tag(&wei_user, 4, wei_dims, dnnl_f32, dnnl_oihw));
-    TRY(dnnl_memory_desc_init_by_tag(&st->dst_user_md, 4, dst_dims, dnnl_f32, dnnl_nchw));
+    if (pb->int8 && quantize_int8(pb, &xq, &wq, &scales, &inv_w))
+        goto done;
+    TRY(dnnl_memory_desc_init_by_tag(&src_any, 4, src_dims, xt, dnnl_format_tag_any));
+    TRY(dnnl_memory_desc_init_by_tag(&wei_any, 4, wei_dims, wt, dnnl_format_tag_any));
+    TRY(dnnl_memory_desc_init_by_tag(&dst_any, 4, dst_dims, yt, dnnl_format_tag_any));
+    TRY(dnnl_memory_desc_init_by_tag(&src_user, 4, src_dims, xt, dnnl_nchw));
+    TRY(dnnl_memory_desc_init_by_tag(&wei_user, 4, wei_dims, wt, dnnl_oihw));
+    TRY(dnnl_memory_desc_init_by_tag(&st->dst_user_md, 4, dst_dims, yt, dnnl_nchw));
     TRY(dnnl_convolution_forward_desc_init(
         &cd, dnnl_forward_inference, winograd ? dnnl_convolution_winograd : dnnl_convolution_direct,
         &src_any, &wei_any, NULL, &dst_any, strides, pad_l, pad_r));
     TRY(dnnl_primitive_attr_create(&attr));
     TRY(dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user));
+    if (pb->int8) /* one output scale per channel: dst dimension 1 */
+        TRY(dnnl_primitive_attr_set_output_scales(attr, d->k, 1 << 1, scales));
     s = dnnl_primitive_desc_create(&pd, &cd, attr, st->engine, NULL);
     if (s == dnnl_unimplemented) { /* e.g. Winograd for 5x5 or stride 2: not an error */
         snprintf(out->info, sizeof out->info, "oneDNN has no %s implementation for this layer",
@@ -193,13 +250,20 @@ enum bench_prep bench_onednn_prepare(const struct bench_problem *pb, int winogra
     }
     TRY(s);
     const dnnl_memory_desc_t *scratch_md = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
-    TRY(import(st, dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0), &src_user, pb->x,
-               &st->src));
-    TRY(import(st, dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0), &wei_user, pb->w,
-               &st->wei));
+    TRY(import(st, dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0), &src_user,
+               pb->int8 ? (const void *)xq : pb->x, NULL, &st->src));
+    if (pb->int8 && winograd) { /* its weight format is reachable only from f32, quantizing */
+        TRY(dnnl_memory_desc_init_by_tag(&wei_user, 4, wei_dims, dnnl_f32, dnnl_oihw));
+        TRY(dnnl_primitive_attr_create(&wattr));
+        TRY(dnnl_primitive_attr_set_output_scales(wattr, d->k, 1 << 0, inv_w));
+    }
+    TRY(import(st, dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0), &wei_user,
+               pb->int8 && !winograd ? (const void *)wq : pb->w, wattr, &st->wei));
     TRY(dnnl_memory_create(&st->dst, dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0),
                            st->engine, DNNL_MEMORY_ALLOCATE));
-    TRY(poison(st->dst));
+    TRY(poison(st->dst, pb->int8));
+    st->y_scale = pb->int8 ? pb->y_scale : 0.0f;
+    st->y_elems = (size_t)d->n * d->k * pb->p * pb->q;
     TRY(dnnl_memory_create(&st->scratch, scratch_md, st->engine, DNNL_MEMORY_ALLOCATE));
     TRY(dnnl_primitive_create(&st->conv, pd));
 #undef TRY
@@ -226,6 +290,12 @@ done:
     if (attr)
         dnnl_primitive_attr_destroy(attr);
     onednn_destroy(st);
+    if (wattr)
+        dnnl_primitive_attr_destroy(wattr);
+    free(xq);
+    free(wq);
+    free(scales);
+    free(inv_w);
     return result;
 }
 

@@ -23,6 +23,10 @@
  * below a broken result's O(1). */
 #define BOUND_DIRECT 1e-4
 #define BOUND_WINOGRAD 1e-2
+/* INT8 (dequantized) against FP64: 8-bit steps alone give a few percent; Winograd's enlarged
+ * ranges more. wino's INT8 rows are also checked byte for byte against the integer
+ * specification at prepare; this bound catches a broken baseline (an all-zero output is 1). */
+#define BOUND_INT8 0.9
 
 enum impl {
     IMPL_WINO_AUTO,
@@ -43,6 +47,7 @@ struct args {
     const char *tuning_cache; /* for wino-auto, or NULL */
     long batch, threads, reps, warmup; /* batch 0 = as in the set file */
     int csv;
+    int int8; /* --dtype int8 */
     unsigned impls; /* bit i = enum impl i selected */
 };
 
@@ -67,7 +72,7 @@ static int impl_available(enum impl i)
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: wino bench --backend cpu --set NAME [--batch N] [--dtype f32] [--threads T]\n"
+            "usage: wino bench --backend cpu --set NAME [--batch N] [--dtype f32|int8] [--threads T]\n"
             "                  [--reps R] [--warmup W] [--impl LIST] [--sets-dir DIR] [--csv]\n"
             "\n"
             "Times FP32 NCHW forward convolution of every layer of a set (inputs and weights\n"
@@ -78,20 +83,25 @@ static void usage(FILE *out)
             "oneDNN's primitive creation and its reorders into its preferred formats are excluded.\n"
             "Effective GFLOP/s count direct-convolution FLOPs 2*N*K*C*R*S*P*Q; `vs oneDNN` is\n"
             "oneDNN's best time (direct or Winograd) over this time (> 1: faster than oneDNN).\n"
+            "With --dtype int8: inputs pass a ReLU and run as uint8 (scale max x / 255), outputs\n"
+            "as int8 (scale max |y| / 127); wino runs its INT8 Winograd tiles (each checked byte\n"
+            "for byte against the integer specification), oneDNN u8s8 with per-channel weight\n"
+            "scales; errors are of the dequantized output (at most %g); wino-auto is the faster\n"
+            "of wino's best tile and oneDNN's direct kernel, measured in this run, and says which.\n"
             "\n"
             "  --backend cpu    the backend (cuda: not built yet)\n"
             "  --set NAME       layer set DIR/NAME.txt, lines `name N C H W K R S pad stride`\n"
             "  --sets-dir DIR   where the sets are (default bench/sets, from the repository root)\n"
             "  --tuning-cache F wino-auto follows the choices `wino tune` recorded in F\n"
             "  --batch N        override every layer's batch size\n"
-            "  --dtype f32      element type (only f32 so far)\n"
+            "  --dtype T        f32 (default) or int8\n"
             "  --threads T      threads of every implementation (default: online cores); sets\n"
             "                   wino's context, omp_set_num_threads for oneDNN (OpenMP build),\n"
             "                   openblas_set_num_threads\n"
             "  --reps R         timed runs per implementation (default 10)\n"
             "  --warmup W       untimed runs before them (default 2)\n"
             "  --impl LIST      comma list of implementations to run (default: all available):\n",
-            BOUND_DIRECT, BOUND_WINOGRAD);
+            BOUND_DIRECT, BOUND_WINOGRAD, BOUND_INT8);
     for (int i = 0; i < IMPL_COUNT; i++) {
         const char *note = i == IMPL_WINO_WINOGRAD ? "(one row per valid tile m in 2, 4, 6)"
                            : !impl_available((enum impl)i)
@@ -201,10 +211,11 @@ static int parse_args(int argc, char **argv, struct args *a)
         return bad("--backend cuda: ", "not built (the CUDA backend comes with a later issue)");
     if (strcmp(backend, "cpu"))
         return bad("--backend: unknown backend (cpu or cuda): ", backend);
-    if (!strcmp(dtype, "f16") || !strcmp(dtype, "s8") || !strcmp(dtype, "u8"))
-        return bad("--dtype: only f32 is benchmarked so far, not ", dtype);
-    if (strcmp(dtype, "f32"))
-        return bad("--dtype: unknown element type (f32): ", dtype);
+    if (!strcmp(dtype, "f16"))
+        return bad("--dtype: f16 runs on the CUDA backend only, not built yet: ", dtype);
+    if (strcmp(dtype, "f32") && strcmp(dtype, "int8"))
+        return bad("--dtype: unknown element type (f32 or int8): ", dtype);
+    a->int8 = !strcmp(dtype, "int8");
     if (!a->set)
         return bad("--set NAME is required (e.g. --set resnet18)", "");
     return 0;
@@ -269,9 +280,54 @@ static void fill_uniform(float *v, size_t n, uint64_t seed)
     }
 }
 
+/* INT8 problems: x through a ReLU, the shared scales x_scale = max x / 255 and y_scale =
+ * max |y| / 127, and the FP64 reference of that input. */
+static void int8_problem(struct bench_problem *pb, float *x, size_t x_n, double *ref, size_t y_n)
+{
+    float xmax = 0.0f;
+    for (size_t i = 0; i < x_n; i++) {
+        x[i] = x[i] > 0.0f ? x[i] : 0.0f;
+        xmax = x[i] > xmax ? x[i] : xmax;
+    }
+    wino_ref_conv2d_fwd(&pb->desc, x, pb->w, ref);
+    double ymax = 0.0;
+    for (size_t i = 0; i < y_n; i++)
+        ymax = fabs(ref[i]) > ymax ? fabs(ref[i]) : ymax;
+    pb->int8 = 1;
+    pb->x_scale = xmax > 0.0f ? xmax / 255.0f : 1.0f;
+    pb->y_scale = ymax > 0.0 ? (float)(ymax / 127.0) : 1.0f;
+}
+
+/* INT8 wino-auto: the faster of wino's best INT8 tile and oneDNN's direct kernel of this run
+ * (Mori et al. Table 3's per-layer "Best"). Returns 1 when *out was filled. */
+static int measured_choice(const struct row *rows, int n, struct row *out)
+{
+    const struct row *best = NULL;
+    for (int i = 0; i < n; i++)
+        if (rows[i].status == ROW_OK &&
+            (rows[i].impl == IMPL_WINO_WINOGRAD || rows[i].impl == IMPL_ONEDNN_DIRECT) &&
+            (!best || rows[i].ms < best->ms))
+            best = &rows[i];
+    if (!best)
+        return 0;
+    *out = *best;
+    out->impl = IMPL_WINO_AUTO;
+    snprintf(out->info, sizeof out->info, "measured choice: %s%s%s",
+             impl_names[best->impl], best->tile[0] ? " " : "", best->tile);
+    return 1;
+}
+
 static enum bench_prep prepare(enum impl impl, int tile_m, const struct bench_problem *pb,
                                struct bench_runner *r)
 {
+    if (pb->int8 && impl != IMPL_WINO_WINOGRAD && impl != IMPL_ONEDNN_DIRECT &&
+        impl != IMPL_ONEDNN_WINOGRAD) {
+        memset(r, 0, sizeof *r);
+        snprintf(r->info, sizeof r->info, "no INT8 path");
+        return BENCH_SKIP;
+    }
+    if (pb->int8 && impl == IMPL_WINO_WINOGRAD)
+        return bench_wino_int8_prepare(pb, tile_m, r);
     switch (impl) {
     case IMPL_WINO_AUTO: return bench_wino_prepare(pb, WINO_ALGO_AUTO, 0, r);
     case IMPL_WINO_WINOGRAD: return bench_wino_prepare(pb, WINO_ALGO_WINOGRAD, tile_m, r);
@@ -320,7 +376,7 @@ static int measure(const struct args *a, const char *layer, enum impl impl, int 
         return 1;
     }
     row->rel_l1 = wino_rel_l1_f32(y, ref, y_elems);
-    const double bound = row->tile[0] ? BOUND_WINOGRAD : BOUND_DIRECT;
+    const double bound = pb->int8 ? BOUND_INT8 : row->tile[0] ? BOUND_WINOGRAD : BOUND_DIRECT;
     if (!(row->rel_l1 <= bound)) {
         fprintf(stderr,
                 "wino " VERB ": %s %s %s: wrong result (relative L1 error %.3g > %g), not "
@@ -384,9 +440,9 @@ static void print_csv_rows(const struct args *a, const struct bench_layer *l,
         csv_field(a->set);
         putchar(',');
         csv_field(l->name);
-        printf(",%d,%d,%d,%d,%d,%d,%d,%d,f32,cpu,%s,%s,%.5g,%.5g,%zu,", pb->desc.n, l->c, l->h,
-               l->w, l->k, l->r, l->s, l->pad, impl_names[r->impl], r->tile, r->ms,
-               gflop / r->ms * 1e3, r->workspace);
+        printf(",%d,%d,%d,%d,%d,%d,%d,%d,%s,cpu,%s,%s,%.5g,%.5g,%zu,", pb->desc.n, l->c, l->h,
+               l->w, l->k, l->r, l->s, l->pad, a->int8 ? "int8" : "f32", impl_names[r->impl],
+               r->tile, r->ms, gflop / r->ms * 1e3, r->workspace);
         csv_field(device);
         putchar('\n');
     }
@@ -400,7 +456,7 @@ static int bench_layer(const struct args *a, const struct bench_layer *l, int in
     if (a->batch)
         layer.n = (int)a->batch;
     struct bench_problem pb = {bench_layer_desc(&layer), 0, 0, NULL, NULL, (int)a->threads,
-                               a->tuning_cache};
+                               a->tuning_cache, 0, 0.0f, 0.0f};
     if (wino_conv2d_output_size(&pb.desc, &pb.p, &pb.q) != WINO_SUCCESS) {
         fprintf(stderr, "wino " VERB ": %s: %s\n", l->name, wino_last_error());
         return 1;
@@ -422,9 +478,12 @@ static int bench_layer(const struct args *a, const struct bench_layer *l, int in
     fill_uniform(w, w_n, 2 * (uint64_t)index + 2);
     pb.x = x;
     pb.w = w;
-    wino_ref_conv2d_fwd(d, x, w, ref);
+    if (a->int8)
+        int8_problem(&pb, x, x_n, ref, y_n);
+    else
+        wino_ref_conv2d_fwd(d, x, w, ref);
     for (int i = 0; i < IMPL_COUNT; i++) {
-        if (!(a->impls & (1u << i)))
+        if (!(a->impls & (1u << i)) || (a->int8 && i == IMPL_WINO_AUTO)) /* INT8: see below */
             continue;
         const int tiles = i == IMPL_WINO_WINOGRAD ? 3 : 1;
         for (int t = 0; t < tiles; t++) {
@@ -433,6 +492,8 @@ static int bench_layer(const struct args *a, const struct bench_layer *l, int in
                 status = 1;
         }
     }
+    if (a->int8 && (a->impls & (1u << IMPL_WINO_AUTO)) && measured_choice(rows, n, &rows[n]))
+        n++;
     double onednn_best = 0;
     for (int i = 0; i < n; i++)
         if (rows[i].status == ROW_OK &&
@@ -470,9 +531,10 @@ int wino_cmd_bench(int argc, char **argv)
     if (a.csv)
         printf("%s\n", CSV_HEADER);
     else
-        printf("wino bench: set %s (%d layers), cpu, f32 NCHW, %s, median of %ld after %ld "
+        printf("wino bench: set %s (%d layers), cpu, %s, %s, median of %ld after %ld "
                "warm-up%s\n",
-               a.set, count, device, a.reps, a.warmup, a.warmup == 1 ? "" : "s");
+               a.set, count, a.int8 ? "int8 (GOP/s for GFLOP/s)" : "f32 NCHW", device, a.reps,
+               a.warmup, a.warmup == 1 ? "" : "s");
     int status = 0;
     for (int i = 0; i < count; i++)
         status |= bench_layer(&a, &layers[i], i, device);

@@ -1,0 +1,147 @@
+/* `wino bench --dtype int8` runner for wino's INT8 Winograd: the layer's own input (NHWC,
+ * quantized with the problem's x_scale) calibrates alpha_ta and alpha_tw at the 99.9th
+ * percentile; create and a byte-for-byte check against the integer specification happen at
+ * prepare, outside the timing. */
+#define _POSIX_C_SOURCE 200112L /* posix_memalign */
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "core/int8_layer.h"
+#include "cpu/gemm_s8.h"
+#include "cpu/layout_f32.h"
+#include "ref/int8_winograd_ref.h"
+
+struct int8_state {
+    wino_conv2d *op;
+    unsigned char *x; /* NHWC */
+    signed char *y;   /* NHWC */
+    float y_scale;
+    int n, k, pq;
+    void *workspace;
+    size_t workspace_bytes;
+};
+
+static int int8_run(void *p)
+{
+    struct int8_state *st = p;
+    return wino_conv2d_run(st->op, st->x, st->y, st->workspace, st->workspace_bytes) !=
+           WINO_SUCCESS;
+}
+
+/* Dequantized, NHWC -> NCHW. */
+static int int8_output(void *p, float *y)
+{
+    struct int8_state *st = p;
+    for (int n = 0; n < st->n; n++)
+        for (int i = 0; i < st->pq; i++)
+            for (int k = 0; k < st->k; k++)
+                y[((size_t)n * st->k + k) * st->pq + i] =
+                    st->y_scale * st->y[((size_t)n * st->pq + i) * st->k + k];
+    return 0;
+}
+
+static void int8_destroy(void *p)
+{
+    struct int8_state *st = p;
+    if (!st)
+        return;
+    wino_conv2d_destroy(st->op);
+    free(st->workspace);
+    free(st->x);
+    free(st->y);
+    free(st);
+}
+
+/* Runs the operator once and compares with the reference of the same layer: 0 when equal. */
+static int matches_spec(const struct int8_state *st, const struct wino_conv2d_desc *d,
+                        int tile_m, const float *w, const struct wino_int8_params *q,
+                        size_t y_elems)
+{
+    struct wino_int8_layer L;
+    signed char *want = malloc(y_elems);
+    int rc = !want || wino_int8_layer_prepare(d, tile_m, w, q, NULL, 0, &L) != WINO_SUCCESS;
+    if (!rc) {
+        memset(st->y, 0x5a, y_elems);
+        memset(want, 0xa5, y_elems);
+        wino_ref_int8_winograd(d, &L, st->x, want);
+        rc = int8_run((void *)st) || memcmp(st->y, want, y_elems) != 0;
+        wino_int8_layer_release(&L);
+    }
+    free(want);
+    return rc;
+}
+
+enum bench_prep bench_wino_int8_prepare(const struct bench_problem *pb, int tile_m,
+                                        struct bench_runner *out)
+{
+    memset(out, 0, sizeof *out);
+    struct wino_conv2d_desc d = pb->desc;
+    d.layout = WINO_LAYOUT_NHWC;
+    if (d.r != 3 || d.s != 3 || d.stride_h != 1 || d.stride_w != 1) {
+        snprintf(out->info, sizeof out->info, "INT8 Winograd needs a 3x3 filter and stride 1");
+        return BENCH_SKIP;
+    }
+    const size_t hw = (size_t)d.h * d.w, xn = (size_t)d.n * d.c * hw;
+    const size_t yn = (size_t)d.n * d.k * pb->p * pb->q;
+    struct int8_state *st = calloc(1, sizeof *st);
+    float *xf = malloc(sizeof(float) * xn), *w = malloc(sizeof(float) * (size_t)d.k * d.c * 9);
+    enum bench_prep result = BENCH_FAIL;
+    snprintf(out->info, sizeof out->info, "out of memory");
+    if (!st || !xf || !w || !(st->x = malloc(xn)) || !(st->y = malloc(yn)))
+        goto done;
+    st->n = d.n, st->k = d.k, st->pq = pb->p * pb->q, st->y_scale = pb->y_scale;
+    wino_f32_transpose_batched(pb->x, xf, d.n, (size_t)d.c, hw, 1);          /* NCHW -> NHWC */
+    wino_f32_transpose_batched(pb->w, w, d.k, (size_t)d.c, (size_t)9, 1);   /* KCRS -> KRSC */
+    struct wino_int8_params q;
+    d.dtype = WINO_DTYPE_F32;
+    if (wino_int8_calibrate(&d, tile_m, xf, w, NULL, 0, pb->x_scale, WINO_CALIBRATE_PERCENTILE,
+                            99.9, &q) != WINO_SUCCESS) {
+        snprintf(out->info, sizeof out->info, "%s", wino_last_error());
+        goto done;
+    }
+    q.y_scale = pb->y_scale; /* the problem's output scale, shared by every implementation */
+    q.y_dtype = WINO_DTYPE_S8;
+    q.clip_c = 0.0f;
+    for (size_t i = 0; i < xn; i++) {
+        const float v = rintf(xf[i] / q.x_scale);
+        st->x[i] = (unsigned char)(v < 0.0f ? 0.0f : v > 255.0f ? 255.0f : v);
+    }
+    d.dtype = WINO_DTYPE_U8;
+    const struct wino_context ctx = {pb->threads, NULL};
+    const struct wino_conv2d_options o = {WINO_ALGO_WINOGRAD, tile_m, NULL, WINO_VARIANT_AUTO,
+                                          NULL, 0};
+    const enum wino_status s = wino_conv2d_create_int8(&d, w, &q, &ctx, &o, &st->op);
+    if (s == WINO_UNSUPPORTED) { /* e.g. the int32 bound of F(6,3) */
+        snprintf(out->info, sizeof out->info, "%s", wino_last_error());
+        result = BENCH_SKIP;
+        goto done;
+    }
+    if (s || wino_conv2d_workspace_size(st->op, &st->workspace_bytes) ||
+        (st->workspace_bytes && posix_memalign(&st->workspace, 64, st->workspace_bytes))) {
+        snprintf(out->info, sizeof out->info, "%s", s ? wino_last_error() : "out of memory");
+        goto done;
+    }
+    if (matches_spec(st, &d, tile_m, w, &q, yn)) {
+        snprintf(out->info, sizeof out->info, "differs from the integer specification");
+        goto done;
+    }
+    bench_tile_name(out->tile, sizeof out->tile, tile_m, 3, 3);
+    snprintf(out->info, sizeof out->info, "int8 winograd, %s GEMMs, NHWC, = spec",
+             wino_s8_isa_name(wino_s8_isa()));
+    out->state = st;
+    out->run = int8_run;
+    out->output = int8_output;
+    out->destroy = int8_destroy;
+    out->workspace_bytes = st->workspace_bytes;
+    st = NULL;
+    result = BENCH_READY;
+done:
+    int8_destroy(st);
+    free(xf);
+    free(w);
+    return result;
+}
