@@ -3,10 +3,11 @@
  *      127 s_x (so Vq = V) and impulse filters whose transformed weights are integers times a
  *      per-channel alpha_tw, the output is exactly the shifted signed sum of input channels
  *      (F(2,3), F(4,3); F(6,3) has |V| up to 2500 and cannot avoid rounding);
- *  (b) the engine (every ISA of the int8 GEMM this machine runs) equals the reference byte for
- *      byte on random shapes: edge tiles, odd C and K, padding 0..2, batch 1..2, int8/uint8 in
- *      and out, bias, ReLU, PACT clip, per-channel clips, int8 weights, 1 and 2 threads; outputs
- *      poisoned first;
+ *  (b) the engine equals the reference byte for byte on random shapes: edge tiles, odd C and K,
+ *      padding 0..2, batch 1..2, int8/uint8 in and out, bias, ReLU, PACT clip, per-channel
+ *      clips, int8 weights, 1 and 2 threads, through the public API; and with every int8 GEMM
+ *      (scalar, AVX512-VNNI, AMX) and every transform build (baseline, AVX2, AVX-512) this
+ *      machine runs; outputs poisoned first;
  *  (c) the quantized output is close to the float convolution on random data (SQNR);
  *  (d) bad parameters and overflow-prone layers are refused with the documented status.
  * Usage: test_int8_winograd (WINO_TEST_SEED=N to replay). */
@@ -18,6 +19,7 @@
 
 #include "core/int8_layer.h"
 #include "cpu/gemm_s8.h"
+#include "cpu/winograd_s8.h"
 #include "ref/conv_ref.h"
 #include "ref/int8_winograd_ref.h"
 #include "test_util.h"
@@ -234,6 +236,54 @@ static double int8_sqnr(const struct wino_conv2d_desc *df, int m, const float *x
     return 10.0 * log10(sig / (err > 0.0 ? err : 1e-300));
 }
 
+/* (b) again with every (int8 GEMM, vector ISA) pair this machine runs, through the engine. */
+static void check_engine_isas(struct test_counts *tc, struct test_rng *rng, int m)
+{
+    const int C = 1 + (int)(test_rng_next(rng) % 90), K = 1 + (int)(test_rng_next(rng) % 40);
+    const int H = 2 + (int)(test_rng_next(rng) % 15), W = 2 + (int)(test_rng_next(rng) % 15);
+    const struct wino_conv2d_desc d = int8_desc(2, C, H, W, K, 1, WINO_DTYPE_U8);
+    struct wino_int8_tile tile;
+    wino_int8_tile_make(m, &tile);
+    float *tw_k = malloc(sizeof(float) * K), *w = malloc(sizeof(float) * 9 * C * K);
+    const struct wino_int8_params q = random_params(rng, &tile, C, 0, 1, tw_k, K);
+    const size_t xn = (size_t)2 * H * W * C, yn = out_elems(&d);
+    uint8_t *x = malloc(xn), *y = malloc(yn), *want = malloc(yn);
+    for (size_t i = 0; i < xn; i++)
+        x[i] = (uint8_t)test_rng_next(rng);
+    for (size_t i = 0; i < (size_t)9 * C * K; i++)
+        w[i] = (float)(0.3 * test_rng_sym(rng));
+    struct wino_int8_layer ref;
+    if (wino_int8_layer_prepare(&d, m, w, &q, NULL, 1, &ref)) {
+        checkf(tc, 0, "F(%d,3) layer for the ISA sweep: %s", m, wino_last_error());
+        return;
+    }
+    memset(want, 0x5a, yn);
+    wino_ref_int8_winograd(&d, &ref, x, want);
+    wino_int8_layer_release(&ref);
+    for (int g = WINO_S8_SCALAR; g <= (int)wino_s8_isa(); g++)
+        for (int v = WINO_ISA_SCALAR; v <= (int)wino_cpu_isa(); v++) {
+            struct wino_int8_layer L;
+            struct wino_s8_engine e;
+            int overflow = 0, ok = 0;
+            void *ws = NULL;
+            if (!wino_int8_layer_prepare(&d, m, w, &q, NULL, 1, &L) &&
+                !wino_s8_engine_prepare(&e, &d, &L, 2, (enum wino_s8_isa)g, (enum wino_isa)v)) {
+                const size_t bytes = wino_s8_engine_workspace_bytes(&e, &d, &overflow);
+                if (!overflow && !posix_memalign(&ws, 64, bytes ? bytes : 64)) {
+                    memset(y, 0xa5, yn);
+                    wino_s8_engine_run(&e, &d, H, W, x, y, ws);
+                    ok = !memcmp(y, want, yn);
+                }
+                wino_s8_engine_release(&e);
+            }
+            free(ws);
+            checkf(tc, ok, "F(%d,3) engine == reference with %s GEMMs and %s transforms (C=%d K=%d "
+                   "%dx%d)", m, wino_s8_isa_name((enum wino_s8_isa)g),
+                   wino_isa_name((enum wino_isa)v), C, K, H, W);
+        }
+    free(tw_k), free(w), free(x), free(y), free(want);
+}
+
 /* (c) calibrated layers on post-ReLU inputs (independent pixels: the hard case) and heavy-tailed
  * weights: F(2,3) tracks the float convolution closely; for F(4,3) and F(6,3), whose transforms
  * enlarge the range 100x and 2500x, clipping at the 99.9th percentile beats no clipping. The
@@ -366,6 +416,8 @@ int main(void)
     static const int tiles[3] = {2, 4, 6};
     for (int i = 0; i < 60; i++)
         check_engine_case(&tc, &rng, tiles[i % 3], 1 + i % 2);
+    for (int i = 0; i < 6; i++)
+        check_engine_isas(&tc, &rng, tiles[i % 3]);
     check_calibrated(&tc, &rng);
     check_refusals(&tc);
     return test_report(&tc);

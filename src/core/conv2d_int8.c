@@ -45,7 +45,7 @@ enum wino_status wino_conv2d_create_int8(const struct wino_conv2d_desc *desc, co
     wino_conv_desc_check(desc, &o->sizes); /* checked by the layer preparation */
     o->algo = WINO_ALGO_WINOGRAD;
     const int threads = ctx && ctx->threads ? ctx->threads : omp_get_num_procs();
-    st = wino_s8_engine_prepare(o->int8, desc, &layer, threads);
+    st = wino_s8_engine_prepare(o->int8, desc, &layer, threads, wino_s8_isa(), wino_cpu_isa());
     int overflow = 0;
     if (!st)
         o->workspace_bytes = wino_s8_engine_workspace_bytes(o->int8, desc, &overflow);

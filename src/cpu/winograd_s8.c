@@ -126,17 +126,18 @@ static int block_tiles(int alpha, size_t lda, int k)
 
 enum wino_status wino_s8_engine_prepare(struct wino_s8_engine *e,
                                         const struct wino_conv2d_desc *d,
-                                        struct wino_int8_layer *layer, int threads)
+                                        struct wino_int8_layer *layer, int threads,
+                                        enum wino_s8_isa gemm_isa, enum wino_isa vector_isa)
 {
     memset(e, 0, sizeof *e);
     e->layer = *layer;
     memset(layer, 0, sizeof *layer);
-    e->isa = wino_s8_isa();
-    e->simd = wino_cpu_isa() == WINO_ISA_AVX512;
+    e->isa = gemm_isa;
+    e->simd = vector_isa == WINO_ISA_AVX512;
     e->threads = threads;
     e->lda = wino_s8_gemm_lda(d->c);
-    e->input = wino_s8_input_transform(e->layer.tile.m);
-    e->output = wino_s8_output_transform(e->layer.tile.m);
+    e->input = wino_s8_input_transform(e->layer.tile.m, vector_isa);
+    e->output = wino_s8_output_transform(e->layer.tile.m, vector_isa);
     const int a = e->layer.tile.alpha;
     e->tile_block = block_tiles(a, e->lda, d->k);
     e->packed_bytes = round64(wino_s8_gemm_packed_b_bytes(e->isa, d->c, d->k));

@@ -23,10 +23,13 @@ struct wino_s8_engine {
     wino_s8_output_fn *output;
 };
 
-/* Takes ownership of *layer (prepared for desc) and packs its weights. */
+/* Takes ownership of *layer (prepared for desc) and packs its weights for the int8 GEMMs of
+ * gemm_isa (<= wino_s8_isa()); the transforms and requantization use vector_isa (<=
+ * wino_cpu_isa()). Every combination gives the same bytes. */
 enum wino_status wino_s8_engine_prepare(struct wino_s8_engine *e,
                                         const struct wino_conv2d_desc *desc,
-                                        struct wino_int8_layer *layer, int threads);
+                                        struct wino_int8_layer *layer, int threads,
+                                        enum wino_s8_isa gemm_isa, enum wino_isa vector_isa);
 void wino_s8_engine_release(struct wino_s8_engine *e);
 
 /* Workspace bytes of run() (sets *overflow when they do not fit in size_t). */

@@ -1,11 +1,10 @@
 #include "cpu/winograd_s8_transforms.h"
 
 
-#include "cpu/gemm_f32.h" /* wino_cpu_isa */
 #include "cpu/generated/int8_tiles.h"
 
-/* Each transform is built for AVX-512 (BW for 16-bit lanes), AVX2 and the baseline, picked at
- * run time by wino_cpu_isa(). */
+/* Each transform is built for AVX-512 (BW for 16-bit lanes), AVX2 and the baseline; the caller
+ * picks one (normally wino_cpu_isa()). */
 #if defined(__GNUC__) && defined(__x86_64__)
 #define X86 1
 #define TGT_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
@@ -147,11 +146,10 @@ ALL_TRANSFORMS(_avx2, TGT_AVX2)
 ALL_TRANSFORMS(_avx512, TGT_AVX512)
 #endif
 
-/* The instance for the best ISA this CPU runs. */
+/* The instance for isa. */
 #ifdef X86
 #define DISPATCH(stage, m)                                                                         \
     do {                                                                                           \
-        const enum wino_isa isa = wino_cpu_isa();                                                  \
         if (isa == WINO_ISA_AVX512)                                                                \
             return m == 2 ? stage##_f2_avx512 : m == 4 ? stage##_f4_avx512 : stage##_f6_avx512;    \
         if (isa == WINO_ISA_AVX2)                                                                  \
@@ -160,17 +158,20 @@ ALL_TRANSFORMS(_avx512, TGT_AVX512)
     } while (0)
 #else
 #define DISPATCH(stage, m)                                                                         \
-    return m == 2 ? stage##_f2_base : m == 4 ? stage##_f4_base : stage##_f6_base
+    do {                                                                                           \
+        (void)isa;                                                                                 \
+        return m == 2 ? stage##_f2_base : m == 4 ? stage##_f4_base : stage##_f6_base;              \
+    } while (0)
 #endif
 
-wino_s8_input_fn *wino_s8_input_transform(int m)
+wino_s8_input_fn *wino_s8_input_transform(int m, enum wino_isa isa)
 {
     if (m != 2 && m != 4 && m != 6)
         return NULL;
     DISPATCH(input, m);
 }
 
-wino_s8_output_fn *wino_s8_output_transform(int m)
+wino_s8_output_fn *wino_s8_output_transform(int m, enum wino_isa isa)
 {
     if (m != 2 && m != 4 && m != 6)
         return NULL;

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cpu/gemm_f32.h" /* enum wino_isa */
+
 /* Lanes are processed in blocks: the caller pads channel counts to this many. */
 #define WINO_S8_LANE_BLOCK 32
 
@@ -20,8 +22,9 @@ typedef void wino_s8_input_fn(const int16_t *win, int cp, float f_a, uint8_t *ou
  * a multiple of 16, readable); writes Y as [i * m + j][kp] int32 into y. */
 typedef void wino_s8_output_fn(const int32_t *m_rows, size_t pos_stride, int kp, int32_t *y);
 
-/* The transforms of F(m, 3), m in {2, 4, 6}; NULL otherwise. */
-wino_s8_input_fn *wino_s8_input_transform(int m);
-wino_s8_output_fn *wino_s8_output_transform(int m);
+/* The transforms of F(m, 3), m in {2, 4, 6}, built for isa (which must be <= wino_cpu_isa());
+ * NULL for other m. */
+wino_s8_input_fn *wino_s8_input_transform(int m, enum wino_isa isa);
+wino_s8_output_fn *wino_s8_output_transform(int m, enum wino_isa isa);
 
 #endif
