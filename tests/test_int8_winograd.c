@@ -384,6 +384,39 @@ static void check_refusals(struct test_counts *tc)
                        WINO_INVALID_ARGUMENT,
                "refused: NULL weights, params, op");
 
+    /* Calibration's own refusals. */
+    struct wino_conv2d_desc fd = d;
+    fd.dtype = WINO_DTYPE_F32;
+    float xs[8 * 8 * 8], zeros[8 * 8 * 8] = {0};
+    for (int i = 0; i < 8 * 8 * 8; i++)
+        xs[i] = 0.01f * (float)(i % 13);
+    struct wino_int8_params out;
+    checkf(tc,
+           wino_int8_calibrate(&fd, 4, xs, w, NULL, 0, 0.0f, WINO_CALIBRATE_PERCENTILE, 0.0,
+                               &out) == WINO_INVALID_ARGUMENT &&
+               wino_int8_calibrate(&fd, 4, xs, w, NULL, 0, 0.0f, WINO_CALIBRATE_PERCENTILE,
+                                   100.5, &out) == WINO_INVALID_ARGUMENT &&
+               wino_int8_calibrate(&fd, 4, xs, w, NULL, 0, 0.0f, (enum wino_calibration)7, 99.9,
+                                   &out) == WINO_INVALID_ARGUMENT &&
+               wino_int8_calibrate(&fd, 4, xs, w, NULL, 0, -1.0f, WINO_CALIBRATE_MSE, 0.0,
+                                   &out) == WINO_INVALID_ARGUMENT &&
+               wino_int8_calibrate(&d, 4, xs, w, NULL, 0, 0.0f, WINO_CALIBRATE_MSE, 0.0, &out) ==
+                   WINO_INVALID_ARGUMENT &&
+               wino_int8_calibrate(&fd, 4, zeros, w, NULL, 0, 0.0f, WINO_CALIBRATE_MSE, 0.0,
+                                   &out) == WINO_INVALID_ARGUMENT &&
+               wino_int8_calibrate(&fd, 3, xs, w, NULL, 0, 0.0f, WINO_CALIBRATE_MSE, 0.0, &out) ==
+                   WINO_UNSUPPORTED &&
+               wino_int8_calibrate(&fd, 4, NULL, w, NULL, 0, 0.0f, WINO_CALIBRATE_MSE, 0.0,
+                                   &out) == WINO_INVALID_ARGUMENT,
+           "calibration refuses: percentile 0 and 100.5, unknown method, negative x_scale, "
+           "int8 desc, all-zero samples, F(3,3), NULL samples");
+    checkf(tc,
+           wino_int8_calibrate(&fd, 4, xs, w, NULL, 1, 0.0f, WINO_CALIBRATE_PERCENTILE, 99.9,
+                               &out) == WINO_SUCCESS &&
+               out.y_dtype == WINO_DTYPE_U8 && out.x_scale > 0.0f && out.alpha_ta >= out.x_scale &&
+               out.alpha_tw > 0.0f && out.y_scale > 0.0f && out.clip_c > 0.0f,
+           "calibration with relu: uint8 output, positive scales and clips");
+
     /* Weights that saturate every transformed value: F(6,3)'s output transform could exceed
      * int32 from a few hundred channels on; F(2,3)'s cannot. */
     const int C = 512, K = 2;
