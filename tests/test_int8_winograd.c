@@ -236,11 +236,15 @@ static double int8_sqnr(const struct wino_conv2d_desc *df, int m, const float *x
     return 10.0 * log10(sig / (err > 0.0 ? err : 1e-300));
 }
 
-/* (b) again with every (int8 GEMM, vector ISA) pair this machine runs, through the engine. */
-static void check_engine_isas(struct test_counts *tc, struct test_rng *rng, int m)
+/* (b) again with every (int8 GEMM, vector ISA) pair this machine runs, through the engine, on 2
+ * threads: random small images (one block of tiles, shared by the threads) or, with c > 0, the
+ * given shape (c = k = 64 on 40 x 40: several blocks, one thread each). */
+static void check_engine_isas(struct test_counts *tc, struct test_rng *rng, int m, int c, int hw)
 {
-    const int C = 1 + (int)(test_rng_next(rng) % 90), K = 1 + (int)(test_rng_next(rng) % 40);
-    const int H = 2 + (int)(test_rng_next(rng) % 15), W = 2 + (int)(test_rng_next(rng) % 15);
+    const int C = c ? c : 1 + (int)(test_rng_next(rng) % 90);
+    const int K = c ? c : 1 + (int)(test_rng_next(rng) % 40);
+    const int H = hw ? hw : 2 + (int)(test_rng_next(rng) % 15);
+    const int W = hw ? hw : 2 + (int)(test_rng_next(rng) % 15);
     const struct wino_conv2d_desc d = int8_desc(2, C, H, W, K, 1, WINO_DTYPE_U8);
     struct wino_int8_tile tile;
     wino_int8_tile_make(m, &tile);
@@ -450,7 +454,9 @@ int main(void)
     for (int i = 0; i < 60; i++)
         check_engine_case(&tc, &rng, tiles[i % 3], 1 + i % 2);
     for (int i = 0; i < 6; i++)
-        check_engine_isas(&tc, &rng, tiles[i % 3]);
+        check_engine_isas(&tc, &rng, tiles[i % 3], 0, 0);
+    for (int i = 0; i < 2; i++)
+        check_engine_isas(&tc, &rng, tiles[i], 64, 40);
     check_calibrated(&tc, &rng);
     check_refusals(&tc);
     return test_report(&tc);

@@ -213,38 +213,111 @@ static void output_tile(const struct wino_s8_engine *e, const struct wino_conv2d
                            (char *)y + (((size_t)n * p + p0 + i) * q + q0 + j) * K);
 }
 
+/* One thread's buffers. */
+struct thread_buffers {
+    int16_t *win;
+    int32_t *tmp;
+    uint8_t *am;
+    int32_t *mm;
+    void *scratch;
+};
+
+static struct thread_buffers buffers_of(const struct buffers *b, void *ws, int thread)
+{
+    char *mine = (char *)ws + (size_t)thread * b->per_thread;
+    struct thread_buffers t;
+    t.win = (int16_t *)mine;
+    t.tmp = (int32_t *)(mine + b->win);
+    t.am = (uint8_t *)(mine + b->win + b->tmp);
+    t.mm = (int32_t *)(mine + b->win + b->tmp + b->a);
+    t.scratch = mine + b->win + b->tmp + b->a + b->mm;
+    return t;
+}
+
+/* What every stage of a run needs to know. */
+struct run {
+    const struct wino_s8_engine *e;
+    const struct wino_conv2d_desc *d;
+    int p, q;
+    struct tile_geometry g;
+    size_t kp, a_pos, m_pos; /* padded K; position strides of A and M in a block */
+};
+
+/* Tile s of the block starting at tile t0: input transform into am. */
+static void block_input(const struct run *r, const void *x, long t0, int s, int16_t *win,
+                        uint8_t *am)
+{
+    const int m = r->e->layer.tile.m;
+    const long t = t0 + s, per_image = (long)r->g.tiles_h * r->g.tiles_w, i = t % per_image;
+    input_tile(r->e, r->d, x, (int)(t / per_image), (int)(i / r->g.tiles_w) * m - r->d->pad_h,
+               (int)(i % r->g.tiles_w) * m - r->d->pad_w, win, am + (size_t)s * r->e->lda,
+               r->a_pos);
+}
+
+/* Position pos of the block (nt tiles): M[pos] = A[pos] Uq[pos]. */
+static void block_gemm(const struct run *r, int pos, int nt, const uint8_t *am, int32_t *mm,
+                       void *scratch)
+{
+    const struct wino_s8_engine *e = r->e;
+    wino_s8_gemm(e->isa, nt, r->d->k, r->d->c, am + (size_t)pos * r->a_pos, (ptrdiff_t)e->lda,
+                 (const char *)e->packed_u + (size_t)pos * e->packed_bytes,
+                 mm + (size_t)pos * r->m_pos, (ptrdiff_t)r->kp, scratch);
+}
+
+/* Tile s of the block: output transform and requantization into y. */
+static void block_output(const struct run *r, long t0, int s, const int32_t *mm, int32_t *tmp,
+                         void *y)
+{
+    const int m = r->e->layer.tile.m;
+    const long t = t0 + s, per_image = (long)r->g.tiles_h * r->g.tiles_w, i = t % per_image;
+    output_tile(r->e, r->d, r->p, r->q, (int)(t / per_image), (int)(i / r->g.tiles_w) * m,
+                (int)(i % r->g.tiles_w) * m, mm + (size_t)s * r->kp, r->m_pos, tmp, y);
+}
+
 void wino_s8_engine_run(const struct wino_s8_engine *e, const struct wino_conv2d_desc *d, int p,
                         int q, const void *x, void *y, void *ws)
 {
-    const int m = e->layer.tile.m, a = e->layer.tile.alpha, tb = e->tile_block;
-    const struct tile_geometry g = geometry(m, p, q, d->n);
+    const int a2 = e->layer.tile.alpha * e->layer.tile.alpha, tb = e->tile_block;
+    struct run r = {e, d, p, q, geometry(e->layer.tile.m, p, q, d->n), padded_k(d->k), 0, 0};
+    r.a_pos = (size_t)tb * e->lda;
+    r.m_pos = (size_t)tb * r.kp;
     struct buffers b;
     plan_buffers(e, d, &b); /* cannot fail: workspace_bytes succeeded at create */
-    const long blocks = (g.tiles + tb - 1) / tb, per_image = (long)g.tiles_h * g.tiles_w;
-    const size_t kp = padded_k(d->k), a_pos = (size_t)tb * e->lda, m_pos = (size_t)tb * kp;
+    const long blocks = (r.g.tiles + tb - 1) / tb;
+    if (blocks >= e->threads) { /* each thread takes whole blocks through all stages */
 #pragma omp parallel for num_threads(e->threads) schedule(dynamic)
-    for (long blk = 0; blk < blocks; blk++) {
-        char *mine = (char *)ws + (size_t)omp_get_thread_num() * b.per_thread;
-        int16_t *win = (int16_t *)mine;
-        int32_t *tmp = (int32_t *)(mine + b.win);
-        uint8_t *am = (uint8_t *)(mine + b.win + b.tmp);
-        int32_t *mm = (int32_t *)(mine + b.win + b.tmp + b.a);
-        void *scratch = mine + b.win + b.tmp + b.a + b.mm;
-        const long t0 = blk * tb;
-        const int nt = (int)(g.tiles - t0 < tb ? g.tiles - t0 : tb);
-        for (int s = 0; s < nt; s++) {
-            const long t = t0 + s, r = t % per_image;
-            input_tile(e, d, x, (int)(t / per_image), (int)(r / g.tiles_w) * m - d->pad_h,
-                       (int)(r % g.tiles_w) * m - d->pad_w, win, am + (size_t)s * e->lda, a_pos);
+        for (long blk = 0; blk < blocks; blk++) {
+            const struct thread_buffers t = buffers_of(&b, ws, omp_get_thread_num());
+            const long t0 = blk * tb;
+            const int nt = (int)(r.g.tiles - t0 < tb ? r.g.tiles - t0 : tb);
+            for (int s = 0; s < nt; s++)
+                block_input(&r, x, t0, s, t.win, t.am);
+            for (int pos = 0; pos < a2; pos++)
+                block_gemm(&r, pos, nt, t.am, t.mm, t.scratch);
+            for (int s = 0; s < nt; s++)
+                block_output(&r, t0, s, t.mm, t.tmp, y);
         }
-        for (int pos = 0; pos < a * a; pos++)
-            wino_s8_gemm(e->isa, nt, d->k, d->c, am + (size_t)pos * a_pos, (ptrdiff_t)e->lda,
-                         (const char *)e->packed_u + (size_t)pos * e->packed_bytes,
-                         mm + (size_t)pos * m_pos, (ptrdiff_t)kp, scratch);
-        for (int s = 0; s < nt; s++) {
-            const long t = t0 + s, r = t % per_image;
-            output_tile(e, d, p, q, (int)(t / per_image), (int)(r / g.tiles_w) * m,
-                        (int)(r % g.tiles_w) * m, mm + (size_t)s * kp, m_pos, tmp, y);
+        return;
+    }
+    /* Fewer blocks than threads (small images): the threads share each block, stage by stage,
+     * in thread 0's A and M buffers (slower per tile: the other threads reach them in another
+     * core's cache, so only where threads would otherwise idle). */
+    const struct thread_buffers shared = buffers_of(&b, ws, 0);
+#pragma omp parallel num_threads(e->threads)
+    {
+        const struct thread_buffers t = buffers_of(&b, ws, omp_get_thread_num());
+        for (long blk = 0; blk < blocks; blk++) {
+            const long t0 = blk * tb;
+            const int nt = (int)(r.g.tiles - t0 < tb ? r.g.tiles - t0 : tb);
+#pragma omp for schedule(static)
+            for (int s = 0; s < nt; s++)
+                block_input(&r, x, t0, s, t.win, shared.am);
+#pragma omp for schedule(dynamic)
+            for (int pos = 0; pos < a2; pos++)
+                block_gemm(&r, pos, nt, shared.am, shared.mm, t.scratch);
+#pragma omp for schedule(static)
+            for (int s = 0; s < nt; s++)
+                block_output(&r, t0, s, shared.mm, t.tmp, y);
         }
     }
 }
