@@ -208,7 +208,7 @@ static int parse_args(int argc, char **argv, struct args *a)
             return rc;
     }
     if (!strcmp(backend, "cuda"))
-        return bad("--backend cuda: ", "not built (the CUDA backend comes with a later issue)");
+        return bad("--backend cuda: ", "not built yet (the CUDA backend is planned)");
     if (strcmp(backend, "cpu"))
         return bad("--backend: unknown backend (cpu or cuda): ", backend);
     if (!strcmp(dtype, "f16"))
