@@ -31,6 +31,26 @@ typedef uint8_t v16b_u __attribute__((vector_size(16), aligned(1), may_alias));
  * itself (t + 1.5 * 2^23 - 1.5 * 2^23 is exact for |t| < 2^22), clamp to +-127. Comparisons
  * give all-ones lanes: selects are mask operations. */
 #define ROUND_MAGIC 12582912.0f
+#define QUANTIZE_STORE_base QUANTIZE_STORE
+#define QUANTIZE_STORE_avx2 QUANTIZE_STORE
+#ifdef X86
+#include <immintrin.h>
+/* The same steps with AVX-512's own rounding conversion (vcvtps2dq rounds to nearest even in
+ * the default mode) and integer min/max. */
+#define QUANTIZE_STORE_avx512(v, f_a, dst)                                                         \
+    do {                                                                                           \
+        const int32_t vlim = (int32_t)(128.0f / (f_a)) + 1;                                        \
+        __m512i x_ = (__m512i)(v);                                                                 \
+        x_ = _mm512_min_epi32(_mm512_max_epi32(x_, _mm512_set1_epi32(-vlim)),                      \
+                              _mm512_set1_epi32(vlim));                                            \
+        __m512i r_ = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_cvtepi32_ps(x_),                      \
+                                                      _mm512_set1_ps(f_a)));                       \
+        r_ = _mm512_min_epi32(_mm512_max_epi32(r_, _mm512_set1_epi32(-127)),                       \
+                              _mm512_set1_epi32(127));                                             \
+        _mm_storeu_si128((__m128i *)(dst),                                                         \
+                         _mm512_cvtepi32_epi8(_mm512_add_epi32(r_, _mm512_set1_epi32(128))));      \
+    } while (0)
+#endif
 #define QUANTIZE_STORE(v, f_a, dst)                                                                \
     do {                                                                                           \
         const int32_t vlim = (int32_t)(128.0f / (f_a)) + 1;                                        \
@@ -74,8 +94,8 @@ typedef uint8_t v16b_u __attribute__((vector_size(16), aligned(1), may_alias));
                                                          11, 12, 13, 14, 15);                      \
                 const v16s hi_ = __builtin_shufflevector(s, s, 16, 17, 18, 19, 20, 21, 22, 23, 24, \
                                                          25, 26, 27, 28, 29, 30, 31);              \
-                QUANTIZE_STORE(__builtin_convertvector(lo_, v16i), f_a, o_);                       \
-                QUANTIZE_STORE(__builtin_convertvector(hi_, v16i), f_a, o_ + 16);                  \
+                QUANTIZE_STORE##ISA(__builtin_convertvector(lo_, v16i), f_a, o_);                  \
+                QUANTIZE_STORE##ISA(__builtin_convertvector(hi_, v16i), f_a, o_ + 16);             \
             }                                                                                      \
         }                                                                                          \
     }
@@ -104,7 +124,7 @@ typedef uint8_t v16b_u __attribute__((vector_size(16), aligned(1), may_alias));
                 v16i s = {0};                                                                      \
                 _Pragma("GCC unroll 8") for (int u = 0; u < A; u++) if (wino_int8_bt_f##M[j][u])   \
                     s += wino_int8_bt_f##M[j][u] * t[i][u];                                        \
-                QUANTIZE_STORE(s, f_a, out + (size_t)(i * A + j) * pos_stride + c0);               \
+                QUANTIZE_STORE##ISA(s, f_a, out + (size_t)(i * A + j) * pos_stride + c0);          \
             }                                                                                      \
         }                                                                                          \
     }
