@@ -4,32 +4,13 @@
 #include <stdint.h>
 #include <string.h>
 
-#if defined(__x86_64__) || defined(__i386__)
-#define WINO_X86 1
-/* XCR0 through xgetbv (only called when CPUID says OSXSAVE). */
-static uint64_t read_xcr0(void)
-{
-    uint32_t lo, hi;
-    __asm__ volatile(".byte 0x0f, 0x01, 0xd0" : "=a"(lo), "=d"(hi) : "c"(0));
-    return ((uint64_t)hi << 32) | lo;
-}
-
-static int cpuid_osxsave(void)
-{
-    uint32_t a = 1, b, c = 0, d;
-    __asm__ volatile("cpuid" : "+a"(a), "=b"(b), "+c"(c), "=d"(d));
-    return (c >> 27) & 1u;
-}
-#endif
+#include "cpu/cpu_features.h"
 
 enum wino_isa wino_cpu_isa(void)
 {
-#ifdef WINO_X86
-    uint64_t xcr0;
+#ifdef WINO_CPU_X86
     __builtin_cpu_init();
-    if (!cpuid_osxsave())
-        return WINO_ISA_SCALAR;
-    xcr0 = read_xcr0();
+    const uint64_t xcr0 = wino_xcr0();
     if ((xcr0 & 0x6) != 0x6) /* SSE and AVX (ymm) state */
         return WINO_ISA_SCALAR;
     if ((xcr0 & 0xe0) == 0xe0 && __builtin_cpu_supports("avx512f") &&

@@ -3,49 +3,24 @@
 
 #include <string.h>
 
-/* The same condition as the VNNI and AMX files: elsewhere only the scalar path runs. */
-#if defined(__x86_64__) && defined(__GNUC__)
-#define WINO_X86 1
+#include "cpu/cpu_features.h"
 
-void wino_s8_cpuid(uint32_t leaf, uint32_t subleaf, uint32_t r[4])
-{
-    uint32_t a = leaf, b, c = subleaf, d;
-    __asm__ volatile("cpuid" : "+a"(a), "=b"(b), "+c"(c), "=d"(d));
-    r[0] = a;
-    r[1] = b;
-    r[2] = c;
-    r[3] = d;
-}
-
-/* xgetbv(0); only call when CPUID.1:ECX.OSXSAVE is set. */
-uint64_t wino_s8_xcr0(void)
-{
-    uint32_t lo, hi;
-    __asm__ volatile(".byte 0x0f, 0x01, 0xd0" : "=a"(lo), "=d"(hi) : "c"(0));
-    return ((uint64_t)hi << 32) | lo;
-}
-
+#ifdef WINO_CPU_X86
 /* AVX-512 F and VNNI (CPUID.7.0:EBX bit 16, ECX bit 11) with the OS saving SSE, ymm, opmask
  * and zmm state (XCR0 bits 1, 2, 5, 6, 7). */
 static int vnni_usable(void)
 {
     uint32_t r[4];
-    wino_s8_cpuid(0, 0, r);
-    if (r[0] < 7)
+    if (wino_cpuid_max_leaf() < 7 || (wino_xcr0() & 0xe6) != 0xe6)
         return 0;
-    wino_s8_cpuid(1, 0, r);
-    if (!((r[2] >> 27) & 1u)) /* OSXSAVE */
-        return 0;
-    if ((wino_s8_xcr0() & 0xe6) != 0xe6)
-        return 0;
-    wino_s8_cpuid(7, 0, r);
+    wino_cpuid(7, 0, r);
     return ((r[1] >> 16) & 1u) && ((r[2] >> 11) & 1u);
 }
 #endif
 
 enum wino_s8_isa wino_s8_isa(void)
 {
-#ifdef WINO_X86
+#ifdef WINO_CPU_X86
     if (!vnni_usable())
         return WINO_S8_SCALAR;
     /* The AMX path also uses AVX-512 (edge tiles), so AMX implies VNNI here. */

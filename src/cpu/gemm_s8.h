@@ -65,10 +65,6 @@ static inline const int8_t *wino_s8_panel(const void *packed, int np, size_t kp,
            (size_t)jp * kp * WINO_S8_NPANEL;
 }
 
-/* CPUID (leaf, subleaf) -> r[0..3] = eax, ebx, ecx, edx, and XCR0; x86 only. */
-void wino_s8_cpuid(uint32_t leaf, uint32_t subleaf, uint32_t r[4]);
-uint64_t wino_s8_xcr0(void);
-
 /* Per-ISA parts. wino_s8_amx_usable: CPUID, XCR0 and the OS permission (see wino_s8_isa). */
 void wino_s8_gemm__vnni(int m, int n, int k, const uint8_t *a, ptrdiff_t lda,
                         const void *packed_b, int32_t *c, ptrdiff_t ldc);

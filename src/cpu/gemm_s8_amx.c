@@ -28,6 +28,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "cpu/cpu_features.h"
+
 #define TGT __attribute__((target("amx-tile,amx-int8,avx512f")))
 
 #define ARCH_GET_XCOMP_PERM 0x1022
@@ -42,16 +44,12 @@ static void amx_probe(void)
 {
     uint32_t r[4];
     unsigned long perm = 0;
-    wino_s8_cpuid(0, 0, r);
-    if (r[0] < 0xd)
+    if (wino_cpuid_max_leaf() < 0xd)
         return;
-    wino_s8_cpuid(1, 0, r);
-    if (!((r[2] >> 27) & 1u)) /* OSXSAVE */
-        return;
-    wino_s8_cpuid(7, 0, r);
+    wino_cpuid(7, 0, r);
     if (!((r[3] >> 24) & 1u) || !((r[3] >> 25) & 1u)) /* AMX-TILE, AMX-INT8 */
         return;
-    if ((wino_s8_xcr0() & (3ull << 17)) != (3ull << 17)) /* XTILECFG, XTILEDATA */
+    if ((wino_xcr0() & (3ull << 17)) != (3ull << 17)) /* XTILECFG, XTILEDATA */
         return;
     if (syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) != 0)
         return;
