@@ -15,18 +15,6 @@
 
 static const float SENTINEL = 12345.0f;
 
-static void *xalloc(size_t bytes)
-{
-    void *p = NULL;
-    if (bytes == 0)
-        return NULL;
-    if (posix_memalign(&p, 64, bytes) != 0) {
-        fprintf(stderr, "out of memory\n");
-        exit(2);
-    }
-    return p;
-}
-
 struct gemm_case {
     int m, n, k;
     ptrdiff_t lda, ldb, ldc;
@@ -71,9 +59,9 @@ static void run_case(struct test_counts *counts, struct test_rng *rng, const str
     const size_t bsz = (size_t)(t->k ? t->k : 1) * (size_t)t->ldb;
     const size_t csz = (size_t)t->m * (size_t)t->ldc;
     const size_t mn = (size_t)t->m * (size_t)t->n;
-    float *a = xalloc(asz * sizeof(float)), *b = xalloc(bsz * sizeof(float));
-    float *c = xalloc(csz * sizeof(float)), *c0 = xalloc(mn * sizeof(float));
-    double *ref = xalloc(mn * sizeof(double)), *bound = xalloc(mn * sizeof(double));
+    float *a = test_alloc64(asz * sizeof(float)), *b = test_alloc64(bsz * sizeof(float));
+    float *c = test_alloc64(csz * sizeof(float)), *c0 = test_alloc64(mn * sizeof(float));
+    double *ref = test_alloc64(mn * sizeof(double)), *bound = test_alloc64(mn * sizeof(double));
     size_t e;
     int i, j, p, isa;
 
@@ -103,10 +91,10 @@ static void run_case(struct test_counts *counts, struct test_rng *rng, const str
         for (packed = 0; packed <= 1; packed++) {
             size_t sbytes = packed ? wino_f32_gemm_packed_scratch_bytes(isa, t->m, t->n, t->k)
                                    : wino_f32_gemm_scratch_bytes(isa, t->m, t->n, t->k);
-            void *scratch = xalloc(sbytes);
+            void *scratch = test_alloc64(sbytes);
             void *pb = NULL;
             if (packed) {
-                pb = xalloc(wino_f32_gemm_packed_b_bytes(isa, t->k, t->n));
+                pb = test_alloc64(wino_f32_gemm_packed_b_bytes(isa, t->k, t->n));
                 wino_f32_gemm_pack_b(isa, t->k, t->n, b, t->ldb, pb);
             }
             for (acc = 0; acc <= 1; acc++) {

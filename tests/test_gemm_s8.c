@@ -37,18 +37,6 @@ static void *xalloc(size_t bytes)
     return p;
 }
 
-static void *xalloc64(size_t bytes)
-{
-    void *p = NULL;
-    if (bytes == 0)
-        return NULL;
-    if (posix_memalign(&p, 64, bytes) != 0) {
-        fprintf(stderr, "out of memory\n");
-        exit(2);
-    }
-    return p;
-}
-
 static int rand_int(struct test_rng *rng, int lo, int hi)
 {
     return lo + (int)(test_rng_next(rng) % (uint64_t)(hi - lo + 1));
@@ -60,8 +48,8 @@ static long run_isa(enum wino_s8_isa isa, const struct gemm_case *t, const uint8
                     const int8_t *b, const int64_t *ref)
 {
     const size_t csz = (size_t)(t->m - 1) * (size_t)t->ldc + (size_t)t->n;
-    void *pb = xalloc64(wino_s8_gemm_packed_b_bytes(isa, t->k, t->n));
-    void *scratch = xalloc64(wino_s8_gemm_scratch_bytes(isa, t->m, t->n, t->k));
+    void *pb = test_alloc64(wino_s8_gemm_packed_b_bytes(isa, t->k, t->n));
+    void *scratch = test_alloc64(wino_s8_gemm_scratch_bytes(isa, t->m, t->n, t->k));
     int32_t *c = xalloc(csz * sizeof(int32_t));
     long bad = 0;
     size_t e;

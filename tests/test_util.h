@@ -6,6 +6,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#if defined(_POSIX_C_SOURCE) && _POSIX_C_SOURCE >= 200112L
+/* 64-byte aligned memory (NULL for 0 bytes); exits with status 2 when out of memory. Tests
+ * that use it define _POSIX_C_SOURCE before their includes. */
+static inline void *test_alloc64(size_t bytes)
+{
+    void *p = NULL;
+    if (bytes == 0)
+        return NULL;
+    if (posix_memalign(&p, 64, bytes) != 0) {
+        fprintf(stderr, "out of memory\n");
+        exit(2);
+    }
+    return p;
+}
+#endif
+
 struct test_rng {
     uint64_t s;
 };
