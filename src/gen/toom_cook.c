@@ -104,46 +104,44 @@ void wino_toom_clear(wino_toom *t)
     memset(t, 0, sizeof *t);
 }
 
-void wino_toom_integer_bt(wino_toom *t)
+/* Point j's line of M (row j of B^T when rows, column j of A^T otherwise), count entries long,
+ * times the least common multiple of its denominators; row j of G divided by the same. */
+static void integer_line(wino_toom *t, wino_qmat *M, int j, int rows, int count, mpz_t l,
+                         mpq_t f)
+{
+    mpz_set_ui(l, 1);
+    for (int e = 0; e < count; e++)
+        mpz_lcm(l, l, mpq_denref(rows ? wino_qmat_at(M, j, e) : wino_qmat_at(M, e, j)));
+    if (!mpz_cmp_ui(l, 1))
+        return;
+    mpq_set_z(f, l);
+    for (int e = 0; e < count; e++) {
+        mpq_ptr x = rows ? wino_qmat_at(M, j, e) : wino_qmat_at(M, e, j);
+        mpq_mul(x, x, f);
+    }
+    for (int k = 0; k < t->r; k++)
+        mpq_div(wino_qmat_at(&t->G, j, k), wino_qmat_at(&t->G, j, k), f);
+}
+
+/* Every point's line of M made integer (see integer_line). */
+static void integer_lines(wino_toom *t, wino_qmat *M, int rows, int count)
 {
     mpz_t l;
     mpq_t f;
     mpz_init(l);
     mpq_init(f);
-    for (int i = 0; i < t->alpha; i++) {
-        mpz_set_ui(l, 1);
-        for (int c = 0; c < t->alpha; c++)
-            mpz_lcm(l, l, mpq_denref(wino_qmat_at(&t->BT, i, c)));
-        if (!mpz_cmp_ui(l, 1))
-            continue;
-        mpq_set_z(f, l);
-        for (int c = 0; c < t->alpha; c++)
-            mpq_mul(wino_qmat_at(&t->BT, i, c), wino_qmat_at(&t->BT, i, c), f);
-        for (int c = 0; c < t->r; c++)
-            mpq_div(wino_qmat_at(&t->G, i, c), wino_qmat_at(&t->G, i, c), f);
-    }
+    for (int j = 0; j < t->alpha; j++)
+        integer_line(t, M, j, rows, count, l, f);
     mpz_clear(l);
     mpq_clear(f);
 }
 
+void wino_toom_integer_bt(wino_toom *t)
+{
+    integer_lines(t, &t->BT, 1, t->alpha);
+}
+
 void wino_toom_integer_at(wino_toom *t)
 {
-    mpz_t l;
-    mpq_t f;
-    mpz_init(l);
-    mpq_init(f);
-    for (int c = 0; c < t->alpha; c++) {
-        mpz_set_ui(l, 1);
-        for (int i = 0; i < t->m; i++)
-            mpz_lcm(l, l, mpq_denref(wino_qmat_at(&t->AT, i, c)));
-        if (!mpz_cmp_ui(l, 1))
-            continue;
-        mpq_set_z(f, l);
-        for (int i = 0; i < t->m; i++)
-            mpq_mul(wino_qmat_at(&t->AT, i, c), wino_qmat_at(&t->AT, i, c), f);
-        for (int k = 0; k < t->r; k++)
-            mpq_div(wino_qmat_at(&t->G, c, k), wino_qmat_at(&t->G, c, k), f);
-    }
-    mpz_clear(l);
-    mpq_clear(f);
+    integer_lines(t, &t->AT, 0, t->m);
 }
