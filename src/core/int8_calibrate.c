@@ -101,31 +101,23 @@ static void transformed_inputs(const struct wino_conv2d_desc *d, const struct wi
         for (int p0 = 0; p0 < P; p0 += m)
             for (int q0 = 0; q0 < Q; q0 += m)
                 for (int c = 0; c < d->c; c++) {
-                    double win[WINO_INT8_MAX_ALPHA][WINO_INT8_MAX_ALPHA], tmp[WINO_INT8_MAX_ALPHA];
+                    long long win[WINO_INT8_MAX_ALPHA][WINO_INT8_MAX_ALPHA],
+                        v[WINO_INT8_MAX_ALPHA][WINO_INT8_MAX_ALPHA];
                     for (int i = 0; i < a; i++)
                         for (int j = 0; j < a; j++) {
                             const int h = p0 - d->pad_h + i, w = q0 - d->pad_w + j;
-                            float v = 0.0f;
+                            float q = 0.0f;
                             if (h >= 0 && h < d->h && w >= 0 && w < d->w) {
-                                v = rintf(samples[(((size_t)n * d->h + h) * d->w + w) * d->c + c] /
+                                q = rintf(samples[(((size_t)n * d->h + h) * d->w + w) * d->c + c] /
                                           s_x);
-                                v = v < lo ? lo : v > hi ? hi : v;
+                                q = q < lo ? lo : q > hi ? hi : q;
                             }
-                            win[i][j] = v;
+                            win[i][j] = (long long)q;
                         }
-                    for (int i = 0; i < a; i++) {
-                        for (int s = 0; s < a; s++) {
-                            tmp[s] = 0.0;
-                            for (int u = 0; u < a; u++)
-                                tmp[s] += t->bt[i][u] * win[u][s];
-                        }
-                        for (int j = 0; j < a; j++) {
-                            double v = 0.0;
-                            for (int s = 0; s < a; s++)
-                                v += tmp[s] * t->bt[j][s];
-                            out->v[out->n++] = (float)fabs(s_x * v);
-                        }
-                    }
+                    wino_int8_input_transform(t, win, v);
+                    for (int i = 0; i < a; i++)
+                        for (int j = 0; j < a; j++)
+                            out->v[out->n++] = (float)fabs(s_x * (double)v[i][j]);
                 }
 }
 
@@ -136,15 +128,16 @@ static void transformed_weights(const struct wino_conv2d_desc *d, const struct w
     const int a = t->alpha, C = d->c;
     out->n = 0;
     for (int k = 0; k < d->k; k++)
-        for (int c = 0; c < C; c++)
+        for (int c = 0; c < C; c++) {
+            double g[3][3], u[WINO_INT8_MAX_ALPHA][WINO_INT8_MAX_ALPHA];
+            for (int i = 0; i < 3; i++)
+                for (int j = 0; j < 3; j++)
+                    g[i][j] = w[(((size_t)k * 3 + i) * 3 + j) * C + c];
+            wino_int8_filter_transform(t, g, u);
             for (int p = 0; p < a; p++)
-                for (int r = 0; r < a; r++) {
-                    double u = 0.0;
-                    for (int i = 0; i < 3; i++)
-                        for (int j = 0; j < 3; j++)
-                            u += t->g[p][i] * w[(((size_t)k * 3 + i) * 3 + j) * C + c] * t->g[r][j];
-                    out->v[out->n++] = (float)fabs(u);
-                }
+                for (int r = 0; r < a; r++)
+                    out->v[out->n++] = (float)fabs(u[p][r]);
+        }
 }
 
 enum wino_status wino_int8_calibrate(const struct wino_conv2d_desc *d, int tile_m,

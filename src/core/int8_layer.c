@@ -89,7 +89,7 @@ static void quantize_weights(const struct wino_conv2d_desc *d, const void *weigh
     for (int k = 0; k < K; k++) {
         const double fw = 127.0 / (q->alpha_tw_k ? q->alpha_tw_k[k] : q->alpha_tw);
         for (int c = 0; c < C; c++) {
-            double g[3][3], t[WINO_INT8_MAX_ALPHA][3];
+            double g[3][3], u[WINO_INT8_MAX_ALPHA][WINO_INT8_MAX_ALPHA];
             for (int i = 0; i < 3; i++)
                 for (int j = 0; j < 3; j++) {
                     const size_t at = (((size_t)k * 3 + i) * 3 + j) * (size_t)C + (size_t)c;
@@ -97,15 +97,10 @@ static void quantize_weights(const struct wino_conv2d_desc *d, const void *weigh
                                   ? (double)q->w_scale * ((const int8_t *)weights)[at]
                                   : (double)((const float *)weights)[at];
                 }
-            for (int p = 0; p < a; p++) /* G' g */
-                for (int j = 0; j < 3; j++)
-                    t[p][j] = L->tile.g[p][0] * g[0][j] + L->tile.g[p][1] * g[1][j] +
-                              L->tile.g[p][2] * g[2][j];
+            wino_int8_filter_transform(&L->tile, g, u);
             for (int p = 0; p < a; p++)
-                for (int r = 0; r < a; r++) { /* (G' g) G'^T */
-                    const double u = t[p][0] * L->tile.g[r][0] + t[p][1] * L->tile.g[r][1] +
-                                     t[p][2] * L->tile.g[r][2];
-                    double v = rint(u * fw);
+                for (int r = 0; r < a; r++) {
+                    double v = rint(u[p][r] * fw);
                     v = v > 127.0 ? 127.0 : v < -127.0 ? -127.0 : v;
                     L->uq[((size_t)(p * a + r) * C + c) * K + k] = (int8_t)v;
                 }

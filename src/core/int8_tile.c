@@ -85,6 +85,38 @@ enum wino_status wino_int8_tile_make(int m, struct wino_int8_tile *t)
     return WINO_SUCCESS;
 }
 
+void wino_int8_filter_transform(const struct wino_int8_tile *t, double g[3][3],
+                                double u[WINO_INT8_MAX_ALPHA][WINO_INT8_MAX_ALPHA])
+{
+    double gg[WINO_INT8_MAX_ALPHA][3]; /* G' g */
+    for (int p = 0; p < t->alpha; p++)
+        for (int j = 0; j < 3; j++)
+            gg[p][j] = t->g[p][0] * g[0][j] + t->g[p][1] * g[1][j] + t->g[p][2] * g[2][j];
+    for (int p = 0; p < t->alpha; p++)
+        for (int r = 0; r < t->alpha; r++)
+            u[p][r] = gg[p][0] * t->g[r][0] + gg[p][1] * t->g[r][1] + gg[p][2] * t->g[r][2];
+}
+
+void wino_int8_input_transform(const struct wino_int8_tile *t,
+                               long long d[WINO_INT8_MAX_ALPHA][WINO_INT8_MAX_ALPHA],
+                               long long v[WINO_INT8_MAX_ALPHA][WINO_INT8_MAX_ALPHA])
+{
+    const int a = t->alpha;
+    long long bd[WINO_INT8_MAX_ALPHA][WINO_INT8_MAX_ALPHA]; /* B'^T d */
+    for (int i = 0; i < a; i++)
+        for (int j = 0; j < a; j++) {
+            bd[i][j] = 0;
+            for (int u = 0; u < a; u++)
+                bd[i][j] += (long long)t->bt[i][u] * d[u][j];
+        }
+    for (int i = 0; i < a; i++)
+        for (int j = 0; j < a; j++) {
+            v[i][j] = 0;
+            for (int s = 0; s < a; s++)
+                v[i][j] += bd[i][s] * t->bt[j][s];
+        }
+}
+
 static void put_matrix(struct wino_strbuf *sb, const char *name, int m, const int *v, int rows,
                        int cols, int stride)
 {

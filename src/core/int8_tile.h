@@ -26,6 +26,16 @@ const char *wino_int8_tile_points(int m);
 /* Builds F(m, 3): WINO_SUCCESS, WINO_UNSUPPORTED for other m, WINO_OUT_OF_MEMORY. */
 enum wino_status wino_int8_tile_make(int m, struct wino_int8_tile *t);
 
+/* U = G' g G'^T in double for one 3 x 3 filter g (step 3 before the clip); g is only read
+ * (not const: C99 cannot pass a plain 2D array as a const one). */
+void wino_int8_filter_transform(const struct wino_int8_tile *t, double g[3][3],
+                                double u[WINO_INT8_MAX_ALPHA][WINO_INT8_MAX_ALPHA]);
+
+/* V = B'^T d B', exactly, for one alpha x alpha window of integers (step 1); d is only read. */
+void wino_int8_input_transform(const struct wino_int8_tile *t,
+                               long long d[WINO_INT8_MAX_ALPHA][WINO_INT8_MAX_ALPHA],
+                               long long v[WINO_INT8_MAX_ALPHA][WINO_INT8_MAX_ALPHA]);
+
 /* The text of WINO_INT8_TABLES_PATH (malloc'ed; NULL when out of memory): B'^T and A'^T of the
  * three tiles as C constants, so that the engine's transforms compile to straight-line code. */
 #define WINO_INT8_TABLES_PATH "src/cpu/generated/int8_tiles.h"

@@ -15,7 +15,7 @@ static void transformed_tile(const struct wino_conv2d_desc *d, const struct wino
     const struct wino_int8_tile *t = &L->tile;
     const int a = t->alpha, C = d->c;
     for (int c = 0; c < C; c++) {
-        long long win[WINO_INT8_MAX_ALPHA][WINO_INT8_MAX_ALPHA];
+        long long win[WINO_INT8_MAX_ALPHA][WINO_INT8_MAX_ALPHA], v[WINO_INT8_MAX_ALPHA][WINO_INT8_MAX_ALPHA];
         for (int i = 0; i < a; i++)
             for (int j = 0; j < a; j++) {
                 const int h = h0 + i, w = w0 + j;
@@ -23,14 +23,10 @@ static void transformed_tile(const struct wino_conv2d_desc *d, const struct wino
                                 ? 0
                                 : read_x(L, x, (((size_t)n * d->h + h) * d->w + w) * C + c);
             }
+        wino_int8_input_transform(t, win, v);
         for (int i = 0; i < a; i++)
-            for (int j = 0; j < a; j++) {
-                long long v = 0;
-                for (int u = 0; u < a; u++)
-                    for (int s = 0; s < a; s++)
-                        v += (long long)t->bt[i][u] * win[u][s] * t->bt[j][s];
-                vq[(size_t)(i * a + j) * C + c] = wino_int8_quantize_v((int32_t)v, L->f_a);
-            }
+            for (int j = 0; j < a; j++)
+                vq[(size_t)(i * a + j) * C + c] = wino_int8_quantize_v((int32_t)v[i][j], L->f_a);
     }
 }
 
