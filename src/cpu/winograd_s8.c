@@ -9,12 +9,12 @@
 #include <omp.h>
 
 #include "core/error.h"
+#include "cpu/cpu_features.h"
 #include "cpu/gemm_f32.h"
 #include "cpu/winograd_s8_transforms.h"
 
-#if defined(__x86_64__) && defined(__GNUC__)
+#ifdef WINO_CPU_X86
 #include <immintrin.h>
-#define WINO_S8_X86 1
 #define TGT __attribute__((target("avx512f,avx512bw,avx512vl")))
 #endif
 
@@ -25,19 +25,17 @@ static size_t round64(size_t bytes)
 
 /* ---- requantization (step 6), 16 lanes at a time where AVX-512 runs ------------------------ */
 
-/* Step 6: out[k] = requantize(y[k]) for the channels of one output pixel. */
-static void requantize_row_scalar(const struct wino_int8_layer *L, const int32_t *y, void *out)
+/* Step 6: out[k] = requantize(y[k]) for channels k0 .. K-1 of one output pixel (the low byte
+ * of the result: the same bits for int8 and uint8 outputs). */
+static void requantize_row_scalar(const struct wino_int8_layer *L, const int32_t *y, void *out,
+                                  int k0)
 {
-    for (int k = 0; k < L->k; k++) {
-        const int r = wino_int8_requantize(y[k], L->scale[k], L->bias[k], L->lo, L->hi);
-        if (L->y_signed)
-            ((int8_t *)out)[k] = (int8_t)r;
-        else
-            ((uint8_t *)out)[k] = (uint8_t)r;
-    }
+    for (int k = k0; k < L->k; k++)
+        ((uint8_t *)out)[k] =
+            (uint8_t)wino_int8_requantize(y[k], L->scale[k], L->bias[k], L->lo, L->hi);
 }
 
-#ifdef WINO_S8_X86
+#ifdef WINO_CPU_X86
 /* fmadd rounds once like fmaf; the clamp precedes vcvtps2dq's round to nearest even. */
 TGT static void requantize_row_avx512(const struct wino_int8_layer *L, const int32_t *y,
                                       void *out)
@@ -50,22 +48,19 @@ TGT static void requantize_row_avx512(const struct wino_int8_layer *L, const int
         r = _mm512_min_ps(_mm512_max_ps(r, lo), hi);
         _mm_storeu_si128((__m128i *)((char *)out + k), _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(r)));
     }
-    for (; k < L->k; k++) {
-        const int r = wino_int8_requantize(y[k], L->scale[k], L->bias[k], L->lo, L->hi);
-        ((uint8_t *)out)[k] = (uint8_t)r; /* the low byte: the same bits for int8 and uint8 */
-    }
+    requantize_row_scalar(L, y, out, k);
 }
 #endif
 
 static void requantize_row(const struct wino_s8_engine *e, const int32_t *y, void *out)
 {
-#ifdef WINO_S8_X86
+#ifdef WINO_CPU_X86
     if (e->simd) {
         requantize_row_avx512(&e->layer, y, out);
         return;
     }
 #endif
-    requantize_row_scalar(&e->layer, y, out);
+    requantize_row_scalar(&e->layer, y, out, 0);
 }
 
 struct tile_geometry {
