@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "int8_data.h"
 
 #ifdef WINO_HAVE_ONEDNN
 
@@ -159,10 +160,7 @@ static int quantize_int8(const struct bench_problem *pb, unsigned char **xq, sig
     *inv_w = malloc(sizeof(float) * (size_t)d->k);
     if (!*xq || !*wq || !*scales || !*inv_w)
         return -1;
-    for (size_t i = 0; i < xn; i++) {
-        const float v = rintf(pb->x[i] / pb->x_scale);
-        (*xq)[i] = (unsigned char)(v < 0.0f ? 0.0f : v > 255.0f ? 255.0f : v);
-    }
+    int8_data_quantize_u8(pb->x, xn, pb->x_scale, *xq);
     for (int k = 0; k < d->k; k++) {
         float wmax = 0.0f;
         for (size_t i = 0; i < wk; i++)

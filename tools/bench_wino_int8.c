@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "int8_data.h"
 #include "core/int8_layer.h"
 #include "cpu/gemm_s8.h"
 #include "cpu/layout_f32.h"
@@ -106,10 +107,7 @@ enum bench_prep bench_wino_int8_prepare(const struct bench_problem *pb, int tile
     q.y_scale = pb->y_scale; /* the problem's output scale, shared by every implementation */
     q.y_dtype = WINO_DTYPE_S8;
     q.clip_c = 0.0f;
-    for (size_t i = 0; i < xn; i++) {
-        const float v = rintf(xf[i] / q.x_scale);
-        st->x[i] = (unsigned char)(v < 0.0f ? 0.0f : v > 255.0f ? 255.0f : v);
-    }
+    int8_data_quantize_u8(xf, xn, q.x_scale, st->x);
     d.dtype = WINO_DTYPE_U8;
     const struct wino_context ctx = {pb->threads, NULL};
     const struct wino_conv2d_options o = {WINO_ALGO_WINOGRAD, tile_m, NULL, WINO_VARIANT_AUTO,

@@ -65,10 +65,7 @@ static enum wino_status run_int8_winograd(const struct layer_data *L, int m,
     if (!st && bytes && posix_memalign(&ws, 64, bytes))
         st = WINO_OUT_OF_MEMORY;
     if (!st) {
-        for (size_t i = 0; i < L->xn; i++) {
-            const float v = rintf(L->x[i] / q->x_scale);
-            x[i] = (unsigned char)(v > 255.0f ? 255.0f : v);
-        }
+        int8_data_quantize_u8(L->x, L->xn, q->x_scale, x);
         st = wino_conv2d_run(op, x, yq, ws, bytes);
         for (size_t i = 0; i < L->yn && !st; i++)
             y[i] = (double)q->y_scale * yq[i];
@@ -79,18 +76,27 @@ static enum wino_status run_int8_winograd(const struct layer_data *L, int m,
 }
 
 /* INT8 direct convolution: the same quantized input and output scale, weights int8 with one
- * scale per output channel, exact int64 sums. */
-static void run_int8_direct(const struct layer_data *L, const struct wino_int8_params *q,
-                            double *y)
+ * scale per output channel, exact integer sums. Returns 0, or -1 when out of memory. */
+static int run_int8_direct(const struct layer_data *L, const struct wino_int8_params *q,
+                           double *y)
 {
     const struct wino_conv2d_desc *d = &L->desc;
     const int C = d->c, K = d->k, P = d->h + 2 * d->pad_h - 2, Q = d->w + 2 * d->pad_w - 2;
     const size_t wk = (size_t)9 * C;
+    unsigned char *xq = malloc(L->xn);
+    int *wq = malloc(sizeof(int) * wk);
+    if (!xq || !wq) {
+        free(xq), free(wq);
+        return -1;
+    }
+    int8_data_quantize_u8(L->x, L->xn, q->x_scale, xq);
     for (int k = 0; k < K; k++) {
         float wmax = 0.0f;
         for (size_t i = 0; i < wk; i++)
-            wmax = fabsf(L->w[k * wk + i]) > wmax ? fabsf(L->w[k * wk + i]) : wmax;
+            wmax = fmaxf(wmax, fabsf(L->w[k * wk + i]));
         const double sw = wmax > 0.0f ? wmax / 127.0 : 1.0;
+        for (size_t i = 0; i < wk; i++)
+            wq[i] = (int)rint(L->w[k * wk + i] / sw);
         for (int n = 0; n < d->n; n++)
             for (int p = 0; p < P; p++)
                 for (int qq = 0; qq < Q; qq++) {
@@ -100,18 +106,18 @@ static void run_int8_direct(const struct layer_data *L, const struct wino_int8_p
                             const int h = p - d->pad_h + i, w = qq - d->pad_w + j;
                             if (h < 0 || h >= d->h || w < 0 || w >= d->w)
                                 continue;
-                            const float *xp = L->x + (((size_t)n * d->h + h) * d->w + w) * C;
-                            const float *wp = L->w + k * wk + (size_t)(i * 3 + j) * C;
-                            for (int c = 0; c < C; c++) {
-                                const float xv = fminf(rintf(xp[c] / q->x_scale), 255.0f);
-                                acc += (long long)xv * (long long)rint(wp[c] / sw);
-                            }
+                            const unsigned char *xp = xq + (((size_t)n * d->h + h) * d->w + w) * C;
+                            const int *wp = wq + (size_t)(i * 3 + j) * C;
+                            for (int c = 0; c < C; c++)
+                                acc += (long long)xp[c] * wp[c];
                         }
                     double r = rint((double)acc * q->x_scale * sw / q->y_scale);
                     r = r > 127.0 ? 127.0 : r < -127.0 ? -127.0 : r;
                     y[(((size_t)n * P + p) * Q + qq) * K + k] = q->y_scale * r;
                 }
     }
+    free(xq), free(wq);
+    return 0;
 }
 
 static int make_layer(const struct bench_layer *bl, const float *image, uint64_t seed,
@@ -180,8 +186,7 @@ static int study_layer(const char *set, const char *name, const char *input,
                 report(csv, set, name, input, what, clips[c], db, rel);
             }
         }
-    if (!rc) { /* INT8 direct with the same input and output scales */
-        run_int8_direct(L, &full, y);
+    if (!rc && !(rc = run_int8_direct(L, &full, y))) { /* the same input and output scales */
         db = sqnr_db(L->ref, y, L->yn, &rel);
         report(csv, set, name, input, "direct", "per-channel w", db, rel);
     }

@@ -87,6 +87,14 @@ void int8_data_weights(uint64_t seed, int k, int c, float *w)
     }
 }
 
+void int8_data_quantize_u8(const float *x, size_t n, float scale, unsigned char *out)
+{
+    for (size_t i = 0; i < n; i++) {
+        const float v = rintf(x[i] / scale);
+        out[i] = (unsigned char)(v < 0.0f ? 0.0f : v > 255.0f ? 255.0f : v);
+    }
+}
+
 float *int8_data_read_ppm(const char *path, int *h, int *w)
 {
     FILE *f = fopen(path, "rb");

@@ -15,6 +15,10 @@ void int8_data_activations(uint64_t seed, int n, int h, int w, int c, float *x);
 /* Heavy-tailed weights, K x 3 x 3 x C: Laplace with a log-normal scale per output channel. */
 void int8_data_weights(uint64_t seed, int k, int c, float *w);
 
+/* out[i] = x[i] / scale rounded to nearest even and clamped to 0..255: activations (>= 0) as
+ * uint8 with step scale. */
+void int8_data_quantize_u8(const float *x, size_t n, float scale, unsigned char *out);
+
 /* Reads a binary PPM (P6, maxval 255) into a malloc'ed h x w x 3 float array scaled to [0, 1].
  * Returns NULL (with a line on stderr) when the file cannot be read. */
 float *int8_data_read_ppm(const char *path, int *h, int *w);
