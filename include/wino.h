@@ -179,6 +179,11 @@ struct wino_conv2d_desc wino_conv2d_desc_make(int n, int c, int h, int w, int k,
 /* Validates desc and returns the output height P and width Q (either pointer may be NULL). */
 enum wino_status wino_conv2d_output_size(const struct wino_conv2d_desc *desc, int *p, int *q);
 
+enum wino_backend {
+    WINO_BACKEND_CPU = 0, /* x86-64 (any other CPU runs the portable paths) */
+    WINO_BACKEND_CUDA = 1 /* an NVIDIA GPU: x, y, weights and workspace in device memory */
+};
+
 /* Execution context: where and how a convolution runs. */
 struct wino_context {
     int threads;              /* CPU threads; 0 = number of online cores */
@@ -186,6 +191,10 @@ struct wino_context {
                                * WINO_ALGO_AUTO and no tile, points or variant given, create()
                                * uses the entry measured for this layer, ISA and thread count;
                                * a missing, stale or corrupt file is ignored */
+    enum wino_backend backend; /* WINO_BACKEND_CPU by default */
+    int device;               /* CUDA: the device ordinal */
+    void *stream;             /* CUDA: the cudaStream_t that run() enqueues on (NULL: the
+                               * default stream); it must belong to device */
 };
 
 /* How a Winograd convolution is staged (Mazaheri et al. (EuroSys'20)'s WV parameter). */
@@ -206,6 +215,8 @@ struct wino_conv2d_options {
     const float *bias;         /* K per-output-channel values added to y (NULL = none); copied
                                 * at create */
     int relu;                  /* 1: y = max(0, y) after the bias */
+    int tf32;                  /* CUDA FP32: 1 lets the alpha^2 GEMMs round their inputs to TF32
+                                * on tensor cores (faster, about 1e-3 relative error) */
 };
 
 typedef struct wino_conv2d wino_conv2d;
@@ -241,7 +252,14 @@ enum wino_status wino_conv2d_can_implement(const struct wino_conv2d_desc *desc,
 
 /* Creates the operator: validates, plans, and copies/transforms the filter weights (laid out as
  * the descriptor's layout says) so the caller may free them afterwards. ctx and options may be
- * NULL (defaults). */
+ * NULL (defaults).
+ * On the CUDA backend: desc->dtype FP32 or FP16 (x, weights and y all of that type; FP16
+ * accumulates in FP32), Winograd with the generated tiles (WINO_ALGO_DIRECT and other points
+ * are WINO_UNSUPPORTED: the caller falls back to the vendor library); weights in memory of
+ * ctx->device; create() returns once the weights are transformed, run() only enqueues its work
+ * on ctx->stream (a failing kernel shows at the caller's next synchronization). Host pointers
+ * and a stream of another device are refused with WINO_INVALID_ARGUMENT; a build or machine
+ * without CUDA answers WINO_UNSUPPORTED. */
 enum wino_status wino_conv2d_create(const struct wino_conv2d_desc *desc, const void *weights,
                                     const struct wino_context *ctx,
                                     const struct wino_conv2d_options *options,
@@ -285,7 +303,8 @@ struct wino_int8_params {
  * NHWC, 3 x 3 filter, stride 1, dilation 1; weights (K x 3 x 3 x C) float or int8 as
  * params->w_scale says. options (may be NULL): tile_m 2, 4 or 6 (0: 4), bias (K real values),
  * relu; algo, points and variant must be left 0. Run it with wino_conv2d_run (x and y int8 or
- * uint8 in NHWC). WINO_UNSUPPORTED when a configuration could overflow an int32 step (the
+ * uint8 in NHWC). On the CUDA backend weights, x and y are in device memory and the results
+ * are the same bits as on the CPU. WINO_UNSUPPORTED when a configuration could overflow an int32 step (the
  * message gives the bound), WINO_INVALID_ARGUMENT for bad scales or clips. */
 enum wino_status wino_conv2d_create_int8(const struct wino_conv2d_desc *desc, const void *weights,
                                          const struct wino_int8_params *params,

@@ -4,20 +4,31 @@
 #   gpu-check.csv  date,commit,device,test,result,ms   (one row per GPU test)
 #   gpu-check.log  the full build and test output
 #   gpu-transforms.csv  stage,tile,result,worst_error_over_scale of the generated CUDA transforms
+#   bench_<dtype>_<set>[_b<N>].csv  `wino bench --backend cuda` for each line of WINO_GPU_BENCH
+#                    ("dtype set [batch]" separated by ';', e.g. "int8 deeplabv3-r18; f32 eurosys20 5")
 # The commit is taken from git, or from WINO_COMMIT where the tree travels without .git.
-# GMP: a machine without libgmp-dev can provide gmp.h and libgmp.a in .gpu-deps/{include,lib}.
+# GMP: a machine without libgmp-dev can provide gmp.h and libgmp.a in .gpu-deps/{include,lib};
+# cuDNN's headers may come the same way, its library from the Python wheel nvidia-cudnn.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-gpu-out}
 mkdir -p "$out"
 log="$out/gpu-check.log"
-gmp=()
+deps=()
 if [ -f .gpu-deps/include/gmp.h ]; then
-  gmp=(-DGMP_INCLUDE_DIR="$PWD/.gpu-deps/include" -DGMP_LIBRARY="$PWD/.gpu-deps/lib/libgmp.a")
+  deps=(-DGMP_INCLUDE_DIR="$PWD/.gpu-deps/include" -DGMP_LIBRARY="$PWD/.gpu-deps/lib/libgmp.a")
+fi
+wheel=$(python3 -c 'import nvidia.cudnn, os; print(os.path.dirname(nvidia.cudnn.__file__))' \
+        2>/dev/null)
+if [ -n "$wheel" ] && [ -f "$wheel/lib/libcudnn.so.9" ]; then
+  mkdir -p build-gpu-cudnn && ln -sf "$wheel/lib/libcudnn.so.9" build-gpu-cudnn/libcudnn.so
+  deps+=(-DCUDNN_LIBRARY="$PWD/build-gpu-cudnn/libcudnn.so")
+  [ -f .gpu-deps/include/cudnn.h ] && deps+=(-DCUDNN_INCLUDE_DIR="$PWD/.gpu-deps/include")
+  export LD_LIBRARY_PATH="$wheel/lib:${LD_LIBRARY_PATH:-}"
 fi
 {
   cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-    -DWINO_GPU_TESTS=ON "${gmp[@]}" &&
+    -DWINO_GPU_TESTS=ON "${deps[@]}" &&
   cmake --build build-gpu -j"$(nproc)"
 } >"$log" 2>&1 || { tail -n 40 "$log"; echo "gpu-check: build failed"; exit 1; }
 
@@ -34,6 +45,14 @@ for t in $(ctest --test-dir build-gpu -L gpu -N | sed -n 's/^ *Test *#[0-9]*: //
 done
 sed -nE 's/^(input|filter|output) +([^:]+): (PASS|FAIL) \(worst error \/ scale ([0-9.e+-]+)\)/\1,\2,\3,\4/p' \
   "$log" | { echo "stage,tile,result,worst_error_over_scale"; cat; } >"$out/gpu-transforms.csv"
-# GPU benchmarks join here as the CUDA backend grows (wino bench --backend cuda ...).
 cat "$csv"
+IFS=';' read -ra benches <<<"${WINO_GPU_BENCH:-}"
+for b in "${benches[@]}"; do
+  read -r dtype set batch <<<"$b"
+  [ -n "${dtype:-}" ] || continue
+  name="bench_${dtype}_${set}${batch:+_b$batch}"
+  build-gpu/wino bench --backend cuda --dtype "$dtype" --set "$set" ${batch:+--batch "$batch"} \
+    --csv >"$out/$name.csv" 2>"$out/$name.err" || status=1
+  echo "$name: $(($(wc -l <"$out/$name.csv") - 1)) rows; $(tail -n 1 "$out/$name.err")"
+done
 exit $status

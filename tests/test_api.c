@@ -125,8 +125,8 @@ static int test_operator_bad_input(void)
     struct wino_conv2d_desc good = wino_conv2d_desc_make(1, 2, 6, 6, 3, 3, 3, 1, 1), d;
     float w[54] = {0}, x[72] = {0}, y[108];
     wino_conv2d *op = NULL;
-    struct wino_context ctx = {-1, NULL};
-    struct wino_conv2d_options o = {WINO_ALGO_WINOGRAD, 4, NULL, WINO_VARIANT_AUTO, NULL, 0};
+    struct wino_context ctx = {.threads = -1};
+    struct wino_conv2d_options o = {.algo = WINO_ALGO_WINOGRAD, .tile_m = 4};
     int ok = 1;
     ok &= expect(wino_conv2d_create(&good, w, NULL, NULL, NULL), bad, "op NULL");
     ok &= expect(wino_conv2d_create(&good, NULL, NULL, NULL, &op), bad, "weights NULL");
@@ -216,7 +216,7 @@ static int check_random_conv(struct test_rng *rng, enum wino_algo algo, int case
     if (wino_conv2d_output_size(&d, NULL, NULL))
         return 1; /* no output for this draw: nothing to check */
     const int m = algo == WINO_ALGO_WINOGRAD ? 2 + (int)(test_rng_next(rng) % 5) : 0;
-    struct wino_conv2d_options o = {algo, m, NULL, WINO_VARIANT_AUTO, NULL, 0};
+    struct wino_conv2d_options o = {.algo = algo, .tile_m = m};
     /* Bounds: FP32 rounding of the direct sum; Winograd F(m, r) error grows with alpha
      * (docs/points.md), these tiles stay far below 1e-4 on (-1,1) data. */
     const double err = conv_check(&d, &o, NULL, rng, case_id % 2, NULL);

@@ -25,8 +25,8 @@ static int check(struct test_rng *rng, int case_id)
     d.dtype = WINO_DTYPE_F32;
     if (wino_conv2d_output_size(&d, NULL, NULL))
         return 1; /* no output for this draw */
-    struct wino_conv2d_options o = {WINO_ALGO_DIRECT, 0, NULL, WINO_VARIANT_AUTO, NULL, 0};
-    struct wino_context ctx = {1 + case_id % 2, NULL};
+    struct wino_conv2d_options o = {.algo = WINO_ALGO_DIRECT};
+    struct wino_context ctx = {.threads = 1 + case_id % 2};
     /* FP32 sums of C R S <= 833 products of numbers below 1 */
     const double err = conv_check(&d, &o, &ctx, rng, case_id % 3 != 0, NULL);
     if (err <= 1e-6)

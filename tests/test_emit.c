@@ -165,6 +165,10 @@ static void check_reproducible(void)
     test_check(&counts, table && matches_committed(WINO_TRANSFORM_TABLE_PATH, table),
                WINO_TRANSFORM_TABLE_PATH " is what the generator emits now");
     free(table);
+    char *list = wino_gen_cuda_tile_list();
+    test_check(&counts, list && matches_committed(WINO_CUDA_TILE_LIST_PATH, list),
+               WINO_CUDA_TILE_LIST_PATH " is what the generator emits now");
+    free(list);
     char *int8 = wino_gen_int8_tables();
     test_check(&counts, int8 && matches_committed(WINO_INT8_TABLES_PATH, int8),
                WINO_INT8_TABLES_PATH " is what the generator emits now");

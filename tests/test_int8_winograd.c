@@ -171,9 +171,9 @@ static void check_engine_case(struct test_counts *tc, struct test_rng *rng, int 
         q.w_scale = 0.3f / 127.0f;
     for (int k = 0; k < K; k++)
         bias[k] = (float)(q.y_scale * 30.0 * test_rng_sym(rng));
-    const struct wino_conv2d_options o = {WINO_ALGO_WINOGRAD, m, NULL, WINO_VARIANT_AUTO,
-                                          with_bias ? bias : NULL, relu};
-    const struct wino_context ctx = {threads, NULL};
+    const struct wino_conv2d_options o = {.algo = WINO_ALGO_WINOGRAD, .tile_m = m,
+                                          .bias = with_bias ? bias : NULL, .relu = relu};
+    const struct wino_context ctx = {.threads = threads};
     wino_conv2d *op = NULL;
     struct wino_int8_layer L;
     int ok = wino_conv2d_create_int8(&d, w, &q, &ctx, &o, &op) == WINO_SUCCESS &&
@@ -378,7 +378,7 @@ static void check_refusals(struct test_counts *tc)
     bad.stride_h = 2;
     checkf(tc, wino_conv2d_create_int8(&bad, w, &good, NULL, NULL, &op) == WINO_UNSUPPORTED,
                "refused: stride 2");
-    const struct wino_conv2d_options o3 = {WINO_ALGO_AUTO, 3, NULL, WINO_VARIANT_AUTO, NULL, 0};
+    const struct wino_conv2d_options o3 = {.tile_m = 3};
     checkf(tc, wino_conv2d_create_int8(&d, w, &good, NULL, &o3, &op) == WINO_UNSUPPORTED,
                "refused: F(3,3) is not an INT8 tile");
     checkf(tc, wino_conv2d_create_int8(&d, NULL, &good, NULL, NULL, &op) ==
@@ -430,8 +430,8 @@ static void check_refusals(struct test_counts *tc)
         wb[i] = (i % 2) ? 1.0f : -1.0f;
     struct wino_int8_params qb = good;
     qb.alpha_tw = 1e-3f;
-    const struct wino_conv2d_options o6 = {WINO_ALGO_AUTO, 6, NULL, WINO_VARIANT_AUTO, NULL, 0};
-    const struct wino_conv2d_options o2 = {WINO_ALGO_AUTO, 2, NULL, WINO_VARIANT_AUTO, NULL, 0};
+    const struct wino_conv2d_options o6 = {.tile_m = 6};
+    const struct wino_conv2d_options o2 = {.tile_m = 2};
     checkf(tc, wino_conv2d_create_int8(&big, wb, &qb, NULL, &o6, &op) == WINO_UNSUPPORTED,
                "refused: F(6,3), C = 512, saturated weights could overflow int32 (%s)",
                wino_last_error());

@@ -31,7 +31,7 @@ int main(void)
     remove(path);
 
     struct wino_conv2d_desc d = wino_conv2d_desc_make(1, 8, 13, 11, 6, 3, 3, 1, 1);
-    struct wino_context ctx = {1, path};
+    struct wino_context ctx = {.threads = 1, .tuning_cache = path};
     struct wino_tuning_choice choice;
     test_check(&c, wino_tuning_cache_check(path) == WINO_UNSUPPORTED, "a missing cache");
     test_check(&c, wino_tune(&d, &ctx, 3, &choice) == WINO_SUCCESS && choice.ms >= 0.0 &&
@@ -51,8 +51,7 @@ int main(void)
              m == choice.tile_m;
     wino_conv2d_destroy(op);
     test_check(&c, ok, "create() uses the cache entry");
-    const struct wino_conv2d_options auto_opts = {WINO_ALGO_AUTO, 0, NULL, WINO_VARIANT_AUTO,
-                                                  NULL, 0};
+    const struct wino_conv2d_options auto_opts = {.algo = WINO_ALGO_AUTO};
     test_check(&c, conv_check(&d, &auto_opts, &ctx, &rng, 1, NULL) <= 1e-5,
                "the tuned operator computes the convolution");
 
@@ -93,7 +92,7 @@ int main(void)
                        wino_tune(&int8, &ctx, 3, NULL) == WINO_UNSUPPORTED &&
                        wino_tuning_cache_check(NULL) == WINO_INVALID_ARGUMENT,
                "bad arguments");
-    struct wino_context nowhere = {1, "/nonexistent-dir/cache"};
+    struct wino_context nowhere = {.threads = 1, .tuning_cache = "/nonexistent-dir/cache"};
     test_check(&c, wino_tune(&d, &nowhere, 1, NULL) == WINO_INVALID_ARGUMENT,
                "an unwritable cache path is an error of wino_tune");
     remove(path);

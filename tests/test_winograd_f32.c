@@ -34,8 +34,8 @@ static int check(struct test_rng *rng, int m, int r, enum wino_variant variant, 
     d.dtype = WINO_DTYPE_F32;
     if (wino_conv2d_output_size(&d, NULL, NULL))
         return 1; /* no output for this draw */
-    struct wino_conv2d_options o = {WINO_ALGO_WINOGRAD, m, NULL, variant, NULL, 0};
-    struct wino_context ctx = {threads, NULL};
+    struct wino_conv2d_options o = {.algo = WINO_ALGO_WINOGRAD, .tile_m = m, .variant = variant};
+    struct wino_context ctx = {.threads = threads};
     enum wino_variant used = WINO_VARIANT_AUTO;
     double err = conv_check(&d, &o, &ctx, rng, case_id % 3 != 1, &used);
     if (used != variant)

@@ -57,7 +57,8 @@ static void wino_destroy(void *p)
 enum bench_prep bench_wino_prepare(const struct bench_problem *pb, enum wino_algo algo, int tile_m,
                                    struct bench_runner *out)
 {
-    const struct wino_context ctx = {pb->threads, algo == WINO_ALGO_AUTO ? pb->tuning_cache : NULL};
+    const struct wino_context ctx = {
+        .threads = pb->threads, .tuning_cache = algo == WINO_ALGO_AUTO ? pb->tuning_cache : NULL};
     struct wino_conv2d_options opts; /* all-zero = defaults, whatever fields get added */
     memset(&opts, 0, sizeof opts);
     opts.algo = algo;

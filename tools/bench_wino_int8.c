@@ -109,9 +109,8 @@ enum bench_prep bench_wino_int8_prepare(const struct bench_problem *pb, int tile
     q.clip_c = 0.0f;
     int8_data_quantize_u8(xf, xn, q.x_scale, st->x);
     d.dtype = WINO_DTYPE_U8;
-    const struct wino_context ctx = {pb->threads, NULL};
-    const struct wino_conv2d_options o = {WINO_ALGO_WINOGRAD, tile_m, NULL, WINO_VARIANT_AUTO,
-                                          NULL, 0};
+    const struct wino_context ctx = {.threads = pb->threads};
+    const struct wino_conv2d_options o = {.algo = WINO_ALGO_WINOGRAD, .tile_m = tile_m};
     const enum wino_status s = wino_conv2d_create_int8(&d, w, &q, &ctx, &o, &st->op);
     if (s == WINO_UNSUPPORTED) { /* e.g. the int32 bound of F(6,3) */
         snprintf(out->info, sizeof out->info, "%s", wino_last_error());

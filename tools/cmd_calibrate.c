@@ -52,7 +52,7 @@ static enum wino_status run_int8_winograd(const struct layer_data *L, int m,
 {
     struct wino_conv2d_desc d = L->desc;
     d.dtype = WINO_DTYPE_U8; /* post-ReLU activations and photographs are >= 0 */
-    const struct wino_conv2d_options o = {WINO_ALGO_WINOGRAD, m, NULL, WINO_VARIANT_AUTO, NULL, 0};
+    const struct wino_conv2d_options o = {.algo = WINO_ALGO_WINOGRAD, .tile_m = m};
     wino_conv2d *op = NULL;
     unsigned char *x = malloc(L->xn);
     signed char *yq = malloc(L->yn);

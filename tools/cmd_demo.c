@@ -29,7 +29,7 @@ static double now_s(void)
 static int run_one(const struct wino_conv2d_desc *d, enum wino_algo algo, int tile_m,
                    const float *x, const float *w, float *y, const double *ref, size_t y_elems)
 {
-    struct wino_conv2d_options opt = {algo, tile_m, NULL, WINO_VARIANT_AUTO, NULL, 0};
+    struct wino_conv2d_options opt = {.algo = algo, .tile_m = tile_m};
     wino_conv2d *op = NULL;
     size_t ws_bytes = 0;
     void *ws = NULL;

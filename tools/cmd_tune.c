@@ -83,7 +83,7 @@ int wino_cmd_tune(int argc, char **argv)
     int rc = bench_read_set(dir, set, &layers, &count);
     if (rc)
         return rc;
-    const struct wino_context ctx = {(int)threads, cache};
+    const struct wino_context ctx = {.threads = (int)threads, .tuning_cache = cache};
     for (int i = 0; i < count && !rc; i++) {
         if (batch)
             layers[i].n = (int)batch;

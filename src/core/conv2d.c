@@ -40,8 +40,7 @@ static int default_tile_m(const struct wino_conv2d_desc *d, const struct wino_co
     return d->r <= 5 && winograd_cost(d, s, 4) < winograd_cost(d, s, 2) ? 4 : 2;
 }
 
-/* Why Winograd cannot serve desc, or NULL when it can. */
-static const char *winograd_refusal(const struct wino_conv2d_desc *d, int tile_m)
+const char *wino_winograd_refusal(const struct wino_conv2d_desc *d, int tile_m)
 {
     if (d->stride_h != 1 || d->stride_w != 1)
         return "Winograd needs stride 1";
@@ -54,17 +53,8 @@ static const char *winograd_refusal(const struct wino_conv2d_desc *d, int tile_m
     return NULL;
 }
 
-/* Shared checks of can_implement and create; resolves the algorithm and tile. */
-static enum wino_status plan(const struct wino_conv2d_desc *desc,
-                             const struct wino_conv2d_options *options,
-                             struct wino_conv_sizes *sizes, enum wino_algo *algo, int *tile_m)
+enum wino_status wino_conv2d_check_options(const struct wino_conv2d_options *o)
 {
-    static const struct wino_conv2d_options defaults = {WINO_ALGO_AUTO, 0, NULL,
-                                                        WINO_VARIANT_AUTO, NULL, 0};
-    const struct wino_conv2d_options *o = options ? options : &defaults;
-    enum wino_status st = wino_conv_desc_check(desc, sizes);
-    if (st)
-        return st;
     if (o->algo != WINO_ALGO_AUTO && o->algo != WINO_ALGO_DIRECT && o->algo != WINO_ALGO_WINOGRAD)
         return wino_fail(WINO_INVALID_ARGUMENT, "unknown algorithm %d", (int)o->algo);
     if (o->tile_m < 0 || o->tile_m > WINO_MAX_ALPHA)
@@ -78,10 +68,27 @@ static enum wino_status plan(const struct wino_conv2d_desc *desc,
                          "tile_m, points and variant apply to Winograd only");
     if (o->relu != 0 && o->relu != 1)
         return wino_fail(WINO_INVALID_ARGUMENT, "relu = %d must be 0 or 1", o->relu);
+    if (o->tf32 != 0 && o->tf32 != 1)
+        return wino_fail(WINO_INVALID_ARGUMENT, "tf32 = %d must be 0 or 1", o->tf32);
+    return WINO_SUCCESS;
+}
+
+/* Shared checks of can_implement and create on the CPU; resolves the algorithm and tile. */
+static enum wino_status plan(const struct wino_conv2d_desc *desc,
+                             const struct wino_conv2d_options *options,
+                             struct wino_conv_sizes *sizes, enum wino_algo *algo, int *tile_m)
+{
+    static const struct wino_conv2d_options defaults;
+    const struct wino_conv2d_options *o = options ? options : &defaults;
+    enum wino_status st = wino_conv_desc_check(desc, sizes);
+    if (!st)
+        st = wino_conv2d_check_options(o);
+    if (st)
+        return st;
     if (desc->dtype != WINO_DTYPE_F32)
         return wino_fail(WINO_UNSUPPORTED, "only FP32 convolution is implemented so far");
     *tile_m = o->tile_m ? o->tile_m : default_tile_m(desc, sizes);
-    const char *why = winograd_refusal(desc, *tile_m);
+    const char *why = wino_winograd_refusal(desc, *tile_m);
     if (o->algo == WINO_ALGO_WINOGRAD && why)
         return wino_fail(WINO_UNSUPPORTED, "%s", why);
     *algo = o->algo;
@@ -119,9 +126,11 @@ enum wino_status wino_conv2d_create(const struct wino_conv2d_desc *desc, const v
     *op = NULL;
     if (!weights)
         return wino_fail(WINO_INVALID_ARGUMENT, "wino_conv2d_create: weights is NULL");
-    if (ctx && ctx->threads < 0)
-        return wino_fail(WINO_INVALID_ARGUMENT, "context threads = %d must be >= 0",
-                         ctx->threads);
+    enum wino_status st = wino_context_check(ctx);
+    if (st)
+        return st;
+    if (ctx && ctx->backend == WINO_BACKEND_CUDA)
+        return wino_conv2d_create_cuda(desc, weights, ctx, options, op);
     const int threads = ctx && ctx->threads ? ctx->threads : omp_get_num_procs();
     struct wino_conv2d_options tuned;
     const struct wino_conv2d_options *requested = options;
@@ -130,8 +139,7 @@ enum wino_status wino_conv2d_create(const struct wino_conv2d_desc *desc, const v
                       options->variant == WINO_VARIANT_AUTO))) {
         struct wino_tuning_choice c;
         if (wino_tuning_lookup(ctx->tuning_cache, (int)wino_cpu_isa(), threads, desc, &c)) {
-            const struct wino_conv2d_options none = {WINO_ALGO_AUTO, 0, NULL, WINO_VARIANT_AUTO,
-                                                     NULL, 0};
+            const struct wino_conv2d_options none = {.algo = WINO_ALGO_AUTO};
             tuned = options ? *options : none;
             tuned.algo = c.algo;
             tuned.tile_m = c.tile_m;
@@ -143,7 +151,7 @@ enum wino_status wino_conv2d_create(const struct wino_conv2d_desc *desc, const v
     if (!o)
         return wino_fail(WINO_OUT_OF_MEMORY, "wino_conv2d_create: out of memory");
     int tile_m = 0;
-    enum wino_status st = plan(desc, options, &o->sizes, &o->algo, &tile_m);
+    st = plan(desc, options, &o->sizes, &o->algo, &tile_m);
     if (st && options != requested) { /* a cache entry this build cannot follow is ignored */
         options = requested;
         st = plan(desc, options, &o->sizes, &o->algo, &tile_m);
@@ -212,7 +220,10 @@ enum wino_status wino_conv2d_algo(const wino_conv2d *op, enum wino_algo *algo, i
     if (!op || !algo || !tile_m)
         return wino_fail(WINO_INVALID_ARGUMENT, "wino_conv2d_algo: NULL argument");
     *algo = op->algo;
-    *tile_m = op->int8 ? op->int8->layer.tile.m : op->tile ? wino_tile_m(op->tile) : 0;
+    *tile_m = op->cuda ? op->tile_m
+              : op->int8 ? op->int8->layer.tile.m
+              : op->tile ? wino_tile_m(op->tile)
+                         : 0;
     return WINO_SUCCESS;
 }
 
@@ -229,6 +240,8 @@ enum wino_status wino_conv2d_run(const wino_conv2d *op, const void *x, void *y, 
         if ((uintptr_t)workspace % 64)
             return wino_fail(WINO_INSUFFICIENT_WORKSPACE, "workspace is not 64-byte aligned");
     }
+    if (op->cuda)
+        return wino_cuda_conv_run(op->cuda, x, y, workspace, workspace_bytes);
     const struct wino_epilogue ep = {op->bias, op->relu};
     if (op->int8)
         wino_s8_engine_run(op->int8, &op->desc, op->sizes.p, op->sizes.q, x, y, workspace);
@@ -249,7 +262,8 @@ enum wino_status wino_conv2d_variant(const wino_conv2d *op, enum wino_variant *v
     wino_ok();
     if (!op || !variant)
         return wino_fail(WINO_INVALID_ARGUMENT, "wino_conv2d_variant: NULL argument");
-    *variant = op->int8             ? WINO_VARIANT_FUSED
+    *variant = op->cuda             ? wino_cuda_conv_variant(op->cuda)
+               : op->int8           ? WINO_VARIANT_FUSED
                : !op->engine.U    ? WINO_VARIANT_AUTO
                : op->engine.fused ? WINO_VARIANT_FUSED
                                   : WINO_VARIANT_NON_FUSED;
@@ -261,6 +275,7 @@ void wino_conv2d_destroy(wino_conv2d *op)
     if (!op)
         return;
     free(op->bias);
+    wino_cuda_conv_destroy(op->cuda);
     if (op->int8)
         wino_s8_engine_release(op->int8);
     free(op->int8);

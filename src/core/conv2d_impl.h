@@ -7,6 +7,7 @@
 #include "cpu/winograd_f32.h"
 #include "cpu/winograd_s8.h"
 #include "cpu/winograd_scalar.h"
+#include "cuda/conv2d_cuda.h"
 #include "wino.h"
 
 struct wino_conv2d {
@@ -20,7 +21,24 @@ struct wino_conv2d {
     struct wino_f32_engine engine;    /* WINOGRAD with generated transforms (engine.U != NULL) */
     struct wino_f32_winograd winograd; /* WINOGRAD on the scalar path otherwise */
     struct wino_s8_engine *int8;      /* INT8 Winograd, or NULL */
+    struct wino_cuda_conv *cuda;      /* on the CUDA backend, or NULL */
+    int tile_m;                       /* the CUDA operator's Winograd tile */
     size_t workspace_bytes;
 };
+
+/* Checks the fields of options that mean the same on every backend. */
+enum wino_status wino_conv2d_check_options(const struct wino_conv2d_options *options);
+
+/* Checks the backend, device and threads of ctx (NULL is the default CPU context). */
+enum wino_status wino_context_check(const struct wino_context *ctx);
+
+/* Why Winograd F(tile_m, r) cannot serve desc, or NULL when it can. */
+const char *wino_winograd_refusal(const struct wino_conv2d_desc *desc, int tile_m);
+
+/* wino_conv2d_create for ctx->backend == WINO_BACKEND_CUDA (src/core/conv2d_cuda.c). */
+enum wino_status wino_conv2d_create_cuda(const struct wino_conv2d_desc *desc,
+                                         const void *weights, const struct wino_context *ctx,
+                                         const struct wino_conv2d_options *options,
+                                         wino_conv2d **op);
 
 #endif

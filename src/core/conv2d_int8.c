@@ -6,6 +6,51 @@
 #include "core/conv2d_impl.h"
 #include "core/error.h"
 
+/* A host copy of device weights (NULL when there is nothing to copy: the layer's checks then
+ * refuse the arguments). */
+static enum wino_status weights_to_host(const struct wino_conv2d_desc *desc, const void *weights,
+                                        const struct wino_int8_params *params,
+                                        const struct wino_context *ctx, void **host)
+{
+    struct wino_conv_sizes sizes;
+    if (!desc || !weights || !params || wino_conv_desc_check(desc, &sizes))
+        return WINO_SUCCESS;
+    const size_t bytes = sizes.w_elems * (params->w_scale > 0 ? 1 : sizeof(float));
+    if (!(*host = malloc(bytes)))
+        return wino_fail(WINO_OUT_OF_MEMORY, "wino_conv2d_create_int8: out of memory");
+    enum wino_status st = wino_cuda_copy_to_host(ctx, weights, bytes, *host);
+    if (st) {
+        free(*host);
+        *host = NULL;
+    }
+    return st;
+}
+
+static enum wino_status create_on_cuda(const struct wino_conv2d_desc *desc,
+                                       struct wino_int8_layer *layer,
+                                       const struct wino_context *ctx, wino_conv2d **op)
+{
+    struct wino_conv2d *o = calloc(1, sizeof *o);
+    enum wino_status st = WINO_OUT_OF_MEMORY;
+    if (!o)
+        wino_fail(st, "wino_conv2d_create_int8: out of memory");
+    else {
+        o->desc = *desc;
+        wino_conv_desc_check(desc, &o->sizes);
+        o->algo = WINO_ALGO_WINOGRAD;
+        o->tile_m = layer->tile.m;
+        st = wino_cuda_conv_create_int8(desc, &o->sizes, layer, ctx, &o->cuda,
+                                        &o->workspace_bytes);
+    }
+    wino_int8_layer_release(layer);
+    if (st) {
+        free(o);
+        return st;
+    }
+    *op = o;
+    return WINO_SUCCESS;
+}
+
 enum wino_status wino_conv2d_create_int8(const struct wino_conv2d_desc *desc, const void *weights,
                                          const struct wino_int8_params *params,
                                          const struct wino_context *ctx,
@@ -16,9 +61,9 @@ enum wino_status wino_conv2d_create_int8(const struct wino_conv2d_desc *desc, co
     if (!op)
         return wino_fail(WINO_INVALID_ARGUMENT, "wino_conv2d_create_int8: op is NULL");
     *op = NULL;
-    if (ctx && ctx->threads < 0)
-        return wino_fail(WINO_INVALID_ARGUMENT, "context threads = %d must be >= 0",
-                         ctx->threads);
+    enum wino_status st = wino_context_check(ctx);
+    if (st)
+        return st;
     if (options && (options->algo != WINO_ALGO_AUTO && options->algo != WINO_ALGO_WINOGRAD))
         return wino_fail(WINO_INVALID_ARGUMENT, "INT8: only the Winograd algorithm is built");
     if (options && (options->points || options->variant != WINO_VARIANT_AUTO))
@@ -27,12 +72,19 @@ enum wino_status wino_conv2d_create_int8(const struct wino_conv2d_desc *desc, co
     if (options && options->relu != 0 && options->relu != 1)
         return wino_fail(WINO_INVALID_ARGUMENT, "relu = %d must be 0 or 1", options->relu);
     const int tile_m = options && options->tile_m ? options->tile_m : 4;
+    const int cuda = ctx && ctx->backend == WINO_BACKEND_CUDA;
+    void *host_weights = NULL; /* the layer is prepared on the host from a copy */
+    if (cuda && (st = weights_to_host(desc, weights, params, ctx, &host_weights)))
+        return st;
     struct wino_int8_layer layer;
-    enum wino_status st =
-        wino_int8_layer_prepare(desc, tile_m, weights, params, options ? options->bias : NULL,
-                                options ? options->relu : 0, &layer);
+    st = wino_int8_layer_prepare(desc, tile_m, cuda ? host_weights : weights, params,
+                                 options ? options->bias : NULL, options ? options->relu : 0,
+                                 &layer);
+    free(host_weights);
     if (st)
         return st;
+    if (cuda)
+        return create_on_cuda(desc, &layer, ctx, op);
     struct wino_conv2d *o = calloc(1, sizeof *o);
     if (o)
         o->int8 = calloc(1, sizeof *o->int8);

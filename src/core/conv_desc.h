@@ -6,6 +6,10 @@
 
 #include "wino.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct wino_conv_sizes {
     int p, q;                    /* output height, width */
     size_t x_elems, w_elems, y_elems;
@@ -18,5 +22,9 @@ enum wino_status wino_conv_desc_check(const struct wino_conv2d_desc *desc,
 
 /* Element size in bytes of a dtype (0 for unknown values). */
 size_t wino_dtype_size(enum wino_dtype dtype);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -4,6 +4,10 @@
 
 #include "wino.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #if defined(__GNUC__)
 #define WINO_PRINTF(f, a) __attribute__((format(printf, f, a)))
 #else
@@ -17,5 +21,9 @@ enum wino_status wino_ok(void);
 
 /* *out = a * b, returning 0, or -1 on size_t overflow (then *out is untouched). */
 int wino_mul_size(size_t a, size_t b, size_t *out);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

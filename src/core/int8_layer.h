@@ -10,6 +10,17 @@
 #include "core/int8_tile.h"
 #include "wino.h"
 
+/* The spec's per-element steps run unchanged in CUDA kernels (same IEEE operations). */
+#ifdef __CUDACC__
+#define WINO_HOST_DEVICE __host__ __device__
+#else
+#define WINO_HOST_DEVICE
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct wino_int8_layer {
     struct wino_int8_tile tile;
     int c, k;
@@ -31,18 +42,22 @@ enum wino_status wino_int8_layer_prepare(const struct wino_conv2d_desc *desc, in
 void wino_int8_layer_release(struct wino_int8_layer *layer); /* safe on a zeroed struct */
 
 /* Step 2 of the pipeline: a transformed activation to int8. */
-static inline int8_t wino_int8_quantize_v(int32_t v, float f_a)
+WINO_HOST_DEVICE static inline int8_t wino_int8_quantize_v(int32_t v, float f_a)
 {
     const float t = rintf((float)v * f_a);
     return (int8_t)(t > 127.0f ? 127 : t < -127.0f ? -127 : (int)t);
 }
 
 /* Step 6: an output of the output transform to the 8-bit output value. */
-static inline int wino_int8_requantize(int32_t y, float scale, float bias, float lo, float hi)
+WINO_HOST_DEVICE static inline int wino_int8_requantize(int32_t y, float scale, float bias, float lo, float hi)
 {
     float r = fmaf((float)y, scale, bias);
     r = r < lo ? lo : r > hi ? hi : r;
     return (int)rintf(r);
 }
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -8,6 +8,10 @@
 
 #include "wino.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define WINO_INT8_MAX_M 6
 #define WINO_INT8_MAX_ALPHA 8
 
@@ -40,5 +44,9 @@ void wino_int8_input_transform(const struct wino_int8_tile *t,
  * three tiles as C constants, so that the engine's transforms compile to straight-line code. */
 #define WINO_INT8_TABLES_PATH "src/cpu/generated/int8_tiles.h"
 char *wino_gen_int8_tables(void);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -81,14 +81,14 @@ enum wino_status wino_tune(const struct wino_conv2d_desc *desc, const struct win
     for (size_t i = 0; i < sz.w_elems; i++)
         w[i] = (float)((seed = seed * 1103515245u + 12345u) >> 9) / 8388608.0f - 1.0f;
 
-    struct wino_context plain = {ctx ? ctx->threads : 0, NULL}; /* never read the cache here */
+    struct wino_context plain = {.threads = ctx ? ctx->threads : 0}; /* never read the cache here */
     struct wino_tuning_choice best = {WINO_ALGO_DIRECT, 0, WINO_VARIANT_AUTO, -1.0};
-    struct wino_conv2d_options o = {WINO_ALGO_DIRECT, 0, NULL, WINO_VARIANT_AUTO, NULL, 0};
+    struct wino_conv2d_options o = {.algo = WINO_ALGO_DIRECT};
     best.ms = time_candidate(desc, &plain, &o, x, w, y, reps, times);
     for (int m = 2; m <= 6; m++)
         for (int v = WINO_VARIANT_NON_FUSED; v <= WINO_VARIANT_FUSED; v++) {
-            struct wino_conv2d_options wo = {WINO_ALGO_WINOGRAD, m, NULL, (enum wino_variant)v,
-                                             NULL, 0};
+            struct wino_conv2d_options wo = {.algo = WINO_ALGO_WINOGRAD, .tile_m = m,
+                                             .variant = (enum wino_variant)v};
             enum wino_variant used;
             wino_conv2d *probe = NULL; /* only generated tiles honour the variant */
             int generated = !wino_conv2d_create(desc, w, &plain, &wo, &probe) &&

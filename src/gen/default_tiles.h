@@ -27,6 +27,12 @@ void wino_default_tile_path(int m, int r, enum wino_emit_lang lang, char *buf, s
 /* The text of WINO_TRANSFORM_TABLE_PATH (malloc'ed), or NULL when out of memory. */
 char *wino_gen_transform_table(void);
 
+#define WINO_CUDA_TILE_LIST_PATH "src/cuda/generated/wino_f32_tiles.cuh"
+
+/* The text of WINO_CUDA_TILE_LIST_PATH (malloc'ed), or NULL when out of memory: includes every
+ * default tile's CUDA transforms and defines WINO_CUDA_DEFAULT_TILES(X), X(name, m, r) a tile. */
+char *wino_gen_cuda_tile_list(void);
+
 /* (Re)writes every file above under repo_root, the INT8 tile tables (WINO_INT8_TABLES_PATH),
  * plus the op-count table between its markers in
  * docs/transform-ops.md (see src/gen/op_table.h). Returns WINO_SUCCESS or a failure status with

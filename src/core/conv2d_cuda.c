@@ -1,0 +1,74 @@
+/* The context check shared by every create, and wino_conv2d_create on the CUDA backend: what
+ * it accepts, before the backend (src/cuda) builds the operator. */
+#include <stdlib.h>
+
+#include "core/conv2d_impl.h"
+#include "core/error.h"
+
+enum wino_status wino_context_check(const struct wino_context *ctx)
+{
+    if (!ctx)
+        return WINO_SUCCESS;
+    if (ctx->threads < 0)
+        return wino_fail(WINO_INVALID_ARGUMENT, "context threads = %d must be >= 0",
+                         ctx->threads);
+    if (ctx->backend != WINO_BACKEND_CPU && ctx->backend != WINO_BACKEND_CUDA)
+        return wino_fail(WINO_INVALID_ARGUMENT, "unknown backend %d", (int)ctx->backend);
+    if (ctx->backend == WINO_BACKEND_CUDA && ctx->device < 0)
+        return wino_fail(WINO_INVALID_ARGUMENT, "CUDA device %d must be >= 0", ctx->device);
+    return WINO_SUCCESS;
+}
+
+/* F(4x4, 3x3) and smaller filters' m = 4 keep the GEMMs large; bigger filters take m = 2, whose
+ * alpha stays small enough for one thread's registers. */
+static int cuda_default_tile_m(const struct wino_conv2d_desc *d)
+{
+    return d->r <= 3 ? 4 : 2;
+}
+
+enum wino_status wino_conv2d_create_cuda(const struct wino_conv2d_desc *desc,
+                                         const void *weights, const struct wino_context *ctx,
+                                         const struct wino_conv2d_options *options,
+                                         wino_conv2d **op)
+{
+    static const struct wino_conv2d_options defaults;
+    const struct wino_conv2d_options *o = options ? options : &defaults;
+    struct wino_conv_sizes sizes;
+    enum wino_status st = wino_conv_desc_check(desc, &sizes);
+    if (!st)
+        st = wino_conv2d_check_options(o);
+    if (st)
+        return st;
+    if (o->algo == WINO_ALGO_DIRECT)
+        return wino_fail(WINO_UNSUPPORTED, "the CUDA backend runs Winograd only: direct "
+                                           "convolution is the vendor library's");
+    if (desc->dtype != WINO_DTYPE_F32 && desc->dtype != WINO_DTYPE_F16)
+        return wino_fail(WINO_UNSUPPORTED, "CUDA: FP32 and FP16 here; INT8 through "
+                                           "wino_conv2d_create_int8");
+    if (o->tf32 && desc->dtype != WINO_DTYPE_F32)
+        return wino_fail(WINO_INVALID_ARGUMENT, "tf32 applies to FP32 convolutions only");
+    if (o->points)
+        return wino_fail(WINO_UNSUPPORTED, "CUDA: Winograd runs the generated tiles only "
+                                           "(recorded points)");
+    if (o->variant == WINO_VARIANT_FUSED)
+        return wino_fail(WINO_UNSUPPORTED, "CUDA: the fused variant is not built yet");
+    const int tile_m = o->tile_m ? o->tile_m : cuda_default_tile_m(desc);
+    const char *why = wino_winograd_refusal(desc, tile_m);
+    if (why)
+        return wino_fail(WINO_UNSUPPORTED, "%s", why);
+    struct wino_conv2d *c = calloc(1, sizeof *c);
+    if (!c)
+        return wino_fail(WINO_OUT_OF_MEMORY, "wino_conv2d_create: out of memory");
+    c->desc = *desc;
+    c->sizes = sizes;
+    c->algo = WINO_ALGO_WINOGRAD;
+    c->tile_m = tile_m;
+    st = wino_cuda_conv_create(desc, &sizes, weights, ctx, tile_m, o->bias, o->relu, o->tf32,
+                               &c->cuda, &c->workspace_bytes);
+    if (st) {
+        free(c);
+        return st;
+    }
+    *op = c;
+    return WINO_SUCCESS;
+}

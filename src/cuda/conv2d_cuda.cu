@@ -1,0 +1,361 @@
+/* The CUDA backend of wino_conv2d (non-fused Winograd): the filters are transformed once at
+ * create; run() enqueues the input transform, alpha^2 GEMMs in one strided-batched cuBLAS call,
+ * and the output transform with bias, ReLU (and INT8 requantization) on the caller's stream. */
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "cuda/conv2d_cuda.h"
+#include "cuda/winograd_kernels.h"
+
+enum element { ELEMENT_F32, ELEMENT_F16, ELEMENT_S8 };
+
+struct wino_cuda_conv {
+    int device;
+    cudaStream_t stream;
+    cublasHandle_t blas;
+    struct wino_cuda_shape shape;
+    enum element element; /* of V and U */
+    int tf32, relu;
+    void *u;              /* U[pos][kp][cp] */
+    float *bias;          /* K values on the device, or NULL */
+    float *scale;         /* INT8: K requantization scales on the device (bias: K offsets) */
+    struct wino_cuda_s8_consts s8;
+    size_t v_bytes, m_bytes; /* the two workspace parts */
+};
+
+static enum wino_status cuda_failed(cudaError_t e, const char *call, const char *file, int line)
+{
+    return wino_fail(WINO_DEVICE_ERROR, "%s:%d: %s: %s", file, line, call, cudaGetErrorString(e));
+}
+#define CUDA_TRY(call)                                                                         \
+    do {                                                                                       \
+        const cudaError_t e_ = (call);                                                         \
+        if (e_ != cudaSuccess)                                                                 \
+            return cuda_failed(e_, #call, __FILE__, __LINE__);                                 \
+    } while (0)
+
+/* Makes the operator's device current for the scope of a call and restores the caller's. */
+struct device_scope {
+    int previous;
+};
+static enum wino_status enter_device(int device, struct device_scope *scope)
+{
+    CUDA_TRY(cudaGetDevice(&scope->previous));
+    CUDA_TRY(cudaSetDevice(device));
+    return WINO_SUCCESS;
+}
+static void leave_device(const struct device_scope *scope)
+{
+    cudaSetDevice(scope->previous);
+}
+
+static enum wino_status check_context(const struct wino_context *ctx)
+{
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+        cudaGetLastError();
+        return wino_fail(WINO_UNSUPPORTED, "no CUDA device is available");
+    }
+    if (ctx->device < 0 || ctx->device >= count)
+        return wino_fail(WINO_INVALID_ARGUMENT, "CUDA device %d does not exist (%d devices)",
+                         ctx->device, count);
+    if (ctx->stream) {
+        int device = -1;
+        CUDA_TRY(cudaStreamGetDevice((cudaStream_t)ctx->stream, &device));
+        if (device != ctx->device)
+            return wino_fail(WINO_INVALID_ARGUMENT,
+                             "the context's stream belongs to device %d, not to device %d",
+                             device, ctx->device);
+    }
+    return WINO_SUCCESS;
+}
+
+/* WINO_SUCCESS when p is memory of the device; a clear refusal for host memory. */
+static enum wino_status check_device_pointer(const void *p, int device, const char *what)
+{
+    cudaPointerAttributes a;
+    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+        cudaGetLastError();
+        return wino_fail(WINO_INVALID_ARGUMENT, "%s is not a pointer CUDA knows", what);
+    }
+    if (a.type != cudaMemoryTypeDevice && a.type != cudaMemoryTypeManaged)
+        return wino_fail(WINO_INVALID_ARGUMENT,
+                         "%s is host memory; the CUDA backend needs device memory", what);
+    if (a.device != device)
+        return wino_fail(WINO_INVALID_ARGUMENT, "%s is memory of device %d, not of device %d",
+                         what, a.device, device);
+    return WINO_SUCCESS;
+}
+
+static int round_up(int v, int to)
+{
+    return (v + to - 1) / to * to;
+}
+
+/* The shape of desc with F(m, r), channels padded as the element type's GEMMs want them. */
+static enum wino_status make_shape(const struct wino_conv2d_desc *d,
+                                   const struct wino_conv_sizes *sz, int m, enum element e,
+                                   struct wino_cuda_shape *s)
+{
+    const int pad = e == ELEMENT_S8 ? 16 : e == ELEMENT_F16 ? 8 : 1;
+    memset(s, 0, sizeof *s);
+    s->n = d->n, s->c = d->c, s->h = d->h, s->w = d->w, s->k = d->k;
+    s->p = sz->p, s->q = sz->q, s->pad_h = d->pad_h, s->pad_w = d->pad_w;
+    s->nhwc = d->layout == WINO_LAYOUT_NHWC;
+    s->m = m, s->r = d->r, s->alpha = m + d->r - 1;
+    s->tiles_h = (sz->p + m - 1) / m, s->tiles_w = (sz->q + m - 1) / m;
+    s->tiles = (long long)d->n * s->tiles_h * s->tiles_w;
+    if (d->c > INT_MAX - 16 || d->k > INT_MAX - 16 || s->tiles > INT_MAX)
+        return wino_fail(WINO_UNSUPPORTED, "CUDA Winograd: more than 2^31 tiles or channels");
+    s->cp = round_up(d->c, pad), s->kp = round_up(d->k, pad);
+    return WINO_SUCCESS;
+}
+
+static size_t element_size(enum element e)
+{
+    return e == ELEMENT_F32 ? 4 : e == ELEMENT_F16 ? 2 : 1;
+}
+
+/* Workspace: V (element type) then M (float or int32), each 256-byte aligned. */
+static void plan_workspace(struct wino_cuda_conv *c)
+{
+    const size_t a2 = (size_t)c->shape.alpha * c->shape.alpha, t = (size_t)c->shape.tiles;
+    c->v_bytes = (a2 * t * (size_t)c->shape.cp * element_size(c->element) + 255) / 256 * 256;
+    c->m_bytes = a2 * t * (size_t)c->shape.kp * 4;
+}
+
+static enum wino_status upload(void **dst, const void *src, size_t bytes)
+{
+    CUDA_TRY(cudaMalloc(dst, bytes));
+    CUDA_TRY(cudaMemcpy(*dst, src, bytes, cudaMemcpyHostToDevice));
+    return WINO_SUCCESS;
+}
+
+/* The parts every operator has: device, stream, cuBLAS handle on that stream. */
+static enum wino_status open_conv(const struct wino_context *ctx, struct wino_cuda_conv **out)
+{
+    enum wino_status st = check_context(ctx);
+    if (st)
+        return st;
+    struct wino_cuda_conv *c = (struct wino_cuda_conv *)calloc(1, sizeof *c);
+    if (!c)
+        return wino_fail(WINO_OUT_OF_MEMORY, "out of memory");
+    c->device = ctx->device;
+    c->stream = (cudaStream_t)ctx->stream;
+    *out = c;
+    if (cublasCreate(&c->blas) != CUBLAS_STATUS_SUCCESS) {
+        c->blas = NULL;
+        return wino_fail(WINO_DEVICE_ERROR, "cublasCreate failed");
+    }
+    if (cublasSetStream(c->blas, c->stream) != CUBLAS_STATUS_SUCCESS)
+        return wino_fail(WINO_DEVICE_ERROR, "cublasSetStream failed");
+    return WINO_SUCCESS;
+}
+
+static enum wino_status create_float(const struct wino_conv2d_desc *desc,
+                                     const struct wino_conv_sizes *sizes, const void *weights,
+                                     int tile_m, const float *bias, int relu, int tf32,
+                                     struct wino_cuda_conv *c)
+{
+    c->element = desc->dtype == WINO_DTYPE_F16 ? ELEMENT_F16 : ELEMENT_F32;
+    c->tf32 = tf32, c->relu = relu;
+    enum wino_status st = make_shape(desc, sizes, tile_m, c->element, &c->shape);
+    if (!st && !wino_cuda_has_tile(tile_m, desc->r))
+        st = wino_fail(WINO_UNSUPPORTED, "no generated CUDA transforms for F(%d, %d)", tile_m,
+                       desc->r);
+    if (!st)
+        st = check_device_pointer(weights, c->device, "weights");
+    if (st)
+        return st;
+    const struct wino_cuda_shape *s = &c->shape;
+    const size_t u_bytes =
+        (size_t)s->alpha * s->alpha * s->kp * s->cp * element_size(c->element);
+    CUDA_TRY(cudaMalloc(&c->u, u_bytes));
+    if (bias && (st = upload((void **)&c->bias, bias, sizeof(float) * (size_t)desc->k)))
+        return st;
+    CUDA_TRY(wino_cuda_filter_transform(s, c->element == ELEMENT_F16, weights, c->u, c->stream));
+    CUDA_TRY(cudaStreamSynchronize(c->stream));
+    plan_workspace(c);
+    return WINO_SUCCESS;
+}
+
+enum wino_status wino_cuda_conv_create(const struct wino_conv2d_desc *desc,
+                                       const struct wino_conv_sizes *sizes, const void *weights,
+                                       const struct wino_context *ctx, int tile_m,
+                                       const float *bias, int relu, int tf32,
+                                       struct wino_cuda_conv **conv, size_t *workspace_bytes)
+{
+    struct wino_cuda_conv *c = NULL;
+    struct device_scope scope;
+    enum wino_status st = open_conv(ctx, &c);
+    if (!st && !(st = enter_device(ctx->device, &scope))) {
+        st = create_float(desc, sizes, weights, tile_m, bias, relu, tf32, c);
+        leave_device(&scope);
+    }
+    if (st) {
+        wino_cuda_conv_destroy(c);
+        return st;
+    }
+    *conv = c;
+    *workspace_bytes = c->v_bytes + c->m_bytes;
+    return WINO_SUCCESS;
+}
+
+static enum wino_status create_int8(const struct wino_conv2d_desc *desc,
+                                    const struct wino_conv_sizes *sizes,
+                                    const struct wino_int8_layer *L, struct wino_cuda_conv *c)
+{
+    c->element = ELEMENT_S8;
+    enum wino_status st = make_shape(desc, sizes, L->tile.m, ELEMENT_S8, &c->shape);
+    if (st)
+        return st;
+    const struct wino_cuda_shape *s = &c->shape;
+    memcpy(c->s8.bt, L->tile.bt, sizeof c->s8.bt);
+    memcpy(c->s8.at, L->tile.at, sizeof c->s8.at);
+    c->s8.f_a = L->f_a, c->s8.lo = L->lo, c->s8.hi = L->hi;
+    c->s8.x_signed = L->x_signed, c->s8.y_signed = L->y_signed;
+    /* Uq[pos][c][k] on the host -> U[pos][kp][cp], zero padded */
+    const size_t a2 = (size_t)s->alpha * s->alpha, plane = (size_t)s->kp * s->cp;
+    int8_t *u = (int8_t *)calloc(a2 * plane, 1);
+    if (!u)
+        return wino_fail(WINO_OUT_OF_MEMORY, "out of memory");
+    for (size_t pos = 0; pos < a2; pos++)
+        for (int ch = 0; ch < s->c; ch++)
+            for (int k = 0; k < s->k; k++)
+                u[pos * plane + (size_t)k * s->cp + ch] = L->uq[(pos * s->c + ch) * s->k + k];
+    st = upload(&c->u, u, a2 * plane);
+    free(u);
+    if (!st)
+        st = upload((void **)&c->scale, L->scale, sizeof(float) * (size_t)s->k);
+    if (!st)
+        st = upload((void **)&c->bias, L->bias, sizeof(float) * (size_t)s->k);
+    plan_workspace(c);
+    return st;
+}
+
+enum wino_status wino_cuda_conv_create_int8(const struct wino_conv2d_desc *desc,
+                                            const struct wino_conv_sizes *sizes,
+                                            const struct wino_int8_layer *layer,
+                                            const struct wino_context *ctx,
+                                            struct wino_cuda_conv **conv,
+                                            size_t *workspace_bytes)
+{
+    struct wino_cuda_conv *c = NULL;
+    struct device_scope scope;
+    enum wino_status st = open_conv(ctx, &c);
+    if (!st && !(st = enter_device(ctx->device, &scope))) {
+        st = create_int8(desc, sizes, layer, c);
+        leave_device(&scope);
+    }
+    if (st) {
+        wino_cuda_conv_destroy(c);
+        return st;
+    }
+    *conv = c;
+    *workspace_bytes = c->v_bytes + c->m_bytes;
+    return WINO_SUCCESS;
+}
+
+enum wino_status wino_cuda_copy_to_host(const struct wino_context *ctx, const void *src,
+                                        size_t bytes, void *dst)
+{
+    enum wino_status st = check_context(ctx);
+    if (!st)
+        st = check_device_pointer(src, ctx->device, "weights");
+    if (!st)
+        CUDA_TRY(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost));
+    return st;
+}
+
+/* M[pos] = V[pos] U[pos]^T for every position, in one call. */
+static enum wino_status gemms(const struct wino_cuda_conv *c, const void *v, void *m)
+{
+    const struct wino_cuda_shape *s = &c->shape;
+    const long long a2 = (long long)s->alpha * s->alpha;
+    const float one = 1.0f, zero = 0.0f;
+    const int one_i = 1, zero_i = 0;
+    const int s8 = c->element == ELEMENT_S8;
+    const cudaDataType in = s8 ? CUDA_R_8I : c->element == ELEMENT_F16 ? CUDA_R_16F : CUDA_R_32F;
+    const cublasComputeType_t compute = s8       ? CUBLAS_COMPUTE_32I
+                                        : c->tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                                  : CUBLAS_COMPUTE_32F;
+    const cublasStatus_t b = cublasGemmStridedBatchedEx(
+        c->blas, CUBLAS_OP_T, CUBLAS_OP_N, s->kp, (int)s->tiles, s->cp,
+        s8 ? (const void *)&one_i : (const void *)&one, c->u, in, s->cp,
+        (long long)s->kp * s->cp, v, in, s->cp, s->tiles * s->cp,
+        s8 ? (const void *)&zero_i : (const void *)&zero, m, s8 ? CUDA_R_32I : CUDA_R_32F,
+        s->kp, s->tiles * s->kp, (int)a2, compute, CUBLAS_GEMM_DEFAULT);
+    if (b != CUBLAS_STATUS_SUCCESS)
+        return wino_fail(WINO_DEVICE_ERROR, "cuBLAS batched GEMM failed: %s",
+                         cublasGetStatusString(b));
+    return WINO_SUCCESS;
+}
+
+static enum wino_status run_stages(const struct wino_cuda_conv *c, const void *x, void *y,
+                                   char *workspace)
+{
+    const struct wino_cuda_shape *s = &c->shape;
+    void *v = workspace, *m = workspace + c->v_bytes;
+    if (c->element == ELEMENT_S8) {
+        CUDA_TRY(wino_cuda_s8_input_transform(s, &c->s8, x, (signed char *)v, c->stream));
+        enum wino_status st = gemms(c, v, m);
+        if (st)
+            return st;
+        CUDA_TRY(wino_cuda_s8_output_transform(s, &c->s8, (const int *)m, c->scale, c->bias, y,
+                                               c->stream));
+        return WINO_SUCCESS;
+    }
+    const int half = c->element == ELEMENT_F16;
+    CUDA_TRY(wino_cuda_input_transform(s, half, x, v, c->stream));
+    enum wino_status st = gemms(c, v, m);
+    if (st)
+        return st;
+    CUDA_TRY(wino_cuda_output_transform(s, half, (const float *)m, c->bias, c->relu, y,
+                                        c->stream));
+    return WINO_SUCCESS;
+}
+
+enum wino_status wino_cuda_conv_run(const struct wino_cuda_conv *c, const void *x, void *y,
+                                    void *workspace, size_t workspace_bytes)
+{
+    enum wino_status st = check_device_pointer(x, c->device, "x");
+    if (!st)
+        st = check_device_pointer(y, c->device, "y");
+    if (!st && workspace_bytes < c->v_bytes + c->m_bytes)
+        st = wino_fail(WINO_INSUFFICIENT_WORKSPACE, "workspace of %zu bytes, %zu needed",
+                       workspace_bytes, c->v_bytes + c->m_bytes);
+    if (!st)
+        st = check_device_pointer(workspace, c->device, "workspace");
+    struct device_scope scope;
+    if (!st && !(st = enter_device(c->device, &scope))) {
+        st = run_stages(c, x, y, (char *)workspace);
+        leave_device(&scope);
+    }
+    return st;
+}
+
+enum wino_variant wino_cuda_conv_variant(const struct wino_cuda_conv *conv)
+{
+    (void)conv;
+    return WINO_VARIANT_NON_FUSED;
+}
+
+void wino_cuda_conv_destroy(struct wino_cuda_conv *c)
+{
+    if (!c)
+        return;
+    struct device_scope scope;
+    const int entered = enter_device(c->device, &scope) == WINO_SUCCESS;
+    if (c->blas)
+        cublasDestroy(c->blas);
+    cudaFree(c->u);
+    cudaFree(c->bias);
+    cudaFree(c->scale);
+    if (entered)
+        leave_device(&scope);
+    free(c);
+}

@@ -1,0 +1,52 @@
+/* The CUDA backend of wino_conv2d: Winograd in three kernels around cuBLAS's alpha^2 batched
+ * GEMMs (src/cuda/conv2d_cuda.cu), or, in a build without CUDA, a stand-in answering
+ * WINO_UNSUPPORTED (src/cuda/cuda_absent.c). Callable from C. */
+#ifndef WINO_CUDA_CONV2D_CUDA_H
+#define WINO_CUDA_CONV2D_CUDA_H
+
+#include <stddef.h>
+
+#include "core/conv_desc.h"
+#include "core/int8_layer.h"
+#include "wino.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct wino_cuda_conv;
+
+/* FP32 / FP16 Winograd F(tile_m x tile_m, r x r) with a generated tile; weights in device
+ * memory; bias (K host floats) or NULL. Sets *conv and the workspace bytes run() needs. */
+enum wino_status wino_cuda_conv_create(const struct wino_conv2d_desc *desc,
+                                       const struct wino_conv_sizes *sizes, const void *weights,
+                                       const struct wino_context *ctx, int tile_m,
+                                       const float *bias, int relu, int tf32,
+                                       struct wino_cuda_conv **conv, size_t *workspace_bytes);
+
+/* INT8 Winograd for a layer prepared on the host (its Uq and constants are copied). */
+enum wino_status wino_cuda_conv_create_int8(const struct wino_conv2d_desc *desc,
+                                            const struct wino_conv_sizes *sizes,
+                                            const struct wino_int8_layer *layer,
+                                            const struct wino_context *ctx,
+                                            struct wino_cuda_conv **conv,
+                                            size_t *workspace_bytes);
+
+/* Copies bytes of ctx's device memory at src into host memory at dst, after checking that src
+ * is device memory of that device (WINO_INVALID_ARGUMENT otherwise). */
+enum wino_status wino_cuda_copy_to_host(const struct wino_context *ctx, const void *src,
+                                        size_t bytes, void *dst);
+
+/* Enqueues y = conv(x) on the operator's stream. */
+enum wino_status wino_cuda_conv_run(const struct wino_cuda_conv *conv, const void *x, void *y,
+                                    void *workspace, size_t workspace_bytes);
+
+enum wino_variant wino_cuda_conv_variant(const struct wino_cuda_conv *conv);
+
+void wino_cuda_conv_destroy(struct wino_cuda_conv *conv); /* NULL is fine */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,58 @@
+/* The Winograd transform kernels of the CUDA backend and their launchers (C++ callers only).
+ * Layouts in device memory, for alpha^2 positions pos = i * alpha + j:
+ *   V[pos][tile][cp]  transformed input tiles, channels padded to cp with zeros
+ *   U[pos][kp][cp]    transformed filters, both counts padded with zeros
+ *   M[pos][tile][kp]  the GEMM results M[pos] = V[pos] U[pos]^T (float, or int32 for INT8)
+ * so each position is one GEMM whose operands are contiguous along the reduction (C). */
+#ifndef WINO_CUDA_WINOGRAD_KERNELS_H
+#define WINO_CUDA_WINOGRAD_KERNELS_H
+
+#include <cuda_runtime.h>
+
+#include "core/int8_tile.h"
+
+struct wino_cuda_shape {
+    int n, c, h, w, k, p, q, pad_h, pad_w;
+    int nhwc;                /* 1: x N*H*W*C, w K*R*S*C, y N*P*Q*K; 0: NCHW, K*C*R*S, N*K*P*Q */
+    int m, r, alpha;         /* the tile */
+    int tiles_h, tiles_w;    /* tiles per image: ceil(P / m), ceil(Q / m) */
+    long long tiles;         /* n * tiles_h * tiles_w */
+    int cp, kp;              /* C and K padded for the GEMMs */
+};
+
+/* 1 when F(m, r) has generated CUDA transforms. */
+int wino_cuda_has_tile(int m, int r);
+
+/* FP32 (half == 0) or FP16 (half == 1) elements; M is float either way. */
+cudaError_t wino_cuda_filter_transform(const struct wino_cuda_shape *s, int half, const void *w,
+                                       void *u, cudaStream_t stream);
+cudaError_t wino_cuda_input_transform(const struct wino_cuda_shape *s, int half, const void *x,
+                                      void *v, cudaStream_t stream);
+cudaError_t wino_cuda_output_transform(const struct wino_cuda_shape *s, int half, const float *m,
+                                       const float *bias, int relu, void *y,
+                                       cudaStream_t stream);
+
+/* The INT8 pipeline's integer steps (docs/int8-winograd.md); NHWC. */
+struct wino_cuda_s8_consts {
+    int bt[WINO_INT8_MAX_ALPHA][WINO_INT8_MAX_ALPHA];
+    int at[WINO_INT8_MAX_M][WINO_INT8_MAX_ALPHA];
+    float f_a, lo, hi;
+    int x_signed, y_signed;
+};
+/* Steps 1-2: Vq (int8) from x. */
+cudaError_t wino_cuda_s8_input_transform(const struct wino_cuda_shape *s,
+                                         const struct wino_cuda_s8_consts *k, const void *x,
+                                         signed char *v, cudaStream_t stream);
+/* Steps 5-7: y from the int32 M, with K requantization scales and biases. */
+cudaError_t wino_cuda_s8_output_transform(const struct wino_cuda_shape *s,
+                                          const struct wino_cuda_s8_consts *k, const int *m,
+                                          const float *scale, const float *bias, void *y,
+                                          cudaStream_t stream);
+
+/* Blocks of 256 threads covering count threads. */
+static inline unsigned wino_cuda_blocks(long long count)
+{
+    return (unsigned)((count + 255) / 256);
+}
+
+#endif
