@@ -1,9 +1,11 @@
-/* Shared pieces of `wino bench`: layer sets, and the runner interface through which every
- * timed implementation (wino, oneDNN, OpenBLAS) is driven the same way by tools/cmd_bench.c. */
+/* Shared pieces of `wino bench`: layer sets, helpers of both backends, and the runner interface
+ * through which every timed implementation (wino, oneDNN, OpenBLAS; on CUDA wino and cuDNN, see
+ * tools/bench_cuda.h) is driven the same way by tools/cmd_bench.c and tools/cmd_bench_cuda.c. */
 #ifndef WINO_TOOLS_BENCH_H
 #define WINO_TOOLS_BENCH_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "wino.h"
@@ -25,6 +27,48 @@ int bench_read_set(const char *dir, const char *set, struct bench_layer **layers
 
 /* The descriptor of a layer: NCHW, FP32, symmetric padding, square stride, no dilation. */
 struct wino_conv2d_desc bench_layer_desc(const struct bench_layer *layer);
+
+/* ---- helpers of both backends (tools/bench_common.c) ---- */
+
+/* The CSV header of DESIGN.md; the CUDA bench appends columns after it. */
+#define BENCH_CSV_HEADER                                                                          \
+    "set,layer,N,C,H,W,K,R,S,pad,dtype,backend,impl,tile,ms,eff_gflops,workspace_bytes,device"
+
+/* Largest relative L1 error of a dequantized INT8 output against the FP64 reference that still
+ * counts as right: 8-bit steps alone give a few percent, Winograd's enlarged ranges more; an
+ * all-zero output is 1. (wino's INT8 rows are also checked byte for byte.) */
+#define BENCH_BOUND_INT8 0.9
+
+/* Prints "wino bench: MSG WHAT" to stderr and returns 2 (bad usage). */
+int bench_usage_error(const char *msg, const char *what);
+
+/* Parses the value of option argv[*i] (advancing *i) as an integer in [min, max]; returns 0, or 2
+ * after one line on stderr. */
+int bench_numeric_option(int argc, char **argv, int *i, long min, long max, long *out);
+
+/* n values uniform in (-1, 1), a pure function of seed (splitmix64). */
+void bench_fill_uniform(float *v, size_t n, uint64_t seed);
+
+/* INT8 inputs: x through a ReLU in place; returns the uint8 step max x / 255 (1 when all zero). */
+float bench_relu_u8_scale(float *x, size_t n);
+
+/* INT8 outputs: the int8 step max |y| / 127 of a reference output (1 when all zero). */
+float bench_s8_scale(const double *y, size_t n);
+
+/* wino's INT8 parameters for a layer (desc: NHWC, dtype ignored) at the 99.9th percentile,
+ * calibrated on a window of at most BENCH_CALIBRATION_SIDE^2 pixels of the first image of x
+ * (NHWC floats): percentiles need a sample, and calibration computes an FP64 reference of it.
+ * w: K x R x S x C floats. */
+#define BENCH_CALIBRATION_SIDE 16
+enum wino_status bench_int8_calibrate(const struct wino_conv2d_desc *desc, int tile_m,
+                                      const float *x, const float *w, float x_scale,
+                                      struct wino_int8_params *q);
+
+/* The median of v[0..n-1], n >= 1 (sorts v). */
+double bench_median(double *v, long n);
+
+/* Prints s to stdout as one CSV field, quoted when it holds a comma, a quote or a newline. */
+void bench_csv_field(const char *s);
 
 /* ---- runners ---- */
 

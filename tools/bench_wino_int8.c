@@ -98,9 +98,7 @@ enum bench_prep bench_wino_int8_prepare(const struct bench_problem *pb, int tile
     wino_f32_transpose_batched(pb->x, xf, d.n, (size_t)d.c, hw, 1);          /* NCHW -> NHWC */
     wino_f32_transpose_batched(pb->w, w, d.k, (size_t)d.c, (size_t)9, 1);   /* KCRS -> KRSC */
     struct wino_int8_params q;
-    d.dtype = WINO_DTYPE_F32;
-    if (wino_int8_calibrate(&d, tile_m, xf, w, NULL, 0, pb->x_scale, WINO_CALIBRATE_PERCENTILE,
-                            99.9, &q) != WINO_SUCCESS) {
+    if (bench_int8_calibrate(&d, tile_m, xf, w, pb->x_scale, &q) != WINO_SUCCESS) {
         snprintf(out->info, sizeof out->info, "%s", wino_last_error());
         goto done;
     }

@@ -1,5 +1,6 @@
 /* `wino bench`: times wino and the CPU baselines (oneDNN, im2col + OpenBLAS) on a named layer
- * set in one process, after checking each one's output against the FP64 reference. */
+ * set in one process, after checking each one's output against the FP64 reference.
+ * `--backend cuda` is tools/cmd_bench_cuda.c. */
 #define _POSIX_C_SOURCE 200112L /* clock_gettime, sysconf */
 
 #include <math.h>
@@ -10,23 +11,18 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "bench_cuda.h"
 #include "cli.h"
 #include "ref/conv_ref.h"
 #include "ref/error_metrics.h"
 
 #define VERB "bench"
-#define CSV_HEADER                                                                                \
-    "set,layer,N,C,H,W,K,R,S,pad,dtype,backend,impl,tile,ms,eff_gflops,workspace_bytes,device"
 
 /* Largest relative L1 error against the FP64 reference that still counts as a right answer:
  * FP32 direct / GEMM sums stay near 1e-6; Winograd's error grows with the tile but stays far
  * below a broken result's O(1). */
 #define BOUND_DIRECT 1e-4
 #define BOUND_WINOGRAD 1e-2
-/* INT8 (dequantized) against FP64: 8-bit steps alone give a few percent; Winograd's enlarged
- * ranges more. wino's INT8 rows are also checked byte for byte against the integer
- * specification at prepare; this bound catches a broken baseline (an all-zero output is 1). */
-#define BOUND_INT8 0.9
 
 enum impl {
     IMPL_WINO_AUTO,
@@ -74,6 +70,7 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: wino bench --backend cpu --set NAME [--batch N] [--dtype f32|int8] [--threads T]\n"
             "                  [--reps R] [--warmup W] [--impl LIST] [--sets-dir DIR] [--csv]\n"
+            "       wino bench --backend cuda --set NAME ...   (GPU: wino bench --backend cuda --help)\n"
             "\n"
             "Times FP32 NCHW forward convolution of every layer of a set (inputs and weights\n"
             "uniform in (-1, 1)) with wino and the baselines, in this process. Each implementation\n"
@@ -89,7 +86,7 @@ static void usage(FILE *out)
             "scales; errors are of the dequantized output (at most %g); wino-auto is the faster\n"
             "of wino's best tile and oneDNN's direct kernel, measured in this run, and says which.\n"
             "\n"
-            "  --backend cpu    the backend (cuda: not built yet)\n"
+            "  --backend cpu    the backend (cuda: wino vs cuDNN, see --backend cuda --help)\n"
             "  --set NAME       layer set DIR/NAME.txt, lines `name N C H W K R S pad stride`\n"
             "  --sets-dir DIR   where the sets are (default bench/sets, from the repository root)\n"
             "  --tuning-cache F wino-auto follows the choices `wino tune` recorded in F\n"
@@ -101,7 +98,7 @@ static void usage(FILE *out)
             "  --reps R         timed runs per implementation (default 10)\n"
             "  --warmup W       untimed runs before them (default 2)\n"
             "  --impl LIST      comma list of implementations to run (default: all available):\n",
-            BOUND_DIRECT, BOUND_WINOGRAD, BOUND_INT8);
+            BOUND_DIRECT, BOUND_WINOGRAD, BENCH_BOUND_INT8);
     for (int i = 0; i < IMPL_COUNT; i++) {
         const char *note = i == IMPL_WINO_WINOGRAD ? "(one row per valid tile m in 2, 4, 6)"
                            : !impl_available((enum impl)i)
@@ -114,12 +111,6 @@ static void usage(FILE *out)
     }
     fprintf(out, "  --csv            machine-readable rows, one per (layer, impl), header set,layer,N,...,device\n"
                  "  -h, --help       this text\n");
-}
-
-static int bad(const char *msg, const char *what)
-{
-    fprintf(stderr, "wino " VERB ": %s%s\n", msg, what);
-    return 2;
 }
 
 /* Parses --impl's comma list into a bit set; returns 0 or 2 (message printed). */
@@ -139,18 +130,13 @@ static int parse_impls(const char *list, unsigned *bits)
             return 2;
         }
         if (!impl_available((enum impl)found))
-            return bad(impl_names[found], ": not available (its library was not found at build)");
+            return bench_usage_error(impl_names[found],
+                                     ": not available (its library was not found at build)");
         *bits |= 1u << found;
         if (!p[len])
             return 0;
         p += len + 1;
     }
-}
-
-static int numeric(int argc, char **argv, int *i, long min, long max, long *out)
-{
-    const char *v = cli_value(VERB, argc, argv, i);
-    return v && !cli_parse_long(VERB, argv[*i - 1] + 2, v, min, max, out) ? 0 : 2;
 }
 
 /* Returns 0, -1 for --help (printed), or 2 after one line on stderr. */
@@ -176,13 +162,13 @@ static int parse_args(int argc, char **argv, struct args *a)
         } else if (!strcmp(opt, "--csv"))
             a->csv = 1;
         else if (!strcmp(opt, "--batch"))
-            rc = numeric(argc, argv, &i, 1, 65536, &a->batch);
+            rc = bench_numeric_option(argc, argv, &i, 1, 65536, &a->batch);
         else if (!strcmp(opt, "--threads"))
-            rc = numeric(argc, argv, &i, 1, 1024, &a->threads);
+            rc = bench_numeric_option(argc, argv, &i, 1, 1024, &a->threads);
         else if (!strcmp(opt, "--reps"))
-            rc = numeric(argc, argv, &i, 1, 1000000, &a->reps);
+            rc = bench_numeric_option(argc, argv, &i, 1, 1000000, &a->reps);
         else if (!strcmp(opt, "--warmup"))
-            rc = numeric(argc, argv, &i, 0, 1000000, &a->warmup);
+            rc = bench_numeric_option(argc, argv, &i, 0, 1000000, &a->warmup);
         else if (!strcmp(opt, "--set") || !strcmp(opt, "--sets-dir") ||
                  !strcmp(opt, "--backend") || !strcmp(opt, "--dtype") ||
                  !strcmp(opt, "--impl") || !strcmp(opt, "--tuning-cache")) {
@@ -201,23 +187,21 @@ static int parse_args(int argc, char **argv, struct args *a)
             else if ((rc = parse_impls(v, &a->impls)) != 0)
                 return rc;
         } else if (opt[0] == '-')
-            return bad("unknown option ", opt);
+            return bench_usage_error("unknown option ", opt);
         else
-            return bad("unexpected argument ", opt);
+            return bench_usage_error("unexpected argument ", opt);
         if (rc)
             return rc;
     }
-    if (!strcmp(backend, "cuda"))
-        return bad("--backend cuda: ", "not built yet (the CUDA backend is planned)");
     if (strcmp(backend, "cpu"))
-        return bad("--backend: unknown backend (cpu or cuda): ", backend);
+        return bench_usage_error("--backend: unknown backend (cpu or cuda): ", backend);
     if (!strcmp(dtype, "f16"))
-        return bad("--dtype: f16 runs on the CUDA backend only, not built yet: ", dtype);
+        return bench_usage_error("--dtype f16 runs on --backend cuda only", "");
     if (strcmp(dtype, "f32") && strcmp(dtype, "int8"))
-        return bad("--dtype: unknown element type (f32 or int8): ", dtype);
+        return bench_usage_error("--dtype: unknown element type (f32 or int8): ", dtype);
     a->int8 = !strcmp(dtype, "int8");
     if (!a->set)
-        return bad("--set NAME is required (e.g. --set resnet18)", "");
+        return bench_usage_error("--set NAME is required (e.g. --set resnet18)", "");
     return 0;
 }
 
@@ -226,12 +210,6 @@ static double now_ms(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return 1e3 * (double)t.tv_sec + 1e-6 * (double)t.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 /* "MODEL (T threads)" from /proc/cpuinfo's first model name. */
@@ -252,50 +230,14 @@ static void device_name(char *buf, size_t cap, long threads)
     snprintf(buf, cap, "%s (%ld thread%s)", model, threads, threads == 1 ? "" : "s");
 }
 
-/* Prints s as one CSV field, quoted when it holds a comma or a quote. */
-static void csv_field(const char *s)
-{
-    if (!strpbrk(s, ",\"\n")) {
-        fputs(s, stdout);
-        return;
-    }
-    putchar('"');
-    for (; *s; s++) {
-        if (*s == '"')
-            putchar('"');
-        putchar(*s);
-    }
-    putchar('"');
-}
-
-/* splitmix64 mapped to (-1, 1): reproducible inputs without touching the C library's rand(). */
-static void fill_uniform(float *v, size_t n, uint64_t seed)
-{
-    for (size_t i = 0; i < n; i++) {
-        uint64_t z = (seed += 0x9E3779B97F4A7C15ull);
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-        z ^= z >> 31;
-        v[i] = (float)(((double)(z >> 11) + 0.5) / 9007199254740992.0 * 2.0 - 1.0);
-    }
-}
-
 /* INT8 problems: x through a ReLU, the shared scales x_scale = max x / 255 and y_scale =
  * max |y| / 127, and the FP64 reference of that input. */
 static void int8_problem(struct bench_problem *pb, float *x, size_t x_n, double *ref, size_t y_n)
 {
-    float xmax = 0.0f;
-    for (size_t i = 0; i < x_n; i++) {
-        x[i] = x[i] > 0.0f ? x[i] : 0.0f;
-        xmax = x[i] > xmax ? x[i] : xmax;
-    }
+    pb->x_scale = bench_relu_u8_scale(x, x_n);
     wino_ref_conv2d_fwd(&pb->desc, x, pb->w, ref);
-    double ymax = 0.0;
-    for (size_t i = 0; i < y_n; i++)
-        ymax = fabs(ref[i]) > ymax ? fabs(ref[i]) : ymax;
     pb->int8 = 1;
-    pb->x_scale = xmax > 0.0f ? xmax / 255.0f : 1.0f;
-    pb->y_scale = ymax > 0.0 ? (float)(ymax / 127.0) : 1.0f;
+    pb->y_scale = bench_s8_scale(ref, y_n);
 }
 
 /* INT8 wino-auto: the faster of wino's best INT8 tile and oneDNN's direct kernel of this run
@@ -376,7 +318,7 @@ static int measure(const struct args *a, const char *layer, enum impl impl, int 
         return 1;
     }
     row->rel_l1 = wino_rel_l1_f32(y, ref, y_elems);
-    const double bound = pb->int8 ? BOUND_INT8 : row->tile[0] ? BOUND_WINOGRAD : BOUND_DIRECT;
+    const double bound = pb->int8 ? BENCH_BOUND_INT8 : row->tile[0] ? BOUND_WINOGRAD : BOUND_DIRECT;
     if (!(row->rel_l1 <= bound)) {
         fprintf(stderr,
                 "wino " VERB ": %s %s %s: wrong result (relative L1 error %.3g > %g), not "
@@ -400,9 +342,7 @@ static int measure(const struct args *a, const char *layer, enum impl impl, int 
         row->status = ROW_ERROR;
         return 1;
     }
-    qsort(times, (size_t)a->reps, sizeof *times, cmp_double);
-    row->ms = a->reps % 2 ? times[a->reps / 2]
-                          : 0.5 * (times[a->reps / 2 - 1] + times[a->reps / 2]);
+    row->ms = bench_median(times, a->reps);
     return 1;
 }
 
@@ -437,13 +377,13 @@ static void print_csv_rows(const struct args *a, const struct bench_layer *l,
         const struct row *r = &rows[i];
         if (r->status != ROW_OK)
             continue; /* refused: the reason went to stderr */
-        csv_field(a->set);
+        bench_csv_field(a->set);
         putchar(',');
-        csv_field(l->name);
+        bench_csv_field(l->name);
         printf(",%d,%d,%d,%d,%d,%d,%d,%d,%s,cpu,%s,%s,%.5g,%.5g,%zu,", pb->desc.n, l->c, l->h,
                l->w, l->k, l->r, l->s, l->pad, a->int8 ? "int8" : "f32", impl_names[r->impl],
                r->tile, r->ms, gflop / r->ms * 1e3, r->workspace);
-        csv_field(device);
+        bench_csv_field(device);
         putchar('\n');
     }
 }
@@ -474,8 +414,8 @@ static int bench_layer(const struct args *a, const struct bench_layer *l, int in
         status = 1;
         goto done;
     }
-    fill_uniform(x, x_n, 2 * (uint64_t)index + 1);
-    fill_uniform(w, w_n, 2 * (uint64_t)index + 2);
+    bench_fill_uniform(x, x_n, 2 * (uint64_t)index + 1);
+    bench_fill_uniform(w, w_n, 2 * (uint64_t)index + 2);
     pb.x = x;
     pb.w = w;
     if (a->int8)
@@ -514,8 +454,20 @@ done:
     return status;
 }
 
+/* 1 when the last --backend given is cuda: that bench has options of its own. */
+static int wants_cuda(int argc, char **argv)
+{
+    int cuda = 0;
+    for (int i = 1; i + 1 < argc; i++)
+        if (!strcmp(argv[i], "--backend"))
+            cuda = !strcmp(argv[++i], "cuda");
+    return cuda;
+}
+
 int wino_cmd_bench(int argc, char **argv)
 {
+    if (wants_cuda(argc, argv))
+        return wino_cmd_bench_cuda(argc, argv);
     struct args a;
     int rc = parse_args(argc, argv, &a);
     if (rc)
@@ -529,7 +481,7 @@ int wino_cmd_bench(int argc, char **argv)
     char device[320];
     device_name(device, sizeof device, a.threads);
     if (a.csv)
-        printf("%s\n", CSV_HEADER);
+        printf("%s\n", BENCH_CSV_HEADER);
     else
         printf("wino bench: set %s (%d layers), cpu, %s, %s, median of %ld after %ld "
                "warm-up%s\n",

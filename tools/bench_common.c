@@ -1,0 +1,99 @@
+/* Helpers shared by `wino bench` on the CPU (tools/cmd_bench.c) and on CUDA
+ * (tools/cmd_bench_cuda.c): option parsing, reproducible data, INT8 scales, medians, CSV. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "cli.h"
+
+int bench_usage_error(const char *msg, const char *what)
+{
+    fprintf(stderr, "wino bench: %s%s\n", msg, what);
+    return 2;
+}
+
+int bench_numeric_option(int argc, char **argv, int *i, long min, long max, long *out)
+{
+    const char *v = cli_value("bench", argc, argv, i);
+    return v && !cli_parse_long("bench", argv[*i - 1] + 2, v, min, max, out) ? 0 : 2;
+}
+
+/* splitmix64 mapped to (-1, 1): reproducible inputs without touching the C library's rand(). */
+void bench_fill_uniform(float *v, size_t n, uint64_t seed)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint64_t z = (seed += 0x9E3779B97F4A7C15ull);
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        z ^= z >> 31;
+        v[i] = (float)(((double)(z >> 11) + 0.5) / 9007199254740992.0 * 2.0 - 1.0);
+    }
+}
+
+float bench_relu_u8_scale(float *x, size_t n)
+{
+    float xmax = 0.0f;
+    for (size_t i = 0; i < n; i++) {
+        x[i] = x[i] > 0.0f ? x[i] : 0.0f;
+        xmax = x[i] > xmax ? x[i] : xmax;
+    }
+    return xmax > 0.0f ? xmax / 255.0f : 1.0f;
+}
+
+float bench_s8_scale(const double *y, size_t n)
+{
+    double ymax = 0.0;
+    for (size_t i = 0; i < n; i++)
+        ymax = fabs(y[i]) > ymax ? fabs(y[i]) : ymax;
+    return ymax > 0.0 ? (float)(ymax / 127.0) : 1.0f;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double bench_median(double *v, long n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+void bench_csv_field(const char *s)
+{
+    if (!strpbrk(s, ",\"\n")) {
+        fputs(s, stdout);
+        return;
+    }
+    putchar('"');
+    for (; *s; s++) {
+        if (*s == '"')
+            putchar('"');
+        putchar(*s);
+    }
+    putchar('"');
+}
+
+enum wino_status bench_int8_calibrate(const struct wino_conv2d_desc *desc, int tile_m,
+                                      const float *x, const float *w, float x_scale,
+                                      struct wino_int8_params *q)
+{
+    struct wino_conv2d_desc d = *desc;
+    d.n = 1;
+    d.h = d.h < BENCH_CALIBRATION_SIDE ? d.h : BENCH_CALIBRATION_SIDE;
+    d.w = d.w < BENCH_CALIBRATION_SIDE ? d.w : BENCH_CALIBRATION_SIDE;
+    d.dtype = WINO_DTYPE_F32;
+    float *crop = malloc((size_t)d.h * d.w * d.c * sizeof *crop);
+    if (!crop)
+        return WINO_OUT_OF_MEMORY;
+    for (int h = 0; h < d.h; h++) /* rows of the window from rows of the image */
+        memcpy(crop + (size_t)h * d.w * d.c, x + (size_t)h * desc->w * d.c,
+               (size_t)d.w * d.c * sizeof *crop);
+    const enum wino_status s = wino_int8_calibrate(&d, tile_m, crop, w, NULL, 0, x_scale,
+                                                   WINO_CALIBRATE_PERCENTILE, 99.9, q);
+    free(crop);
+    return s;
+}
