@@ -77,11 +77,11 @@ __global__ void input_transform(const T *x, T *v, struct wino_cuda_shape s)
 {
     enum { A = M + R - 1 };
     const long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    const long long plane = s.tiles * s.cp;
+    const long long plane = (long long)s.tn * s.cp;
     if (idx >= plane)
         return;
     const int c = (int)(idx % s.cp);
-    const long long t = idx / s.cp;
+    const long long t = s.t0 + idx / s.cp;
     const int tw = (int)(t % s.tiles_w), th = (int)(t / s.tiles_w % s.tiles_h);
     const int n = (int)(t / ((long long)s.tiles_w * s.tiles_h));
     const int h0 = th * M - s.pad_h, w0 = tw * M - s.pad_w;
@@ -110,10 +110,10 @@ __global__ void output_transform(const float *mt, const float *bias, int relu, T
 {
     enum { A = M + R - 1 };
     const long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (idx >= s.tiles * s.k)
+    if (idx >= (long long)s.tn * s.k)
         return;
     const int k = (int)(idx % s.k);
-    const long long t = idx / s.k, plane = s.tiles * s.kp;
+    const long long tl = idx / s.k, t = s.t0 + tl, plane = (long long)s.tn * s.kp;
     const int tw = (int)(t % s.tiles_w), th = (int)(t / s.tiles_w % s.tiles_h);
     const int n = (int)(t / ((long long)s.tiles_w * s.tiles_h));
     float mm[A][A], yy[M][M];
@@ -121,7 +121,7 @@ __global__ void output_transform(const float *mt, const float *bias, int relu, T
     for (int i = 0; i < A; i++)
 #pragma unroll
         for (int j = 0; j < A; j++)
-            mm[i][j] = mt[(i * A + j) * plane + t * s.kp + k];
+            mm[i][j] = mt[(i * A + j) * plane + tl * s.kp + k];
     tile_fn<M, R>::output(mm, yy);
     const float b = bias ? bias[k] : 0.0f;
 #pragma unroll
@@ -171,7 +171,7 @@ cudaError_t wino_cuda_filter_transform(const struct wino_cuda_shape *s, int half
 cudaError_t wino_cuda_input_transform(const struct wino_cuda_shape *s, int half, const void *x,
                                       void *v, cudaStream_t stream)
 {
-    const unsigned blocks = wino_cuda_blocks(s->tiles * s->cp);
+    const unsigned blocks = wino_cuda_blocks((long long)s->tn * s->cp);
 #define WINO_LAUNCH(name, tm, tr)                                                                \
     if (s->m == tm && s->r == tr) {                                                            \
         if (half)                                                                              \
@@ -191,7 +191,7 @@ cudaError_t wino_cuda_output_transform(const struct wino_cuda_shape *s, int half
                                        const float *bias, int relu, void *y,
                                        cudaStream_t stream)
 {
-    const unsigned blocks = wino_cuda_blocks(s->tiles * s->k);
+    const unsigned blocks = wino_cuda_blocks((long long)s->tn * s->k);
 #define WINO_LAUNCH(name, tm, tr)                                                              \
     if (s->m == tm && s->r == tr) {                                                            \
         if (half)                                                                              \

@@ -1,8 +1,8 @@
 /* The Winograd transform kernels of the CUDA backend and their launchers (C++ callers only).
  * Layouts in device memory, for alpha^2 positions pos = i * alpha + j:
- *   V[pos][tile][cp]  transformed input tiles, channels padded to cp with zeros
+ *   V[pos][tile][cp]  transformed input tiles of a chunk, channels padded to cp with zeros
  *   U[pos][kp][cp]    transformed filters, both counts padded with zeros
- *   M[pos][tile][kp]  the GEMM results M[pos] = V[pos] U[pos]^T (float, or int32 for INT8)
+ *   M[pos][tile][kp]  the chunk's GEMM results M[pos] = V[pos] U[pos]^T (float; int32 INT8)
  * so each position is one GEMM whose operands are contiguous along the reduction (C). */
 #ifndef WINO_CUDA_WINOGRAD_KERNELS_H
 #define WINO_CUDA_WINOGRAD_KERNELS_H
@@ -18,6 +18,8 @@ struct wino_cuda_shape {
     int tiles_h, tiles_w;    /* tiles per image: ceil(P / m), ceil(Q / m) */
     long long tiles;         /* n * tiles_h * tiles_w */
     int cp, kp;              /* C and K padded for the GEMMs */
+    long long t0;            /* the chunk of tiles a launch covers: t0 .. t0 + tn - 1; V and M */
+    int tn;                  /* hold that chunk only (tile t at row t - t0) */
 };
 
 /* 1 when F(m, r) has generated CUDA transforms. */

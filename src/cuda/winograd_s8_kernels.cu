@@ -12,11 +12,11 @@ __global__ void s8_input_transform(const void *x, int8_t *v, struct wino_cuda_sh
                                    struct wino_cuda_s8_consts k)
 {
     const long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    const long long plane = s.tiles * s.cp;
+    const long long plane = (long long)s.tn * s.cp;
     if (idx >= plane)
         return;
     const int c = (int)(idx % s.cp);
-    const long long t = idx / s.cp;
+    const long long t = s.t0 + idx / s.cp;
     const int tw = (int)(t % s.tiles_w), th = (int)(t / s.tiles_w % s.tiles_h);
     const int n = (int)(t / ((long long)s.tiles_w * s.tiles_h));
     const int h0 = th * M - s.pad_h, w0 = tw * M - s.pad_w;
@@ -58,10 +58,10 @@ __global__ void s8_output_transform(const int32_t *mt, const float *scale, const
                                     void *y, struct wino_cuda_shape s, struct wino_cuda_s8_consts k)
 {
     const long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (idx >= s.tiles * s.k)
+    if (idx >= (long long)s.tn * s.k)
         return;
     const int kk = (int)(idx % s.k);
-    const long long t = idx / s.k, plane = s.tiles * s.kp;
+    const long long tl = idx / s.k, t = s.t0 + tl, plane = (long long)s.tn * s.kp;
     const int tw = (int)(t % s.tiles_w), th = (int)(t / s.tiles_w % s.tiles_h);
     const int n = (int)(t / ((long long)s.tiles_w * s.tiles_h));
     int mm[A][A], am[M][A];
@@ -69,7 +69,7 @@ __global__ void s8_output_transform(const int32_t *mt, const float *scale, const
     for (int i = 0; i < A; i++)
 #pragma unroll
         for (int j = 0; j < A; j++)
-            mm[i][j] = mt[(i * A + j) * plane + t * s.kp + kk];
+            mm[i][j] = mt[(i * A + j) * plane + tl * s.kp + kk];
 #pragma unroll
     for (int i = 0; i < M; i++) /* A'^T M */
 #pragma unroll
@@ -107,7 +107,7 @@ cudaError_t wino_cuda_s8_input_transform(const struct wino_cuda_shape *s,
                                          const struct wino_cuda_s8_consts *k, const void *x,
                                          signed char *v, cudaStream_t stream)
 {
-    const unsigned blocks = wino_cuda_blocks(s->tiles * s->cp);
+    const unsigned blocks = wino_cuda_blocks((long long)s->tn * s->cp);
 #define WINO_LAUNCH(tm, ta)                                                                    \
     if (s->m == tm) {                                                                          \
         s8_input_transform<tm, ta><<<blocks, 256, 0, stream>>>(x, (int8_t *)v, *s, *k);          \
@@ -123,7 +123,7 @@ cudaError_t wino_cuda_s8_output_transform(const struct wino_cuda_shape *s,
                                           const float *scale, const float *bias, void *y,
                                           cudaStream_t stream)
 {
-    const unsigned blocks = wino_cuda_blocks(s->tiles * s->k);
+    const unsigned blocks = wino_cuda_blocks((long long)s->tn * s->k);
 #define WINO_LAUNCH(tm, ta)                                                                    \
     if (s->m == tm) {                                                                          \
         s8_output_transform<tm, ta><<<blocks, 256, 0, stream>>>((const int32_t *)m, scale,     \
