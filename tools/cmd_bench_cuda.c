@@ -29,11 +29,12 @@ int wino_cmd_bench_cuda(int argc, char **argv)
 #include "ref/error_metrics.h"
 
 /* Largest relative L1 error against the FP64 reference that counts as right. FP32: cuDNN's sums
- * stay near 1e-6; wino's Winograd error grows with the tile (F(8,3) is the worst). FP16: half
+ * stay near 1e-6 but its FFT algorithms reach 6e-4; wino's Winograd error grows with the tile
+ * (F(8,3) is the worst, about 1e-5). FP16: half
  * inputs and outputs. INT8 cuDNN: 7-bit inputs and 8-bit weights and outputs give a few percent;
  * more would mean a setup bug (an all-zero output is 1). */
 #define BOUND_WINO_F32 1e-3
-#define BOUND_CUDNN_F32 1e-4
+#define BOUND_CUDNN_F32 1e-3
 #define BOUND_F16 2e-2
 #define BOUND_CUDNN_INT8 0.2
 

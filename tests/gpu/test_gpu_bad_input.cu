@@ -224,6 +224,10 @@ int main(void)
     ob = o;
     ob.tile_m = 9; /* F(9, 3): alpha 11, valid but not a generated tile */
     expect_create(&d, dw, &ctx, &ob, WINO_UNSUPPORTED, "create with F(9x9,3x3)");
+    ob.tile_m = 7; /* alpha 9 in FP16: rounding would swamp the result */
+    bad = d;
+    bad.dtype = WINO_DTYPE_F16;
+    expect_create(&bad, dw, &ctx, &ob, WINO_UNSUPPORTED, "FP16 create with F(7x7,3x3)");
     bad = d;
     bad.dtype = WINO_DTYPE_S8;
     expect_create(&bad, dw, &ctx, &o, ANY_FAILURE, "wino_conv2d_create with dtype S8");
