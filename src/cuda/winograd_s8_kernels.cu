@@ -1,5 +1,5 @@
 /* The integer steps of the INT8 Winograd pipeline (docs/int8-winograd.md) on the GPU, NHWC: one
- * thread per (tile, channel) for the input transform and per (tile, output channel) for the
+ * thread per (tile, channels) for the input transform and per (tile, output channels) for the
  * output transform. Integer arithmetic in int32 is exact (the layer's bounds were checked at
  * create), and the float steps are the spec's own functions, so the bits equal the CPU's. */
 #include <stdint.h>
@@ -7,80 +7,116 @@
 #include "core/int8_layer.h"
 #include "cuda/winograd_kernels.h"
 
-template <int M, int A>
+/* L consecutive channels per thread (1, or 4 when C or K is a multiple of 4): 4-byte loads and
+ * stores of the int8 tensors instead of single bytes; the lanes are transformed one by one. */
+
+template <int M, int A, int L>
 __global__ void s8_input_transform(const void *x, int8_t *v, struct wino_cuda_shape s,
                                    struct wino_cuda_s8_consts k)
 {
     const long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    const long long plane = (long long)s.tn * s.cp;
-    if (idx >= plane)
+    const int groups = s.cp / L;
+    if (idx >= (long long)s.tn * groups)
         return;
-    const int c = (int)(idx % s.cp);
-    const long long t = s.t0 + idx / s.cp;
+    const int c0 = (int)(idx % groups) * L;
+    const long long tl = idx / groups, t = s.t0 + tl, plane = (long long)s.tn * s.cp;
     const int tw = (int)(t % s.tiles_w), th = (int)(t / s.tiles_w % s.tiles_h);
     const int n = (int)(t / ((long long)s.tiles_w * s.tiles_h));
     const int h0 = th * M - s.pad_h, w0 = tw * M - s.pad_w;
-    int d[A][A], bd[A][A];
+    unsigned word[A][A], out[A][A]; /* L bytes of the window and of V, packed */
 #pragma unroll
     for (int i = 0; i < A; i++)
 #pragma unroll
         for (int j = 0; j < A; j++) {
             const int h = h0 + i, w = w0 + j;
-            const long long at = (((long long)n * s.h + h) * s.w + w) * s.c + c;
-            d[i][j] = c >= s.c || h < 0 || h >= s.h || w < 0 || w >= s.w ? 0
-                      : k.x_signed ? ((const int8_t *)x)[at]
-                                   : ((const uint8_t *)x)[at];
+            const uint8_t *at = (const uint8_t *)x + (((long long)n * s.h + h) * s.w + w) * s.c + c0;
+            word[i][j] = c0 >= s.c || h < 0 || h >= s.h || w < 0 || w >= s.w ? 0u
+                         : L == 4 ? *(const unsigned *)at
+                                  : *at;
+            out[i][j] = 0u;
         }
 #pragma unroll
-    for (int i = 0; i < A; i++) /* B'^T d */
+    for (int l = 0; l < L; l++) {
+        int bd[A][A];
+#pragma unroll
+        for (int i = 0; i < A; i++) /* B'^T d */
+#pragma unroll
+            for (int j = 0; j < A; j++) {
+                int acc = 0;
+#pragma unroll
+                for (int u = 0; u < A; u++) {
+                    const unsigned byte = word[u][j] >> (8 * l) & 0xffu;
+                    acc += k.bt[i][u] * (k.x_signed ? (int)(int8_t)byte : (int)byte);
+                }
+                bd[i][j] = acc;
+            }
+#pragma unroll
+        for (int i = 0; i < A; i++) /* (B'^T d) B' */
+#pragma unroll
+            for (int j = 0; j < A; j++) {
+                int acc = 0;
+#pragma unroll
+                for (int u = 0; u < A; u++)
+                    acc += bd[i][u] * k.bt[j][u];
+                out[i][j] |= (unsigned)(uint8_t)wino_int8_quantize_v(acc, k.f_a) << (8 * l);
+            }
+    }
+#pragma unroll
+    for (int i = 0; i < A; i++)
 #pragma unroll
         for (int j = 0; j < A; j++) {
-            int acc = 0;
-#pragma unroll
-            for (int u = 0; u < A; u++)
-                acc += k.bt[i][u] * d[u][j];
-            bd[i][j] = acc;
-        }
-#pragma unroll
-    for (int i = 0; i < A; i++) /* (B'^T d) B' */
-#pragma unroll
-        for (int j = 0; j < A; j++) {
-            int acc = 0;
-#pragma unroll
-            for (int u = 0; u < A; u++)
-                acc += bd[i][u] * k.bt[j][u];
-            v[(i * A + j) * plane + idx] = wino_int8_quantize_v(acc, k.f_a);
+            int8_t *at = v + (i * A + j) * plane + tl * s.cp + c0;
+            if (L == 4)
+                *(unsigned *)at = out[i][j];
+            else
+                *at = (int8_t)out[i][j];
         }
 }
 
-template <int M, int A>
+template <int M, int A, int L>
 __global__ void s8_output_transform(const int32_t *mt, const float *scale, const float *bias,
                                     void *y, struct wino_cuda_shape s, struct wino_cuda_s8_consts k)
 {
     const long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (idx >= (long long)s.tn * s.k)
+    const int groups = s.k / L;
+    if (idx >= (long long)s.tn * groups)
         return;
-    const int kk = (int)(idx % s.k);
-    const long long tl = idx / s.k, t = s.t0 + tl, plane = (long long)s.tn * s.kp;
+    const int k0 = (int)(idx % groups) * L;
+    const long long tl = idx / groups, t = s.t0 + tl, plane = (long long)s.tn * s.kp;
     const int tw = (int)(t % s.tiles_w), th = (int)(t / s.tiles_w % s.tiles_h);
     const int n = (int)(t / ((long long)s.tiles_w * s.tiles_h));
-    int mm[A][A], am[M][A];
+    unsigned out[M][M] = {}; /* L output bytes per pixel, packed */
 #pragma unroll
-    for (int i = 0; i < A; i++)
+    for (int l = 0; l < L; l++) {
+        int mm[A][A], am[M][A];
 #pragma unroll
-        for (int j = 0; j < A; j++)
-            mm[i][j] = mt[(i * A + j) * plane + tl * s.kp + kk];
+        for (int i = 0; i < A; i++)
 #pragma unroll
-    for (int i = 0; i < M; i++) /* A'^T M */
+            for (int j = 0; j < A; j++)
+                mm[i][j] = mt[(i * A + j) * plane + tl * s.kp + k0 + l];
 #pragma unroll
-        for (int j = 0; j < A; j++) {
-            int acc = 0;
+        for (int i = 0; i < M; i++) /* A'^T M */
 #pragma unroll
-            for (int u = 0; u < A; u++)
-                acc += k.at[i][u] * mm[u][j];
-            am[i][j] = acc;
-        }
-    const float sc = scale[kk], b = bias[kk];
+            for (int j = 0; j < A; j++) {
+                int acc = 0;
+#pragma unroll
+                for (int u = 0; u < A; u++)
+                    acc += k.at[i][u] * mm[u][j];
+                am[i][j] = acc;
+            }
+        const float sc = scale[k0 + l], b = bias[k0 + l];
+#pragma unroll
+        for (int i = 0; i < M; i++)
+#pragma unroll
+            for (int j = 0; j < M; j++) {
+                int acc = 0; /* (A'^T M) A' */
+#pragma unroll
+                for (int u = 0; u < A; u++)
+                    acc += am[i][u] * k.at[j][u];
+                const int q = wino_int8_requantize(acc, sc, b, k.lo, k.hi);
+                out[i][j] |= (unsigned)(uint8_t)q << (8 * l); /* int8 or uint8: same byte */
+            }
+    }
 #pragma unroll
     for (int i = 0; i < M; i++)
 #pragma unroll
@@ -88,16 +124,11 @@ __global__ void s8_output_transform(const int32_t *mt, const float *scale, const
             const int p = th * M + i, q = tw * M + j;
             if (p >= s.p || q >= s.q)
                 continue;
-            int acc = 0; /* (A'^T M) A' */
-#pragma unroll
-            for (int u = 0; u < A; u++)
-                acc += am[i][u] * k.at[j][u];
-            const int out = wino_int8_requantize(acc, sc, b, k.lo, k.hi);
-            const long long at = (((long long)n * s.p + p) * s.q + q) * s.k + kk;
-            if (k.y_signed)
-                ((int8_t *)y)[at] = (int8_t)out;
+            uint8_t *at = (uint8_t *)y + (((long long)n * s.p + p) * s.q + q) * s.k + k0;
+            if (L == 4)
+                *(unsigned *)at = out[i][j];
             else
-                ((uint8_t *)y)[at] = (uint8_t)out;
+                *at = (uint8_t)out[i][j];
         }
 }
 
@@ -107,10 +138,14 @@ cudaError_t wino_cuda_s8_input_transform(const struct wino_cuda_shape *s,
                                          const struct wino_cuda_s8_consts *k, const void *x,
                                          signed char *v, cudaStream_t stream)
 {
-    const unsigned blocks = wino_cuda_blocks((long long)s->tn * s->cp);
+    const int four = s->c % 4 == 0 && s->alpha <= 6; /* 4 lanes fit the registers up to F(4,3) */
+    const unsigned blocks = wino_cuda_blocks((long long)s->tn * s->cp / (four ? 4 : 1));
 #define WINO_LAUNCH(tm, ta)                                                                    \
     if (s->m == tm) {                                                                          \
-        s8_input_transform<tm, ta><<<blocks, 256, 0, stream>>>(x, (int8_t *)v, *s, *k);          \
+        if (four)                                                                              \
+            s8_input_transform<tm, ta, 4><<<blocks, 256, 0, stream>>>(x, (int8_t *)v, *s, *k); \
+        else                                                                                   \
+            s8_input_transform<tm, ta, 1><<<blocks, 256, 0, stream>>>(x, (int8_t *)v, *s, *k); \
         return cudaGetLastError();                                                             \
     }
     WINO_S8_TILES(WINO_LAUNCH)
@@ -123,11 +158,16 @@ cudaError_t wino_cuda_s8_output_transform(const struct wino_cuda_shape *s,
                                           const float *scale, const float *bias, void *y,
                                           cudaStream_t stream)
 {
-    const unsigned blocks = wino_cuda_blocks((long long)s->tn * s->k);
+    const int four = s->k % 4 == 0 && s->alpha <= 6;
+    const unsigned blocks = wino_cuda_blocks((long long)s->tn * s->k / (four ? 4 : 1));
 #define WINO_LAUNCH(tm, ta)                                                                    \
     if (s->m == tm) {                                                                          \
-        s8_output_transform<tm, ta><<<blocks, 256, 0, stream>>>((const int32_t *)m, scale,     \
-                                                               bias, y, *s, *k);              \
+        if (four)                                                                              \
+            s8_output_transform<tm, ta, 4><<<blocks, 256, 0, stream>>>((const int32_t *)m,     \
+                                                                       scale, bias, y, *s, *k); \
+        else                                                                                   \
+            s8_output_transform<tm, ta, 1><<<blocks, 256, 0, stream>>>((const int32_t *)m,     \
+                                                                       scale, bias, y, *s, *k); \
         return cudaGetLastError();                                                             \
     }
     WINO_S8_TILES(WINO_LAUNCH)
