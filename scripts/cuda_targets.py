@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""Summarizes `wino bench --backend cuda --csv` results against the CUDA backend's targets:
+per layer wino's best Winograd row against cuDNN's best row (both layouts) of the same file, the
+geomean, and for INT8 deeplabv3-r18 the comparison with cuDNN's best FP16 of a second file.
+usage: cuda_targets.py FILE.csv [...]   |   cuda_targets.py --int8-vs-f16 INT8.csv F16.csv"""
+import csv
+import math
+import sys
+from collections import OrderedDict
+
+
+def best_rows(path):
+    """layer -> (wino best row or None, cuDNN best row or None, C)."""
+    layers = OrderedDict()
+    for r in csv.DictReader(open(path)):
+        w, c, _ = layers.get(r['layer'], (None, None, int(r['C'])))
+        ms = float(r['ms'])
+        if r['impl'] in ('wino-winograd', 'wino-fused') and (w is None or ms < float(w['ms'])):
+            w = r
+        if r['impl'].startswith('cudnn') and (c is None or ms < float(c['ms'])):
+            c = r
+        layers[r['layer']] = (w, c, int(r['C']))
+    return layers
+
+
+def geomean(v):
+    return math.exp(sum(map(math.log, v)) / len(v)) if v else float('nan')
+
+
+def summary(path):
+    ratios = []
+    print(f'## {path}')
+    print('| layer | C | wino best | ms | cuDNN best | ms | cuDNN / wino | wino of floor |')
+    print('|---|---|---|---|---|---|---|---|')
+    for layer, (w, c, ch) in best_rows(path).items():
+        if not w or not c:
+            continue
+        ratio = float(c['ms']) / float(w['ms'])
+        ratios.append(ratio)
+        print(f"| {layer} | {ch} | {w['tile']} | {float(w['ms']):.4f} | {c['impl']} {c['layout']} |"
+              f" {float(c['ms']):.4f} | {ratio:.2f} | {float(w['of_floor']):.2f} |")
+    print(f'\ngeomean cuDNN best / wino best: {geomean(ratios):.2f} over {len(ratios)} layers; '
+          f'>= 2x on {sum(r >= 2 for r in ratios)}\n')
+
+
+def int8_vs_f16(int8_path, f16_path):
+    i8, f16 = best_rows(int8_path), best_rows(f16_path)
+    print(f'## INT8 {int8_path} against FP16 {f16_path}')
+    print('| layer | C | wino INT8 ms | cuDNN INT8 ms | cuDNN FP16 ms | vs cuDNN FP16 | vs cuDNN INT8 | choice ms |')
+    print('|---|---|---|---|---|---|---|---|')
+    total_choice = total_f16 = 0.0
+    for layer, (w, c, ch) in i8.items():
+        h = f16[layer][1]
+        choice = min(float(w['ms']), float(c['ms']))
+        total_choice += choice
+        total_f16 += float(h['ms'])
+        print(f"| {layer} | {ch} | {float(w['ms']):.4f} | {float(c['ms']):.4f} | {float(h['ms']):.4f} |"
+              f" {float(h['ms']) / float(w['ms']):.2f} | {float(c['ms']) / float(w['ms']):.2f} |"
+              f" {choice:.4f} |")
+    print(f'\n13-layer total with the per-layer choice {total_choice:.3f} ms, cuDNN best FP16 '
+          f'{total_f16:.3f} ms: {total_f16 / total_choice:.2f}x lower\n')
+
+
+if __name__ == '__main__':
+    if sys.argv[1:2] == ['--int8-vs-f16']:
+        int8_vs_f16(sys.argv[2], sys.argv[3])
+    else:
+        for p in sys.argv[1:]:
+            summary(p)
