@@ -22,6 +22,7 @@
 #include "cpu/winograd_s8.h"
 #include "ref/conv_ref.h"
 #include "ref/int8_winograd_ref.h"
+#include "int8_test_cases.h"
 #include "test_util.h"
 
 /* test_check with a printf-style description. */
@@ -35,14 +36,6 @@ static void checkf(struct test_counts *tc, int ok, const char *fmt, ...)
     test_check(tc, ok, what);
 }
 
-static struct wino_conv2d_desc int8_desc(int n, int c, int h, int w, int k, int pad,
-                                         enum wino_dtype x_type)
-{
-    struct wino_conv2d_desc d = wino_conv2d_desc_make(n, c, h, w, k, 3, 3, pad, pad);
-    d.layout = WINO_LAYOUT_NHWC;
-    d.dtype = x_type;
-    return d;
-}
 
 static size_t out_elems(const struct wino_conv2d_desc *d)
 {
@@ -119,28 +112,6 @@ static void check_exact_impulses(struct test_counts *tc, struct test_rng *rng, i
     free(x), free(y), free(want), free(w), free(tw), free(ik), free(jk);
 }
 
-/* Random layer parameters that clip some values and spread the outputs. */
-static struct wino_int8_params random_params(struct test_rng *rng, const struct wino_int8_tile *t,
-                                             int C, int x_signed, int relu, float *tw_k, int K)
-{
-    struct wino_int8_params q;
-    memset(&q, 0, sizeof q);
-    q.x_scale = 0.01f + 0.02f * (float)fabs(test_rng_sym(rng));
-    const double vmax = (double)t->beta_b * t->beta_b * (x_signed ? 128 : 255) * q.x_scale;
-    q.alpha_ta = (float)(vmax * (0.02 + 0.3 * fabs(test_rng_sym(rng))));
-    q.alpha_tw = (float)(0.2 + 0.8 * fabs(test_rng_sym(rng)));
-    if (test_rng_next(rng) % 3 == 0) {
-        for (int k = 0; k < K; k++)
-            tw_k[k] = (float)(0.2 + 0.8 * fabs(test_rng_sym(rng)));
-        q.alpha_tw_k = tw_k;
-    }
-    /* |y| is typically sqrt(9 C) E|x| E|w| with E|x| ~ 64 s_x, E|w| ~ 0.15: about 40 steps */
-    q.y_scale = (float)(sqrt(9.0 * C) * 64.0 * q.x_scale * 0.15 / 40.0);
-    q.y_dtype = relu && test_rng_next(rng) % 2 ? WINO_DTYPE_U8 : WINO_DTYPE_S8;
-    q.clip_c = test_rng_next(rng) % 3 == 0 ? q.y_scale * (float)(20 + test_rng_next(rng) % 100)
-                                           : 0.0f;
-    return q;
-}
 
 /* (b) one random case through the public API against the reference. */
 static void check_engine_case(struct test_counts *tc, struct test_rng *rng, int m, int threads)
@@ -160,17 +131,7 @@ static void check_engine_case(struct test_counts *tc, struct test_rng *rng, int 
     const size_t xn = (size_t)N * H * W * C, wn = (size_t)K * 9 * C, yn = out_elems(&d);
     uint8_t *x = malloc(xn), *y = malloc(yn), *want = malloc(yn);
     void *w = malloc(wn * sizeof(float));
-    for (size_t i = 0; i < xn; i++)
-        x[i] = (uint8_t)test_rng_next(rng);
-    for (size_t i = 0; i < wn; i++)
-        if (int8_weights)
-            ((int8_t *)w)[i] = (int8_t)((int)(test_rng_next(rng) % 255) - 127);
-        else
-            ((float *)w)[i] = (float)(0.3 * test_rng_sym(rng));
-    if (int8_weights)
-        q.w_scale = 0.3f / 127.0f;
-    for (int k = 0; k < K; k++)
-        bias[k] = (float)(q.y_scale * 30.0 * test_rng_sym(rng));
+    random_layer_data(rng, x, xn, w, wn, int8_weights, &q, bias, K);
     const struct wino_conv2d_options o = {.algo = WINO_ALGO_WINOGRAD, .tile_m = m,
                                           .bias = with_bias ? bias : NULL, .relu = relu};
     const struct wino_context ctx = {.threads = threads};

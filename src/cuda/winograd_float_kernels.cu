@@ -82,8 +82,8 @@ __global__ void input_transform(const T *x, T *v, struct wino_cuda_shape s)
         return;
     const int c = (int)(idx % s.cp);
     const long long t = s.t0 + idx / s.cp;
-    const int tw = (int)(t % s.tiles_w), th = (int)(t / s.tiles_w % s.tiles_h);
-    const int n = (int)(t / ((long long)s.tiles_w * s.tiles_h));
+    int n, th, tw;
+    wino_cuda_tile_of(&s, t, &n, &th, &tw);
     const int h0 = th * M - s.pad_h, w0 = tw * M - s.pad_w;
     float d[A][A], vv[A][A];
 #pragma unroll
@@ -114,8 +114,8 @@ __global__ void output_transform(const float *mt, const float *bias, int relu, T
         return;
     const int k = (int)(idx % s.k);
     const long long tl = idx / s.k, t = s.t0 + tl, plane = (long long)s.tn * s.kp;
-    const int tw = (int)(t % s.tiles_w), th = (int)(t / s.tiles_w % s.tiles_h);
-    const int n = (int)(t / ((long long)s.tiles_w * s.tiles_h));
+    int n, th, tw;
+    wino_cuda_tile_of(&s, t, &n, &th, &tw);
     float mm[A][A], yy[M][M];
 #pragma unroll
     for (int i = 0; i < A; i++)

@@ -22,6 +22,15 @@ struct wino_cuda_shape {
     int tn;                  /* hold that chunk only (tile t at row t - t0) */
 };
 
+/* The image n and the tile row th and column tw of tile t. */
+static __device__ __forceinline__ void wino_cuda_tile_of(const struct wino_cuda_shape *s,
+                                                         long long t, int *n, int *th, int *tw)
+{
+    *tw = (int)(t % s->tiles_w);
+    *th = (int)(t / s->tiles_w % s->tiles_h);
+    *n = (int)(t / ((long long)s->tiles_w * s->tiles_h));
+}
+
 /* 1 when F(m, r) has generated CUDA transforms. */
 int wino_cuda_has_tile(int m, int r);
 

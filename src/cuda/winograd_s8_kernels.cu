@@ -20,8 +20,8 @@ __global__ void s8_input_transform(const void *x, int8_t *v, struct wino_cuda_sh
         return;
     const int c0 = (int)(idx % groups) * L;
     const long long tl = idx / groups, t = s.t0 + tl, plane = (long long)s.tn * s.cp;
-    const int tw = (int)(t % s.tiles_w), th = (int)(t / s.tiles_w % s.tiles_h);
-    const int n = (int)(t / ((long long)s.tiles_w * s.tiles_h));
+    int n, th, tw;
+    wino_cuda_tile_of(&s, t, &n, &th, &tw);
     const int h0 = th * M - s.pad_h, w0 = tw * M - s.pad_w;
     unsigned word[A][A], out[A][A]; /* L bytes of the window and of V, packed */
 #pragma unroll
@@ -83,8 +83,8 @@ __global__ void s8_output_transform(const int32_t *mt, const float *scale, const
         return;
     const int k0 = (int)(idx % groups) * L;
     const long long tl = idx / groups, t = s.t0 + tl, plane = (long long)s.tn * s.kp;
-    const int tw = (int)(t % s.tiles_w), th = (int)(t / s.tiles_w % s.tiles_h);
-    const int n = (int)(t / ((long long)s.tiles_w * s.tiles_h));
+    int n, th, tw;
+    wino_cuda_tile_of(&s, t, &n, &th, &tw);
     unsigned out[M][M] = {}; /* L output bytes per pixel, packed */
 #pragma unroll
     for (int l = 0; l < L; l++) {

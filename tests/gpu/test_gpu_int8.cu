@@ -14,6 +14,7 @@
 extern "C" {
 #include "core/int8_layer.h"
 #include "core/int8_tile.h"
+#include "int8_test_cases.h"
 #include "ref/int8_winograd_ref.h"
 }
 
@@ -187,37 +188,7 @@ static enum wino_status run_case(const struct int8_case *cs, const char *label, 
 /* Random layer parameters that clip some values and spread the outputs (as in
  * tests/test_int8_winograd.c): y_dtype U8 only with relu; tw_k holds K per-channel clips when
  * they are drawn. */
-static struct wino_int8_params random_params(struct test_rng *rng, int m, int C, int x_signed,
-                                             int relu, float *tw_k, int K)
-{
-    struct wino_int8_tile t;
-    wino_int8_tile_make(m, &t);
-    struct wino_int8_params q;
-    memset(&q, 0, sizeof q);
-    q.x_scale = 0.01f + 0.02f * (float)fabs(test_rng_sym(rng));
-    const double vmax = (double)t.beta_b * t.beta_b * (x_signed ? 128 : 255) * q.x_scale;
-    q.alpha_ta = (float)(vmax * (0.02 + 0.3 * fabs(test_rng_sym(rng))));
-    q.alpha_tw = (float)(0.2 + 0.8 * fabs(test_rng_sym(rng)));
-    if (test_rng_next(rng) % 3 == 0) {
-        for (int k = 0; k < K; k++)
-            tw_k[k] = (float)(0.2 + 0.8 * fabs(test_rng_sym(rng)));
-        q.alpha_tw_k = tw_k;
-    }
-    q.y_scale = (float)(sqrt(9.0 * C) * 64.0 * q.x_scale * 0.15 / 40.0);
-    q.y_dtype = relu && test_rng_next(rng) % 2 ? WINO_DTYPE_U8 : WINO_DTYPE_S8;
-    q.clip_c = test_rng_next(rng) % 3 == 0 ? q.y_scale * (float)(20 + test_rng_next(rng) % 100)
-                                           : 0.0f;
-    return q;
-}
 
-static struct wino_conv2d_desc int8_desc(int n, int c, int h, int w, int k, int pad,
-                                         enum wino_dtype x_type)
-{
-    struct wino_conv2d_desc d = wino_conv2d_desc_make(n, c, h, w, k, 3, 3, pad, pad);
-    d.layout = WINO_LAYOUT_NHWC;
-    d.dtype = x_type;
-    return d;
-}
 
 /* One random layer: tile m (0: default), C and K given, the rest drawn. */
 static void random_case(struct test_rng *rng, int id, int m, int C, int K, int check_ref,
@@ -232,21 +203,13 @@ static void random_case(struct test_rng *rng, int id, int m, int C, int K, int c
     cs.d = int8_desc(N, C, H, W, K, pad, x_signed ? WINO_DTYPE_S8 : WINO_DTYPE_U8);
     cs.m = m;
     float *tw_k = (float *)malloc(sizeof(float) * K), *bias = (float *)malloc(sizeof(float) * K);
-    cs.q = random_params(rng, m ? m : 4, C, x_signed, relu, tw_k, K);
+    struct wino_int8_tile tile;
+    wino_int8_tile_make(m ? m : 4, &tile);
+    cs.q = random_params(rng, &tile, C, x_signed, relu, tw_k, K);
     const size_t xn = (size_t)N * H * W * C, wn = (size_t)K * 9 * C;
     uint8_t *x = (uint8_t *)malloc(xn);
     void *w = malloc(wn * sizeof(float));
-    for (size_t i = 0; i < xn; i++)
-        x[i] = (uint8_t)test_rng_next(rng);
-    for (size_t i = 0; i < wn; i++)
-        if (int8_weights)
-            ((int8_t *)w)[i] = (int8_t)((int)(test_rng_next(rng) % 255) - 127);
-        else
-            ((float *)w)[i] = (float)(0.3 * test_rng_sym(rng));
-    if (int8_weights)
-        cs.q.w_scale = 0.3f / 127.0f;
-    for (int k = 0; k < K; k++)
-        bias[k] = (float)(cs.q.y_scale * 30.0 * test_rng_sym(rng));
+    random_layer_data(rng, x, xn, w, wn, int8_weights, &cs.q, bias, K);
     cs.w = w;
     cs.bias = with_bias ? bias : NULL;
     cs.relu = relu;
