@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds wino for Hopper (sm_90), runs the GPU tests (tests/gpu, CTest label "gpu") and the GPU
 # benchmarks, and writes the results under $OUT (default: ./gpu-out):
-#   gpu-check.csv  date,commit,device,test,result,ms   (one row per GPU test)
+#   gpu-check.csv  date,commit,device,test,result,ms   (one row per GPU test, and per test
+#                  and compute-sanitizer tool: memcheck, racecheck)
 #   gpu-check.log  the full build and test output
 #   gpu-transforms.csv  stage,tile,result,worst_error_over_scale of the generated CUDA transforms
 #   bench_<dtype>_<set>[_b<N>].csv  `wino bench --backend cuda` for each line of WINO_GPU_BENCH
@@ -45,6 +46,20 @@ for t in $(ctest --test-dir build-gpu -L gpu -N | sed -n 's/^ *Test *#[0-9]*: //
 done
 sed -nE 's/^(input|filter|output) +([^:]+): (PASS|FAIL) \(worst error \/ scale ([0-9.e+-]+)\)/\1,\2,\3,\4/p' \
   "$log" | { echo "stage,tile,result,worst_error_over_scale"; cat; } >"$out/gpu-transforms.csv"
+# compute-sanitizer's memcheck and racecheck over the backend's tests, as rows "TEST (TOOL)".
+if command -v compute-sanitizer >/dev/null; then
+  for t in test_gpu_bad_input test_gpu_int8 test_gpu_conv2d; do
+    for tool in memcheck racecheck; do
+      start=$(date +%s%N)
+      if compute-sanitizer --tool "$tool" --error-exitcode 9 "build-gpu/$t" >>"$log" 2>&1; then
+        result=pass
+      else
+        result=fail status=1
+      fi
+      echo "$date,$commit,$device,$t ($tool),$result,$((($(date +%s%N) - start) / 1000000))" >>"$csv"
+    done
+  done
+fi
 cat "$csv"
 IFS=';' read -ra benches <<<"${WINO_GPU_BENCH:-}"
 for b in "${benches[@]}"; do
