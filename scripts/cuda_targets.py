@@ -2,7 +2,8 @@
 """Summarizes `wino bench --backend cuda --csv` results against the CUDA backend's targets:
 per layer wino's best Winograd row against cuDNN's best row (both layouts) of the same file, the
 geomean, and for INT8 deeplabv3-r18 the comparison with cuDNN's best FP16 of a second file.
-usage: cuda_targets.py FILE.csv [...]   |   cuda_targets.py --int8-vs-f16 INT8.csv F16.csv"""
+usage: cuda_targets.py FILE.csv [...]   |   cuda_targets.py --int8-vs-f16 INT8.csv F16.csv
+       cuda_targets.py --plot OUT.png FILE.csv [...]   (bars per layer; needs matplotlib)"""
 import csv
 import math
 import sys
@@ -61,8 +62,29 @@ def int8_vs_f16(int8_path, f16_path):
           f'{total_f16:.3f} ms: {total_f16 / total_choice:.2f}x lower\n')
 
 
+def plot(out, paths):
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(len(paths), 1, figsize=(11, 2.6 * len(paths)), squeeze=False)
+    for ax, path in zip(axes[:, 0], paths):
+        rows = [(layer, float(c['ms']) / float(w['ms']))
+                for layer, (w, c, _) in best_rows(path).items() if w and c]
+        ax.bar(range(len(rows)), [r for _, r in rows], color='tab:blue')
+        ax.axhline(1.0, color='black', linewidth=0.8)
+        ax.set_xticks(range(len(rows)))
+        ax.set_xticklabels([layer for layer, _ in rows], rotation=60, fontsize=7)
+        ax.set_ylabel('cuDNN best / wino')
+        name = path.rsplit('/', 1)[-1].replace('.csv', '')
+        ax.set_title(f'{name}: geomean {geomean([r for _, r in rows]):.2f}x', fontsize=9)
+    fig.tight_layout()
+    fig.savefig(out, dpi=100)
+
+
 if __name__ == '__main__':
-    if sys.argv[1:2] == ['--int8-vs-f16']:
+    if sys.argv[1:2] == ['--plot']:
+        plot(sys.argv[2], sys.argv[3:])
+    elif sys.argv[1:2] == ['--int8-vs-f16']:
         int8_vs_f16(sys.argv[2], sys.argv[3])
     else:
         for p in sys.argv[1:]:
