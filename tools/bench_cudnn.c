@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "bench_cuda.h"
+#include "int8_data.h"
 
 #ifdef WINO_HAVE_CUDNN
 
@@ -117,20 +118,6 @@ static void cudnn_destroy(void *p)
     free(st);
 }
 
-/* Symmetric int8 of v with one scale max |v| / 127 (1 when all zero), returned. */
-static float quantize_s8(const float *v, size_t n, signed char *out)
-{
-    float vmax = 0.0f;
-    for (size_t i = 0; i < n; i++)
-        vmax = fabsf(v[i]) > vmax ? fabsf(v[i]) : vmax;
-    const float scale = vmax > 0.0f ? vmax / 127.0f : 1.0f;
-    for (size_t i = 0; i < n; i++) {
-        const float q = rintf(v[i] / scale);
-        out[i] = (signed char)(q > 127.0f ? 127.0f : q < -127.0f ? -127.0f : q);
-    }
-    return scale;
-}
-
 /* INT8 operands: x and w quantized on the host and uploaded; alpha maps the int32 sums to int8
  * steps of y_scale (or to real values for float output). */
 static int upload_int8(const struct cuda_problem *pb, struct cudnn_state *st)
@@ -140,9 +127,9 @@ static int upload_int8(const struct cuda_problem *pb, struct cudnn_state *st)
     signed char *q = malloc(xn > wn ? xn : wn);
     if (!q)
         return bench_cuda_record("malloc", __FILE__, __LINE__, "out of memory");
-    const float sx = quantize_s8(pb->x, xn, q);
+    const float sx = int8_data_quantize_s8(pb->x, xn, q);
     int rc = bench_cuda_upload(q, xn, &st->x_own);
-    const float sw = quantize_s8(pb->w, wn, q);
+    const float sw = int8_data_quantize_s8(pb->w, wn, q);
     rc = rc || bench_cuda_upload(q, wn, &st->w_own);
     free(q);
     st->alpha = st->y_type == WINO_DTYPE_S8 ? sx * sw / pb->y_scale : sx * sw;

@@ -162,12 +162,7 @@ static int quantize_int8(const struct bench_problem *pb, unsigned char **xq, sig
         return -1;
     int8_data_quantize_u8(pb->x, xn, pb->x_scale, *xq);
     for (int k = 0; k < d->k; k++) {
-        float wmax = 0.0f;
-        for (size_t i = 0; i < wk; i++)
-            wmax = fmaxf(wmax, fabsf(pb->w[k * wk + i]));
-        const float sw = wmax > 0.0f ? wmax / 127.0f : 1.0f;
-        for (size_t i = 0; i < wk; i++)
-            (*wq)[k * wk + i] = (signed char)rintf(pb->w[k * wk + i] / sw);
+        const float sw = int8_data_quantize_s8(pb->w + k * wk, wk, *wq + k * wk);
         (*scales)[k] = pb->x_scale * sw / pb->y_scale;
         (*inv_w)[k] = 1.0f / sw;
     }

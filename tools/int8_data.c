@@ -95,6 +95,19 @@ void int8_data_quantize_u8(const float *x, size_t n, float scale, unsigned char 
     }
 }
 
+float int8_data_quantize_s8(const float *v, size_t n, signed char *out)
+{
+    float vmax = 0.0f;
+    for (size_t i = 0; i < n; i++)
+        vmax = fabsf(v[i]) > vmax ? fabsf(v[i]) : vmax;
+    const float scale = vmax > 0.0f ? vmax / 127.0f : 1.0f;
+    for (size_t i = 0; i < n; i++) {
+        const float q = rintf(v[i] / scale);
+        out[i] = (signed char)(q > 127.0f ? 127.0f : q < -127.0f ? -127.0f : q);
+    }
+    return scale;
+}
+
 float *int8_data_read_ppm(const char *path, int *h, int *w)
 {
     FILE *f = fopen(path, "rb");

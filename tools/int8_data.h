@@ -19,6 +19,10 @@ void int8_data_weights(uint64_t seed, int k, int c, float *w);
  * uint8 with step scale. */
 void int8_data_quantize_u8(const float *x, size_t n, float scale, unsigned char *out);
 
+/* out[i] = v[i] / scale rounded to nearest even and clamped to -127..127, with the symmetric
+ * scale max |v| / 127 (1 when all zero), which is returned: weights or inputs as int8. */
+float int8_data_quantize_s8(const float *v, size_t n, signed char *out);
+
 /* Reads a binary PPM (P6, maxval 255) into a malloc'ed h x w x 3 float array scaled to [0, 1].
  * Returns NULL (with a line on stderr) when the file cannot be read. */
 float *int8_data_read_ppm(const char *path, int *h, int *w);
