@@ -211,7 +211,8 @@ struct wino_conv2d_options {
     const char *points;        /* Winograd points as in wino_tile_create (NULL = recorded best);
                                 * other points than the recorded ones run on the portable
                                 * scalar path */
-    enum wino_variant variant; /* Winograd staging */
+    enum wino_variant variant; /* Winograd staging; on CUDA, FUSED exists for F(2x2, 3x3) and
+                                * F(4x4, 3x3), and AUTO times both variants at create */
     const float *bias;         /* K per-output-channel values added to y (NULL = none); copied
                                 * at create */
     int relu;                  /* 1: y = max(0, y) after the bias */
@@ -302,10 +303,12 @@ struct wino_int8_params {
 /* Creates an INT8 Winograd convolution: desc->dtype is the input type (WINO_DTYPE_S8 or U8),
  * NHWC, 3 x 3 filter, stride 1, dilation 1; weights (K x 3 x 3 x C) float or int8 as
  * params->w_scale says. options (may be NULL): tile_m 2, 4 or 6 (0: 4), bias (K real values),
- * relu; algo, points and variant must be left 0. Run it with wino_conv2d_run (x and y int8 or
- * uint8 in NHWC). On the CUDA backend weights, x and y are in device memory and the results
- * are the same bits as on the CPU. WINO_UNSUPPORTED when a configuration could overflow an int32 step (the
- * message gives the bound), WINO_INVALID_ARGUMENT for bad scales or clips. */
+ * relu; algo and points must be left 0, and variant too on the CPU. Run it with
+ * wino_conv2d_run (x and y int8 or uint8 in NHWC). On the CUDA backend weights, x and y are in
+ * device memory, variant may be FUSED (tile_m 2 or 4) or NON_FUSED (AUTO: the faster, timed at
+ * create), and the results are the same bits as on the CPU. WINO_UNSUPPORTED when a
+ * configuration could overflow an int32 step (the message gives the bound),
+ * WINO_INVALID_ARGUMENT for bad scales or clips. */
 enum wino_status wino_conv2d_create_int8(const struct wino_conv2d_desc *desc, const void *weights,
                                          const struct wino_int8_params *params,
                                          const struct wino_context *ctx,

@@ -70,12 +70,12 @@ void bench_cuda_free(void *dev);
 enum bench_prep bench_wino_cuda_prepare(const struct cuda_problem *pb, int tile_m,
                                         enum wino_variant variant, struct bench_runner *out);
 
-/* wino's INT8 Winograd F(tile_m, 3): uint8 x, int8 y, clips calibrated at the 99.9th percentile
- * on the layer's own input. prepare checks the GPU output byte for byte against the same call
- * on the CPU backend (BENCH_FAIL when they differ). *variant receives the variant wino runs. */
+/* wino's INT8 Winograd F(tile_m, 3) with the variant asked: uint8 x, int8 y, clips calibrated
+ * at the 99.9th percentile on the layer's own input. prepare checks the GPU output byte for byte
+ * against the same call on the CPU backend (BENCH_FAIL when they differ). */
 enum bench_prep bench_wino_cuda_int8_prepare(const struct cuda_problem *pb, int tile_m,
-                                             struct bench_runner *out,
-                                             enum wino_variant *variant);
+                                             enum wino_variant variant,
+                                             struct bench_runner *out);
 
 /* cuDNN's legacy cudnnConvolutionForward with algorithm algo (0 .. bench_cudnn_algo_count()-1)
  * in NCHW (nchw = 1, its own transposed copies of x and w) or NHWC (tools/bench_cudnn.c).

@@ -77,11 +77,10 @@ static struct wino_cuda_state *new_state(const struct cuda_problem *pb, enum win
 }
 
 /* After create returned `created`: SKIP when wino refused the layer or runs another tile or
- * variant than asked (WINO_VARIANT_AUTO: any), else the workspace and the runner. *variant
- * (optional) receives the variant the operator runs. Takes st. */
+ * variant than asked (WINO_VARIANT_AUTO: any), else the workspace and the runner. Takes st. */
 static enum bench_prep finish(struct wino_cuda_state *st, enum wino_status created, int tile_m,
                               enum wino_variant asked, const struct cuda_problem *pb,
-                              struct bench_runner *out, enum wino_variant *variant)
+                              struct bench_runner *out)
 {
     enum wino_algo algo = WINO_ALGO_AUTO;
     enum wino_variant v = WINO_VARIANT_AUTO;
@@ -109,8 +108,6 @@ static enum bench_prep finish(struct wino_cuda_state *st, enum wino_status creat
         wino_cuda_destroy(st);
         return BENCH_FAIL;
     }
-    if (variant)
-        *variant = v;
     bench_tile_name(out->tile, sizeof out->tile, m, pb->desc.r, pb->desc.s);
     snprintf(out->info, sizeof out->info, "%s", variant_name(v));
     out->workspace_bytes = st->workspace_bytes;
@@ -135,7 +132,7 @@ enum bench_prep bench_wino_cuda_prepare(const struct cuda_problem *pb, int tile_
         return BENCH_FAIL;
     }
     const enum wino_status s = wino_conv2d_create(&pb->desc, pb->d_w, &ctx, &o, &st->op);
-    return finish(st, s, tile_m, variant, pb, out, NULL);
+    return finish(st, s, tile_m, variant, pb, out);
 }
 
 /* The layer's INT8 parameters as the CPU bench sets them (tools/bench_wino_int8.c): clips at the
@@ -187,12 +184,13 @@ static long cpu_mismatches(const struct cuda_problem *pb, const struct wino_int8
 }
 
 enum bench_prep bench_wino_cuda_int8_prepare(const struct cuda_problem *pb, int tile_m,
-                                             struct bench_runner *out,
-                                             enum wino_variant *variant)
+                                             enum wino_variant variant,
+                                             struct bench_runner *out)
 {
     const struct wino_context ctx = {
         .backend = WINO_BACKEND_CUDA, .device = pb->device, .stream = pb->stream};
-    const struct wino_conv2d_options o = {.tile_m = tile_m}; /* algo, variant: wino's */
+    const struct wino_conv2d_options o = {.tile_m = tile_m, .variant = variant};
+    const struct wino_conv2d_options cpu_o = {.tile_m = tile_m}; /* the CPU's variant is fixed */
     const struct wino_conv2d_desc *d = &pb->desc;
     const size_t xn = (size_t)d->n * d->h * d->w * d->c, wn = (size_t)d->k * d->r * d->s * d->c;
     struct wino_int8_params q;
@@ -223,14 +221,14 @@ enum bench_prep bench_wino_cuda_int8_prepare(const struct cuda_problem *pb, int 
         goto done;
     st->x = st->x_own;
     s = wino_conv2d_create_int8(d, d_w, &q, &ctx, &o, &st->op);
-    result = finish(st, s, tile_m, WINO_VARIANT_AUTO, pb, out, variant);
+    result = finish(st, s, tile_m, variant, pb, out);
     st = NULL; /* finish took it */
     if (result != BENCH_READY)
         goto done;
     ready = out->state;
-    diff = cpu_mismatches(pb, &q, &o, xq, ready);
+    diff = cpu_mismatches(pb, &q, &cpu_o, xq, ready);
     if (!diff && !bench_cuda_poison(pb->stream, ready->y, ready->y_elems)) { /* int8: 1 B each */
-        snprintf(out->info, sizeof out->info, "%s, = CPU bytes", variant_name(*variant));
+        snprintf(out->info, sizeof out->info, "%s, = CPU bytes", variant_name(variant));
         goto done;
     }
     if (diff > 0)
@@ -264,11 +262,10 @@ enum bench_prep bench_wino_cuda_prepare(const struct cuda_problem *pb, int tile_
 }
 
 enum bench_prep bench_wino_cuda_int8_prepare(const struct cuda_problem *pb, int tile_m,
-                                             struct bench_runner *out,
-                                             enum wino_variant *variant)
+                                             enum wino_variant variant,
+                                             struct bench_runner *out)
 {
-    (void)variant;
-    return bench_wino_cuda_prepare(pb, tile_m, WINO_VARIANT_AUTO, out);
+    return bench_wino_cuda_prepare(pb, tile_m, variant, out);
 }
 
 #endif

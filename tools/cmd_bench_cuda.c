@@ -719,66 +719,46 @@ static struct row *new_row(struct layer_rows *t, const char *impl, const char *l
     return r;
 }
 
-/* wino's FP32 / FP16 rows: per variant, tiles m = 2, 3, ... until creation refuses one (a note:
- * larger tiles need more range and memory still). */
-static int wino_float_rows(const struct cuda_args *a, const struct gpu *g, struct layer_run *lr,
-                           struct layer_rows *t)
+/* wino's rows: per variant, the tiles m = 2, 3, ... (INT8: 2, 4, 6) until creation refuses
+ * one (a note: larger tiles need more range and memory still, and fused kernels exist for
+ * F(2,3) and F(4,3) only). */
+static int wino_rows(const struct cuda_args *a, const struct gpu *g, struct layer_run *lr,
+                     struct layer_rows *t)
 {
     static const enum wino_variant variants[2] = {WINO_VARIANT_NON_FUSED, WINO_VARIANT_FUSED};
     static const char *const impls[2] = {"wino-winograd", "wino-fused"};
     static const char *const names[2] = {"non-fused", "fused"};
-    const double bound = a->dtype == WINO_DTYPE_F16 ? BOUND_F16 : BOUND_WINO_F32;
+    static const int float_tiles[] = {2, 3, 4, 5, 6, 7, 8};
+    const int int8 = a->dtype == WINO_DTYPE_U8;
+    const int *tiles = int8 ? int8_tiles : float_tiles;
+    const size_t count = int8 ? sizeof int8_tiles / sizeof int8_tiles[0]
+                              : sizeof float_tiles / sizeof float_tiles[0];
+    const double bound = int8                       ? BENCH_BOUND_INT8
+                         : a->dtype == WINO_DTYPE_F16 ? BOUND_F16
+                                                      : BOUND_WINO_F32;
     int refused[2] = {0, 0};
-    for (int m = 2; m <= MAX_TILE_M; m++)
+    for (size_t i = 0; i < count; i++)
         for (int v = 0; v < 2; v++) {
             struct bench_runner r;
             struct row *row;
-            if (refused[v] || !(row = new_row(t, impls[v], "NHWC", m, bound)))
+            if (refused[v] || !(row = new_row(t, impls[v], "NHWC", tiles[i], bound)))
                 continue;
             row->variant = names[v];
-            const enum bench_prep prep = bench_wino_cuda_prepare(&lr->pb, m, variants[v], &r);
+            const enum bench_prep prep =
+                int8 ? bench_wino_cuda_int8_prepare(&lr->pb, tiles[i], variants[v], &r)
+                     : bench_wino_cuda_prepare(&lr->pb, tiles[i], variants[v], &r);
             t->failed |= check_and_time(a, g, lr, prep, &r, row);
             if (gpu_broken())
                 return 1;
             if (row->status != ROW_SKIPPED)
                 continue;
             fprintf(stderr, "wino bench: note: %s %s m=%d and larger skipped: %s\n",
-                    lr->layer.name, impls[v], m, r.info);
-            if (m == 2 && v == 0)
+                    lr->layer.name, impls[v], tiles[i], r.info);
+            if (i == 0 && v == 0)
                 snprintf(t->wino_why, sizeof t->wino_why, "%s", r.info);
             refused[v] = 1;
             t->n--; /* a refusal is a note, not a row */
         }
-    return 0;
-}
-
-/* wino's INT8 rows: F(2,3), F(4,3), F(6,3) (6 may be refused for its int32 bound: a note). */
-static int wino_int8_rows(const struct cuda_args *a, const struct gpu *g, struct layer_run *lr,
-                          struct layer_rows *t)
-{
-    for (size_t i = 0; i < sizeof int8_tiles / sizeof int8_tiles[0]; i++) {
-        struct bench_runner r;
-        enum wino_variant v = WINO_VARIANT_AUTO;
-        struct row *row = new_row(t, "wino-winograd", "NHWC", int8_tiles[i], BENCH_BOUND_INT8);
-        if (!row)
-            break;
-        const enum bench_prep prep = bench_wino_cuda_int8_prepare(&lr->pb, int8_tiles[i], &r, &v);
-        if (v == WINO_VARIANT_FUSED)
-            snprintf(row->impl, sizeof row->impl, "wino-fused");
-        row->variant = v == WINO_VARIANT_FUSED ? "fused" : "non-fused";
-        t->failed |= check_and_time(a, g, lr, prep, &r, row);
-        if (gpu_broken())
-            return 1;
-        if (row->status != ROW_SKIPPED)
-            continue;
-        fprintf(stderr, "wino bench: note: %s wino-winograd m=%d skipped: %s\n", lr->layer.name,
-                int8_tiles[i], r.info);
-        if (!t->wino_why[0])
-            snprintf(t->wino_why, sizeof t->wino_why, "%s", r.info);
-        t->n--;
-    }
-    if (t->n) /* some tile has a row */
-        t->wino_why[0] = '\0';
     return 0;
 }
 
@@ -905,9 +885,7 @@ static int bench_layer(const struct cuda_args *a, const struct gpu *g, const str
     if (!t)
         fprintf(stderr, "wino bench: %s: out of memory\n", l->name);
     else if (!setup_layer(a, g, l, index, &lr)) {
-        const int broken = (a->dtype == WINO_DTYPE_U8 ? wino_int8_rows(a, g, &lr, t)
-                                                      : wino_float_rows(a, g, &lr, t)) ||
-                           cudnn_rows(a, g, &lr, t);
+        const int broken = wino_rows(a, g, &lr, t) || cudnn_rows(a, g, &lr, t);
         if (broken) {
             fprintf(stderr, "wino bench: %s: the GPU failed, stopping: %s\n", l->name,
                     last_error);

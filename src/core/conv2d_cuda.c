@@ -53,8 +53,6 @@ enum wino_status wino_conv2d_create_cuda(const struct wino_conv2d_desc *desc,
     if (o->points)
         return wino_fail(WINO_UNSUPPORTED, "CUDA: Winograd runs the generated tiles only "
                                            "(recorded points)");
-    if (o->variant == WINO_VARIANT_FUSED)
-        return wino_fail(WINO_UNSUPPORTED, "CUDA: the fused variant is not built yet");
     const int tile_m = o->tile_m ? o->tile_m : cuda_default_tile_m(desc);
     const char *why = wino_winograd_refusal(desc, tile_m);
     if (why)
@@ -71,8 +69,8 @@ enum wino_status wino_conv2d_create_cuda(const struct wino_conv2d_desc *desc,
     c->sizes = sizes;
     c->algo = WINO_ALGO_WINOGRAD;
     c->tile_m = tile_m;
-    st = wino_cuda_conv_create(desc, &sizes, weights, ctx, tile_m, o->bias, o->relu, o->tf32,
-                               &c->cuda, &c->workspace_bytes);
+    st = wino_cuda_conv_create(desc, &sizes, weights, ctx, tile_m, o->variant, o->bias, o->relu,
+                               o->tf32, &c->cuda, &c->workspace_bytes);
     if (st) {
         free(c);
         return st;

@@ -28,7 +28,8 @@ static enum wino_status weights_to_host(const struct wino_conv2d_desc *desc, con
 
 static enum wino_status create_on_cuda(const struct wino_conv2d_desc *desc,
                                        struct wino_int8_layer *layer,
-                                       const struct wino_context *ctx, wino_conv2d **op)
+                                       const struct wino_context *ctx, enum wino_variant variant,
+                                       wino_conv2d **op)
 {
     struct wino_conv2d *o = calloc(1, sizeof *o);
     enum wino_status st = WINO_OUT_OF_MEMORY;
@@ -39,7 +40,7 @@ static enum wino_status create_on_cuda(const struct wino_conv2d_desc *desc,
         wino_conv_desc_check(desc, &o->sizes);
         o->algo = WINO_ALGO_WINOGRAD;
         o->tile_m = layer->tile.m;
-        st = wino_cuda_conv_create_int8(desc, &o->sizes, layer, ctx, &o->cuda,
+        st = wino_cuda_conv_create_int8(desc, &o->sizes, layer, ctx, variant, &o->cuda,
                                         &o->workspace_bytes);
     }
     wino_int8_layer_release(layer);
@@ -66,13 +67,18 @@ enum wino_status wino_conv2d_create_int8(const struct wino_conv2d_desc *desc, co
         return st;
     if (options && (options->algo != WINO_ALGO_AUTO && options->algo != WINO_ALGO_WINOGRAD))
         return wino_fail(WINO_INVALID_ARGUMENT, "INT8: only the Winograd algorithm is built");
-    if (options && (options->points || options->variant != WINO_VARIANT_AUTO))
-        return wino_fail(WINO_INVALID_ARGUMENT,
-                         "INT8 Winograd: points and variant are fixed (leave them 0)");
+    const int cuda = ctx && ctx->backend == WINO_BACKEND_CUDA;
+    const enum wino_variant variant = options ? options->variant : WINO_VARIANT_AUTO;
+    if (options && options->points)
+        return wino_fail(WINO_INVALID_ARGUMENT, "INT8 Winograd: the points are fixed (leave "
+                                                "them NULL)");
+    if (variant != WINO_VARIANT_AUTO &&
+        (!cuda || (variant != WINO_VARIANT_FUSED && variant != WINO_VARIANT_NON_FUSED)))
+        return wino_fail(WINO_INVALID_ARGUMENT, "INT8 Winograd: the variant is fixed on the "
+                                                "CPU (leave it 0); FUSED or NON_FUSED on CUDA");
     if (options && options->relu != 0 && options->relu != 1)
         return wino_fail(WINO_INVALID_ARGUMENT, "relu = %d must be 0 or 1", options->relu);
     const int tile_m = options && options->tile_m ? options->tile_m : 4;
-    const int cuda = ctx && ctx->backend == WINO_BACKEND_CUDA;
     void *host_weights = NULL; /* the layer is prepared on the host from a copy */
     if (cuda && (st = weights_to_host(desc, weights, params, ctx, &host_weights)))
         return st;
@@ -84,7 +90,7 @@ enum wino_status wino_conv2d_create_int8(const struct wino_conv2d_desc *desc, co
     if (st)
         return st;
     if (cuda)
-        return create_on_cuda(desc, &layer, ctx, op);
+        return create_on_cuda(desc, &layer, ctx, variant, op);
     struct wino_conv2d *o = calloc(1, sizeof *o);
     if (o)
         o->int8 = calloc(1, sizeof *o->int8);

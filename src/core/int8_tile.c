@@ -120,7 +120,8 @@ void wino_int8_input_transform(const struct wino_int8_tile *t,
 static void put_matrix(struct wino_strbuf *sb, const char *name, int m, const int *v, int rows,
                        int cols, int stride)
 {
-    wino_strbuf_printf(sb, "static const int wino_int8_%s_f%d[%d][%d] = {\n", name, m, rows, cols);
+    wino_strbuf_printf(sb, "WINO_INT8_TABLE int wino_int8_%s_f%d[%d][%d] = {\n", name, m, rows,
+                       cols);
     for (int i = 0; i < rows; i++) {
         wino_strbuf_printf(sb, "    {");
         for (int j = 0; j < cols; j++)
@@ -138,7 +139,11 @@ char *wino_gen_int8_tables(void)
                             "/* B'^T and A'^T of the INT8 tiles F(2,3), F(4,3), F(6,3)"
                             " (src/core/int8_tile.c, docs/int8-winograd.md). */\n"
                             "#ifndef WINO_CPU_GENERATED_INT8_TILES_H\n"
-                            "#define WINO_CPU_GENERATED_INT8_TILES_H\n");
+                            "#define WINO_CPU_GENERATED_INT8_TILES_H\n\n"
+                            "/* CUDA code defines it as static __device__ const. */\n"
+                            "#ifndef WINO_INT8_TABLE\n"
+                            "#define WINO_INT8_TABLE static const\n"
+                            "#endif\n");
     for (int m = 2; m <= 6; m += 2) {
         struct wino_int8_tile t;
         if (wino_int8_tile_make(m, &t)) {

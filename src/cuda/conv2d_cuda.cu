@@ -1,6 +1,9 @@
-/* The CUDA backend of wino_conv2d (non-fused Winograd): the filters are transformed once at
- * create; run() enqueues the input transform, alpha^2 GEMMs in one strided-batched cuBLAS call,
- * and the output transform with bias, ReLU (and INT8 requantization) on the caller's stream. */
+/* The CUDA backend of wino_conv2d: the filters are transformed once at create; run() enqueues
+ * on the caller's stream either the non-fused stages (input transform, alpha^2 GEMMs in one
+ * strided-batched cuBLAS call, output transform with bias, ReLU or INT8 requantization) or one
+ * fused kernel (winograd_fused_kernels.cu). Which one: the caller's variant, or for AUTO the
+ * faster of the two timed at create (Mazaheri et al. (EuroSys'20) section 3.3, "WV"). */
+#include <algorithm>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <limits.h>
@@ -20,6 +23,7 @@ struct wino_cuda_conv {
     struct wino_cuda_shape shape;
     enum element element; /* of V and U */
     int tf32, relu;
+    int fused;            /* 1: run() launches the fused kernel */
     void *u;              /* U[pos][kp][cp] */
     float *bias;          /* K values on the device, or NULL */
     float *scale;         /* INT8: K requantization scales on the device (bias: K offsets) */
@@ -101,7 +105,7 @@ static enum wino_status make_shape(const struct wino_conv2d_desc *d,
                                    const struct wino_conv_sizes *sz, int m, enum element e,
                                    struct wino_cuda_shape *s)
 {
-    const int pad = e == ELEMENT_S8 ? 16 : e == ELEMENT_F16 ? 8 : 1;
+    const int pad = e == ELEMENT_S8 ? 16 : e == ELEMENT_F16 ? 8 : 4; /* 16-byte rows */
     memset(s, 0, sizeof *s);
     s->n = d->n, s->c = d->c, s->h = d->h, s->w = d->w, s->k = d->k;
     s->p = sz->p, s->q = sz->q, s->pad_h = d->pad_h, s->pad_w = d->pad_w;
@@ -194,28 +198,6 @@ static enum wino_status create_float(const struct wino_conv2d_desc *desc,
     return WINO_SUCCESS;
 }
 
-enum wino_status wino_cuda_conv_create(const struct wino_conv2d_desc *desc,
-                                       const struct wino_conv_sizes *sizes, const void *weights,
-                                       const struct wino_context *ctx, int tile_m,
-                                       const float *bias, int relu, int tf32,
-                                       struct wino_cuda_conv **conv, size_t *workspace_bytes)
-{
-    struct wino_cuda_conv *c = NULL;
-    struct device_scope scope;
-    enum wino_status st = open_conv(ctx, &c);
-    if (!st && !(st = enter_device(ctx->device, &scope))) {
-        st = create_float(desc, sizes, weights, tile_m, bias, relu, tf32, c);
-        leave_device(&scope);
-    }
-    if (st) {
-        wino_cuda_conv_destroy(c);
-        return st;
-    }
-    *conv = c;
-    *workspace_bytes = c->v_bytes + c->m_bytes;
-    return WINO_SUCCESS;
-}
-
 static enum wino_status create_int8(const struct wino_conv2d_desc *desc,
                                     const struct wino_conv_sizes *sizes,
                                     const struct wino_int8_layer *L, struct wino_cuda_conv *c)
@@ -225,8 +207,6 @@ static enum wino_status create_int8(const struct wino_conv2d_desc *desc,
     if (st)
         return st;
     const struct wino_cuda_shape *s = &c->shape;
-    memcpy(c->s8.bt, L->tile.bt, sizeof c->s8.bt);
-    memcpy(c->s8.at, L->tile.at, sizeof c->s8.at);
     c->s8.f_a = L->f_a, c->s8.lo = L->lo, c->s8.hi = L->hi;
     c->s8.x_signed = L->x_signed, c->s8.y_signed = L->y_signed;
     /* Uq[pos][c][k] on the host -> U[pos][kp][cp], zero padded */
@@ -246,29 +226,6 @@ static enum wino_status create_int8(const struct wino_conv2d_desc *desc,
         st = upload((void **)&c->bias, L->bias, sizeof(float) * (size_t)s->k);
     plan_workspace(c);
     return st;
-}
-
-enum wino_status wino_cuda_conv_create_int8(const struct wino_conv2d_desc *desc,
-                                            const struct wino_conv_sizes *sizes,
-                                            const struct wino_int8_layer *layer,
-                                            const struct wino_context *ctx,
-                                            struct wino_cuda_conv **conv,
-                                            size_t *workspace_bytes)
-{
-    struct wino_cuda_conv *c = NULL;
-    struct device_scope scope;
-    enum wino_status st = open_conv(ctx, &c);
-    if (!st && !(st = enter_device(ctx->device, &scope))) {
-        st = create_int8(desc, sizes, layer, c);
-        leave_device(&scope);
-    }
-    if (st) {
-        wino_cuda_conv_destroy(c);
-        return st;
-    }
-    *conv = c;
-    *workspace_bytes = c->v_bytes + c->m_bytes;
-    return WINO_SUCCESS;
 }
 
 enum wino_status wino_cuda_copy_to_host(const struct wino_context *ctx, const void *src,
@@ -332,6 +289,14 @@ static enum wino_status run_chunk(const struct wino_cuda_conv *c, const struct w
 static enum wino_status run_stages(const struct wino_cuda_conv *c, const void *x, void *y,
                                    char *workspace)
 {
+    if (c->fused) {
+        CUDA_TRY(c->element == ELEMENT_S8
+                     ? wino_cuda_s8_fused(&c->shape, &c->s8, (const signed char *)c->u, x,
+                                          c->scale, c->bias, y, c->stream)
+                     : wino_cuda_fused(&c->shape, c->element == ELEMENT_F16, c->u, x, c->bias,
+                                       c->relu, y, c->stream));
+        return WINO_SUCCESS;
+    }
     struct wino_cuda_shape s = c->shape;
     enum wino_status st = WINO_SUCCESS;
     for (s.t0 = 0; s.t0 < c->shape.tiles && !st; s.t0 += c->shape.tn) {
@@ -342,16 +307,21 @@ static enum wino_status run_stages(const struct wino_cuda_conv *c, const void *x
     return st;
 }
 
+static size_t workspace_bytes(const struct wino_cuda_conv *c)
+{
+    return c->fused ? 0 : c->v_bytes + c->m_bytes;
+}
+
 enum wino_status wino_cuda_conv_run(const struct wino_cuda_conv *c, const void *x, void *y,
-                                    void *workspace, size_t workspace_bytes)
+                                    void *workspace, size_t bytes)
 {
     enum wino_status st = check_device_pointer(x, c->device, "x");
     if (!st)
         st = check_device_pointer(y, c->device, "y");
-    if (!st && workspace_bytes < c->v_bytes + c->m_bytes)
-        st = wino_fail(WINO_INSUFFICIENT_WORKSPACE, "workspace of %zu bytes, %zu needed",
-                       workspace_bytes, c->v_bytes + c->m_bytes);
-    if (!st)
+    if (!st && bytes < workspace_bytes(c))
+        st = wino_fail(WINO_INSUFFICIENT_WORKSPACE, "workspace of %zu bytes, %zu needed", bytes,
+                       workspace_bytes(c));
+    if (!st && workspace_bytes(c))
         st = check_device_pointer(workspace, c->device, "workspace");
     struct device_scope scope;
     if (!st && !(st = enter_device(c->device, &scope))) {
@@ -363,8 +333,121 @@ enum wino_status wino_cuda_conv_run(const struct wino_cuda_conv *c, const void *
 
 enum wino_variant wino_cuda_conv_variant(const struct wino_cuda_conv *conv)
 {
-    (void)conv;
-    return WINO_VARIANT_NON_FUSED;
+    return conv->fused ? WINO_VARIANT_FUSED : WINO_VARIANT_NON_FUSED;
+}
+
+/* The median milliseconds of 5 runs after a warm-up, or a negative value when it failed. */
+static float time_runs(const struct wino_cuda_conv *c, const void *x, void *y, char *workspace)
+{
+    cudaEvent_t start = NULL, stop = NULL;
+    float ms[5];
+    int ok = cudaEventCreate(&start) == cudaSuccess && cudaEventCreate(&stop) == cudaSuccess &&
+             !run_stages(c, x, y, workspace);
+    for (int i = 0; ok && i < 5; i++)
+        ok = cudaEventRecord(start, c->stream) == cudaSuccess && !run_stages(c, x, y, workspace) &&
+             cudaEventRecord(stop, c->stream) == cudaSuccess &&
+             cudaEventSynchronize(stop) == cudaSuccess &&
+             cudaEventElapsedTime(&ms[i], start, stop) == cudaSuccess;
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+    if (!ok)
+        return -1.0f;
+    std::sort(ms, ms + 5);
+    return ms[2];
+}
+
+/* AUTO: runs both variants on zeros in scratch device memory and keeps the faster; where that
+ * memory is not to be had, the non-fused variant (which needs no timing to be correct). */
+static void choose_faster(struct wino_cuda_conv *c, const struct wino_conv_sizes *sz)
+{
+    const size_t e = element_size(c->element);
+    void *x = NULL, *y = NULL, *ws = NULL;
+    float fused = -1.0f, staged = -1.0f;
+    if (cudaMalloc(&x, sz->x_elems * e) == cudaSuccess &&
+        cudaMalloc(&y, sz->y_elems * e) == cudaSuccess &&
+        cudaMalloc(&ws, c->v_bytes + c->m_bytes) == cudaSuccess &&
+        cudaMemsetAsync(x, 0, sz->x_elems * e, c->stream) == cudaSuccess) {
+        c->fused = 0;
+        staged = time_runs(c, x, y, (char *)ws);
+        c->fused = 1;
+        fused = time_runs(c, x, y, (char *)ws);
+    }
+    wino_ok(); /* the failed runs above leave no error behind */
+    cudaGetLastError();
+    cudaFree(x);
+    cudaFree(y);
+    cudaFree(ws);
+    c->fused = fused >= 0.0f && (staged < 0.0f || fused < staged);
+}
+
+/* Sets c->fused from the caller's variant. */
+static enum wino_status choose_variant(struct wino_cuda_conv *c, enum wino_variant variant,
+                                       const struct wino_conv_sizes *sz)
+{
+    const struct wino_cuda_shape *s = &c->shape;
+    const int has = wino_cuda_has_fused(s->m, s->r);
+    if (variant == WINO_VARIANT_FUSED && !has)
+        return wino_fail(WINO_UNSUPPORTED, "CUDA: fused kernels exist for F(2x2, 3x3) and "
+                                           "F(4x4, 3x3), not for F(%dx%d, %dx%d)",
+                         s->m, s->m, s->r, s->r);
+    c->fused = variant == WINO_VARIANT_FUSED;
+    if (variant == WINO_VARIANT_AUTO && has)
+        choose_faster(c, sz);
+    return WINO_SUCCESS;
+}
+
+/* Builds the operator in the context's device: the parts every operator has, then make
+ * (FP32 / FP16 or INT8), then the variant. */
+template <typename Make>
+static enum wino_status create(const struct wino_context *ctx, enum wino_variant variant,
+                               const struct wino_conv_sizes *sizes, Make make,
+                               struct wino_cuda_conv **conv, size_t *bytes)
+{
+    struct wino_cuda_conv *c = NULL;
+    struct device_scope scope;
+    enum wino_status st = open_conv(ctx, &c);
+    if (!st && !(st = enter_device(ctx->device, &scope))) {
+        st = make(c);
+        if (!st)
+            st = choose_variant(c, variant, sizes);
+        leave_device(&scope);
+    }
+    if (st) {
+        wino_cuda_conv_destroy(c);
+        return st;
+    }
+    *conv = c;
+    *bytes = workspace_bytes(c);
+    return WINO_SUCCESS;
+}
+
+enum wino_status wino_cuda_conv_create(const struct wino_conv2d_desc *desc,
+                                       const struct wino_conv_sizes *sizes, const void *weights,
+                                       const struct wino_context *ctx, int tile_m,
+                                       enum wino_variant variant, const float *bias, int relu,
+                                       int tf32, struct wino_cuda_conv **conv,
+                                       size_t *workspace_bytes)
+{
+    return create(
+        ctx, variant, sizes,
+        [=](struct wino_cuda_conv *c) {
+            return create_float(desc, sizes, weights, tile_m, bias, relu, tf32, c);
+        },
+        conv, workspace_bytes);
+}
+
+enum wino_status wino_cuda_conv_create_int8(const struct wino_conv2d_desc *desc,
+                                            const struct wino_conv_sizes *sizes,
+                                            const struct wino_int8_layer *layer,
+                                            const struct wino_context *ctx,
+                                            enum wino_variant variant,
+                                            struct wino_cuda_conv **conv,
+                                            size_t *workspace_bytes)
+{
+    return create(
+        ctx, variant, sizes,
+        [=](struct wino_cuda_conv *c) { return create_int8(desc, sizes, layer, c); }, conv,
+        workspace_bytes);
 }
 
 void wino_cuda_conv_destroy(struct wino_cuda_conv *c)

@@ -17,18 +17,23 @@ extern "C" {
 struct wino_cuda_conv;
 
 /* FP32 / FP16 Winograd F(tile_m x tile_m, r x r) with a generated tile; weights in device
- * memory; bias (K host floats) or NULL. Sets *conv and the workspace bytes run() needs. */
+ * memory; bias (K host floats) or NULL. variant: FUSED (F(2x2,3x3) and F(4x4,3x3) only),
+ * NON_FUSED, or AUTO (the faster of the two, timed here, where both exist). Sets *conv and the
+ * workspace bytes run() needs. */
 enum wino_status wino_cuda_conv_create(const struct wino_conv2d_desc *desc,
                                        const struct wino_conv_sizes *sizes, const void *weights,
                                        const struct wino_context *ctx, int tile_m,
-                                       const float *bias, int relu, int tf32,
-                                       struct wino_cuda_conv **conv, size_t *workspace_bytes);
+                                       enum wino_variant variant, const float *bias, int relu,
+                                       int tf32, struct wino_cuda_conv **conv,
+                                       size_t *workspace_bytes);
 
-/* INT8 Winograd for a layer prepared on the host (its Uq and constants are copied). */
+/* INT8 Winograd for a layer prepared on the host (its Uq and constants are copied); variant
+ * as above. */
 enum wino_status wino_cuda_conv_create_int8(const struct wino_conv2d_desc *desc,
                                             const struct wino_conv_sizes *sizes,
                                             const struct wino_int8_layer *layer,
                                             const struct wino_context *ctx,
+                                            enum wino_variant variant,
                                             struct wino_cuda_conv **conv,
                                             size_t *workspace_bytes);
 

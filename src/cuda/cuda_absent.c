@@ -10,11 +10,12 @@ static enum wino_status absent(void)
 enum wino_status wino_cuda_conv_create(const struct wino_conv2d_desc *desc,
                                        const struct wino_conv_sizes *sizes, const void *weights,
                                        const struct wino_context *ctx, int tile_m,
-                                       const float *bias, int relu, int tf32,
-                                       struct wino_cuda_conv **conv, size_t *workspace_bytes)
+                                       enum wino_variant variant, const float *bias, int relu,
+                                       int tf32, struct wino_cuda_conv **conv,
+                                       size_t *workspace_bytes)
 {
-    (void)desc, (void)sizes, (void)weights, (void)ctx, (void)tile_m, (void)bias, (void)relu;
-    (void)tf32, (void)conv, (void)workspace_bytes;
+    (void)desc, (void)sizes, (void)weights, (void)ctx, (void)tile_m, (void)variant, (void)bias;
+    (void)relu, (void)tf32, (void)conv, (void)workspace_bytes;
     return absent();
 }
 
@@ -22,10 +23,12 @@ enum wino_status wino_cuda_conv_create_int8(const struct wino_conv2d_desc *desc,
                                             const struct wino_conv_sizes *sizes,
                                             const struct wino_int8_layer *layer,
                                             const struct wino_context *ctx,
+                                            enum wino_variant variant,
                                             struct wino_cuda_conv **conv,
                                             size_t *workspace_bytes)
 {
-    (void)desc, (void)sizes, (void)layer, (void)ctx, (void)conv, (void)workspace_bytes;
+    (void)desc, (void)sizes, (void)layer, (void)ctx, (void)variant, (void)conv;
+    (void)workspace_bytes;
     return absent();
 }
 

@@ -2,49 +2,7 @@
  * or (filter, channel) in registers with the generator's emitted device functions, and
  * consecutive threads take consecutive channels so that NHWC loads and every store of the
  * V / U / M layouts (winograd_kernels.h) coalesce. Arithmetic is FP32; FP16 only in storage. */
-#include <cuda_fp16.h>
-
-#include "cuda/generated/wino_f32_tiles.cuh"
-#include "cuda/winograd_kernels.h"
-
-/* The generated transforms of F(m x m, r x r), by template argument. */
-template <int M, int R> struct tile_fn;
-#define WINO_TILE_FN(name, m, r)                                                               \
-    template <> struct tile_fn<m, r> {                                                         \
-        static __device__ __forceinline__ void input(const float d[m + r - 1][m + r - 1],     \
-                                                     float v[m + r - 1][m + r - 1])            \
-        {                                                                                      \
-            wino_f32_input_transform_##name(d, v);                                             \
-        }                                                                                      \
-        static __device__ __forceinline__ void filter(const float g[r][r],                     \
-                                                      float u[m + r - 1][m + r - 1])           \
-        {                                                                                      \
-            wino_f32_filter_transform_##name(g, u);                                            \
-        }                                                                                      \
-        static __device__ __forceinline__ void output(const float mm[m + r - 1][m + r - 1],   \
-                                                      float y[m][m])                           \
-        {                                                                                      \
-            wino_f32_output_transform_##name(mm, y);                                           \
-        }                                                                                      \
-    };
-WINO_CUDA_DEFAULT_TILES(WINO_TILE_FN)
-
-static __device__ __forceinline__ float load(const float *p, long long i)
-{
-    return p[i];
-}
-static __device__ __forceinline__ float load(const __half *p, long long i)
-{
-    return __half2float(p[i]);
-}
-static __device__ __forceinline__ void store(float *p, long long i, float v)
-{
-    p[i] = v;
-}
-static __device__ __forceinline__ void store(__half *p, long long i, float v)
-{
-    p[i] = __float2half_rn(v);
-}
+#include "cuda/winograd_tile_io.cuh"
 
 template <typename T, int M, int R>
 __global__ void filter_transform(const T *w, T *u, struct wino_cuda_shape s)
@@ -84,18 +42,8 @@ __global__ void input_transform(const T *x, T *v, struct wino_cuda_shape s)
     const long long t = s.t0 + idx / s.cp;
     int n, th, tw;
     wino_cuda_tile_of(&s, t, &n, &th, &tw);
-    const int h0 = th * M - s.pad_h, w0 = tw * M - s.pad_w;
     float d[A][A], vv[A][A];
-#pragma unroll
-    for (int i = 0; i < A; i++)
-#pragma unroll
-        for (int j = 0; j < A; j++) {
-            const int h = h0 + i, ww = w0 + j;
-            const int inside = c < s.c && h >= 0 && h < s.h && ww >= 0 && ww < s.w;
-            d[i][j] = !inside ? 0.0f
-                      : s.nhwc ? load(x, (((long long)n * s.h + h) * s.w + ww) * s.c + c)
-                               : load(x, (((long long)n * s.c + c) * s.h + h) * s.w + ww);
-        }
+    gather_window<T, A>(x, s, n, th * M - s.pad_h, tw * M - s.pad_w, c, d);
     tile_fn<M, R>::input(d, vv);
 #pragma unroll
     for (int i = 0; i < A; i++)
@@ -123,21 +71,7 @@ __global__ void output_transform(const float *mt, const float *bias, int relu, T
         for (int j = 0; j < A; j++)
             mm[i][j] = mt[(i * A + j) * plane + tl * s.kp + k];
     tile_fn<M, R>::output(mm, yy);
-    const float b = bias ? bias[k] : 0.0f;
-#pragma unroll
-    for (int i = 0; i < M; i++)
-#pragma unroll
-        for (int j = 0; j < M; j++) {
-            const int p = th * M + i, q = tw * M + j;
-            if (p >= s.p || q >= s.q)
-                continue;
-            float r = yy[i][j] + b;
-            if (relu)
-                r = fmaxf(r, 0.0f);
-            store(y, s.nhwc ? (((long long)n * s.p + p) * s.q + q) * s.k + k
-                            : (((long long)n * s.k + k) * s.p + p) * s.q + q,
-                  r);
-        }
+    store_output_tile<T, M>(y, s, n, th, tw, k, yy, bias ? bias[k] : 0.0f, relu);
 }
 
 int wino_cuda_has_tile(int m, int r)
@@ -147,7 +81,6 @@ int wino_cuda_has_tile(int m, int r)
 #undef WINO_HAS
     return 0;
 }
-
 
 cudaError_t wino_cuda_filter_transform(const struct wino_cuda_shape *s, int half, const void *w,
                                        void *u, cudaStream_t stream)

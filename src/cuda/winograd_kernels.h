@@ -9,7 +9,6 @@
 
 #include <cuda_runtime.h>
 
-#include "core/int8_tile.h"
 
 struct wino_cuda_shape {
     int n, c, h, w, k, p, q, pad_h, pad_w;
@@ -43,10 +42,9 @@ cudaError_t wino_cuda_output_transform(const struct wino_cuda_shape *s, int half
                                        const float *bias, int relu, void *y,
                                        cudaStream_t stream);
 
-/* The INT8 pipeline's integer steps (docs/int8-winograd.md); NHWC. */
+/* The INT8 pipeline's integer steps (docs/int8-winograd.md); NHWC. B'^T and A'^T are the
+ * generated constants of the tile (src/cpu/generated/int8_tiles.h), the layer's scalars: */
 struct wino_cuda_s8_consts {
-    int bt[WINO_INT8_MAX_ALPHA][WINO_INT8_MAX_ALPHA];
-    int at[WINO_INT8_MAX_M][WINO_INT8_MAX_ALPHA];
     float f_a, lo, hi;
     int x_signed, y_signed;
 };
@@ -59,6 +57,18 @@ cudaError_t wino_cuda_s8_output_transform(const struct wino_cuda_shape *s,
                                           const struct wino_cuda_s8_consts *k, const int *m,
                                           const float *scale, const float *bias, void *y,
                                           cudaStream_t stream);
+
+/* The fused kernels (winograd_fused_kernels.cu): one launch from x to y with U from create;
+ * no workspace. wino_cuda_has_fused: 1 when F(m, r) has them (F(2x2,3x3), F(4x4,3x3)). U's
+ * channel padding cp must be a multiple of 4 (FP32), 8 (FP16), 16 (INT8). */
+int wino_cuda_has_fused(int m, int r);
+cudaError_t wino_cuda_fused(const struct wino_cuda_shape *s, int half, const void *u,
+                            const void *x, const float *bias, int relu, void *y,
+                            cudaStream_t stream);
+cudaError_t wino_cuda_s8_fused(const struct wino_cuda_shape *s,
+                               const struct wino_cuda_s8_consts *k, const signed char *u,
+                               const void *x, const float *scale, const float *bias, void *y,
+                               cudaStream_t stream);
 
 /* Blocks of 256 threads covering count threads. */
 static inline unsigned wino_cuda_blocks(long long count)

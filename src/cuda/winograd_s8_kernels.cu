@@ -2,10 +2,7 @@
  * thread per (tile, channels) for the input transform and per (tile, output channels) for the
  * output transform. Integer arithmetic in int32 is exact (the layer's bounds were checked at
  * create), and the float steps are the spec's own functions, so the bits equal the CPU's. */
-#include <stdint.h>
-
-#include "core/int8_layer.h"
-#include "cuda/winograd_kernels.h"
+#include "cuda/winograd_tile_io.cuh"
 
 /* L consecutive channels per thread (1, or 4 when C or K is a multiple of 4): 4-byte loads and
  * stores of the int8 tensors instead of single bytes; the lanes are transformed one by one. */
@@ -37,29 +34,21 @@ __global__ void s8_input_transform(const void *x, int8_t *v, struct wino_cuda_sh
         }
 #pragma unroll
     for (int l = 0; l < L; l++) {
-        int bd[A][A];
+        int d[A][A];
+        int8_t vq[A][A];
 #pragma unroll
-        for (int i = 0; i < A; i++) /* B'^T d */
-#pragma unroll
-            for (int j = 0; j < A; j++) {
-                int acc = 0;
-#pragma unroll
-                for (int u = 0; u < A; u++) {
-                    const unsigned byte = word[u][j] >> (8 * l) & 0xffu;
-                    acc += k.bt[i][u] * (k.x_signed ? (int)(int8_t)byte : (int)byte);
-                }
-                bd[i][j] = acc;
-            }
-#pragma unroll
-        for (int i = 0; i < A; i++) /* (B'^T d) B' */
+        for (int i = 0; i < A; i++)
 #pragma unroll
             for (int j = 0; j < A; j++) {
-                int acc = 0;
-#pragma unroll
-                for (int u = 0; u < A; u++)
-                    acc += bd[i][u] * k.bt[j][u];
-                out[i][j] |= (unsigned)(uint8_t)wino_int8_quantize_v(acc, k.f_a) << (8 * l);
+                const unsigned byte = word[i][j] >> (8 * l) & 0xffu;
+                d[i][j] = k.x_signed ? (int)(int8_t)byte : (int)byte;
             }
+        s8_input_tile<M>(d, k.f_a, vq);
+#pragma unroll
+        for (int i = 0; i < A; i++)
+#pragma unroll
+            for (int j = 0; j < A; j++)
+                out[i][j] |= (unsigned)(uint8_t)vq[i][j] << (8 * l);
     }
 #pragma unroll
     for (int i = 0; i < A; i++)
@@ -88,48 +77,20 @@ __global__ void s8_output_transform(const int32_t *mt, const float *scale, const
     unsigned out[M][M] = {}; /* L output bytes per pixel, packed */
 #pragma unroll
     for (int l = 0; l < L; l++) {
-        int mm[A][A], am[M][A];
+        int mm[A][A], q[M][M];
 #pragma unroll
         for (int i = 0; i < A; i++)
 #pragma unroll
             for (int j = 0; j < A; j++)
                 mm[i][j] = mt[(i * A + j) * plane + tl * s.kp + k0 + l];
-#pragma unroll
-        for (int i = 0; i < M; i++) /* A'^T M */
-#pragma unroll
-            for (int j = 0; j < A; j++) {
-                int acc = 0;
-#pragma unroll
-                for (int u = 0; u < A; u++)
-                    acc += k.at[i][u] * mm[u][j];
-                am[i][j] = acc;
-            }
-        const float sc = scale[k0 + l], b = bias[k0 + l];
+        s8_output_tile<M>(mm, scale[k0 + l], bias[k0 + l], k.lo, k.hi, q);
 #pragma unroll
         for (int i = 0; i < M; i++)
 #pragma unroll
-            for (int j = 0; j < M; j++) {
-                int acc = 0; /* (A'^T M) A' */
-#pragma unroll
-                for (int u = 0; u < A; u++)
-                    acc += am[i][u] * k.at[j][u];
-                const int q = wino_int8_requantize(acc, sc, b, k.lo, k.hi);
-                out[i][j] |= (unsigned)(uint8_t)q << (8 * l); /* int8 or uint8: same byte */
-            }
+            for (int j = 0; j < M; j++) /* int8 or uint8: the same byte */
+                out[i][j] |= (unsigned)(uint8_t)q[i][j] << (8 * l);
     }
-#pragma unroll
-    for (int i = 0; i < M; i++)
-#pragma unroll
-        for (int j = 0; j < M; j++) {
-            const int p = th * M + i, q = tw * M + j;
-            if (p >= s.p || q >= s.q)
-                continue;
-            uint8_t *at = (uint8_t *)y + (((long long)n * s.p + p) * s.q + q) * s.k + k0;
-            if (L == 4)
-                *(unsigned *)at = out[i][j];
-            else
-                *at = (uint8_t)out[i][j];
-        }
+    s8_store_tile<M, L>(y, s, n, th, tw, k0, out);
 }
 
 #define WINO_S8_TILES(X) X(2, 4) X(4, 6) X(6, 8)

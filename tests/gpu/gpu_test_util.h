@@ -105,6 +105,11 @@ static inline const char *gpu_status_name(enum wino_status s)
     return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "unknown status";
 }
 
+static inline const char *gpu_variant_name(enum wino_variant v)
+{
+    return v == WINO_VARIANT_FUSED ? "fused" : v == WINO_VARIANT_NON_FUSED ? "non-fused" : "auto";
+}
+
 /* Relative L1 bound of FP32 Winograd F(m x m, r x r) on inputs in (-1, 1), by alpha = m + r - 1:
  * the bounds of tests/test_winograd_f32.c (docs/cpu-winograd.md's table, 6x to 13x the largest
  * error measured on the CPU engine). The GPU runs the same generated recipes with fused

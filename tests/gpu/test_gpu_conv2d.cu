@@ -2,9 +2,11 @@
  *  - every default tile F(m x m, r x r) (r 2..7, m 2..8, alpha <= 10) in FP32 on four random
  *    shapes: a 1x1 image with padding r - 1, one input channel, an output whose size is one more
  *    than a multiple of m, and a free draw (C and K among 1, 3, 17, 61 or random, batch 1..3,
- *    padding 0..r-1 per side); NCHW and NHWC, non-fused and fused (fused may be refused with
- *    WINO_UNSUPPORTED: counted and printed, the shape then runs non-fused), bias and ReLU on
- *    some;
+ *    padding 0..r-1 per side); NCHW and NHWC, non-fused and fused (fused is refused with
+ *    WINO_UNSUPPORTED except for F(2x2,3x3) and F(4x4,3x3): counted and printed, the shape then
+ *    runs non-fused), bias and ReLU on some;
+ *  - the fused kernels on 32 more free draws and on medium layers (several channel chunks,
+ *    tile blocks and output-channel blocks);
  *  - FP16 on F(2..6, 3) and a few other tiles, TF32 GEMMs on a few shapes, the automatic choice
  *    (algo AUTO, tile 0) and medium layers where the GEMMs are larger;
  *  - the operator reports Winograd with the requested tile and variant; no output is NaN (y is
@@ -41,10 +43,6 @@ struct conv_case {
     enum precision prec;
 };
 
-static const char *variant_name(enum wino_variant v)
-{
-    return v == WINO_VARIANT_FUSED ? "fused" : v == WINO_VARIANT_NON_FUSED ? "non-fused" : "auto";
-}
 
 /* Runs one case on stream (every fifth case on the default stream) and counts one check; a fused
  * case refused with WINO_UNSUPPORTED is counted as such and runs non-fused instead. */
@@ -61,7 +59,8 @@ static void run_case(const struct conv_case *cs, int id, struct test_rng *rng, c
     const struct wino_context ctx = gpu_context(0, id % 5 == 4 ? NULL : stream);
     struct gpu_conv_result res;
     gpu_conv_check(&cs->d, &o, &ctx, cs->with_bias, seed, &res);
-    if (cs->variant == WINO_VARIANT_FUSED && res.status == WINO_UNSUPPORTED &&
+    const int has_fused = cs->d.r == 3 && (cs->m == 2 || cs->m == 4);
+    if (cs->variant == WINO_VARIANT_FUSED && res.status == WINO_UNSUPPORTED && !has_fused &&
         !strcmp(res.call, "wino_conv2d_create")) {
         struct conv_case non_fused = *cs;
         non_fused.variant = WINO_VARIANT_NON_FUSED;
@@ -100,10 +99,10 @@ static void run_case(const struct conv_case *cs, int id, struct test_rng *rng, c
                "seed %llu case %d: %s %s %s, %s%s%s, %s stream, data seed %llu: "
                "%s; reported algo %d tile %d variant %s; relative L1 %.3e, bound %.1e",
                (unsigned long long)base_seed, id, tile, precision_name[cs->prec],
-               variant_name(cs->variant), gpu_desc_string(&cs->d, shape, sizeof shape),
+               gpu_variant_name(cs->variant), gpu_desc_string(&cs->d, shape, sizeof shape),
                cs->with_bias ? " bias" : "", cs->relu ? " relu" : "",
                ctx.stream ? "own" : "default", (unsigned long long)seed, what, (int)res.algo,
-               res.tile_m, variant_name(res.variant), res.err, b);
+               res.tile_m, gpu_variant_name(res.variant), res.err, b);
 }
 
 static const int channel_picks[4] = {1, 3, 17, 61};
@@ -150,11 +149,12 @@ static struct wino_conv2d_desc random_desc(struct test_rng *rng, int m, int r, i
     return d;
 }
 
-/* count random cases of F(m x m, r x r) of kinds first_kind, first_kind + 1, ...: non-fused and
- * fused alternately, NCHW and NHWC in pairs (four cases make all four pairings, a kind's layout
+/* count random cases of F(m x m, r x r) of kinds first_kind, first_kind + 1, ...: the variant
+ * only, or (only == AUTO) non-fused and fused alternately, NCHW and NHWC in pairs (four cases make all four pairings, a kind's layout
  * changes with the tile), bias and ReLU drawn. */
-static void random_cases(int m, int r, enum precision prec, int first_kind, int count, int *id,
-                         struct test_rng *rng, cudaStream_t stream)
+static void random_cases(int m, int r, enum precision prec, int first_kind, int count,
+                         enum wino_variant only, int *id, struct test_rng *rng,
+                         cudaStream_t stream)
 {
     for (int i = 0; i < count; i++) {
         struct conv_case cs;
@@ -163,7 +163,7 @@ static void random_cases(int m, int r, enum precision prec, int first_kind, int 
                            (i + m + r) % 4 >= 2 ? WINO_LAYOUT_NHWC : WINO_LAYOUT_NCHW);
         cs.algo = WINO_ALGO_WINOGRAD;
         cs.m = m;
-        cs.variant = i & 1 ? WINO_VARIANT_FUSED : WINO_VARIANT_NON_FUSED;
+        cs.variant = only ? only : i & 1 ? WINO_VARIANT_FUSED : WINO_VARIANT_NON_FUSED;
         cs.with_bias = (int)(test_rng_next(rng) % 2);
         cs.relu = (int)(test_rng_next(rng) % 2);
         cs.prec = prec;
@@ -205,14 +205,20 @@ int main(void)
     /* FP32: every default tile. */
     for (int r = 2; r <= 7; r++)
         for (int m = 2; m <= 8 && m + r - 1 <= 10; m++)
-            random_cases(m, r, FP32, 0, 4, &id, &rng, stream);
+            random_cases(m, r, FP32, 0, 4, AUTO, &id, &rng, stream);
 
     /* FP16: F(2..6, 3) four times, a few other tiles twice. */
     for (int m = 2; m <= 6; m++)
-        random_cases(m, 3, FP16, 0, 4, &id, &rng, stream);
+        random_cases(m, 3, FP16, 0, 4, AUTO, &id, &rng, stream);
     static const int other_fp16[][2] = {{2, 2}, {4, 2}, {6, 2}, {2, 5}, {3, 5}, {4, 5}, {2, 7}};
     for (size_t i = 0; i < sizeof other_fp16 / sizeof other_fp16[0]; i++)
-        random_cases(other_fp16[i][0], other_fp16[i][1], FP16, 2, 2, &id, &rng, stream);
+        random_cases(other_fp16[i][0], other_fp16[i][1], FP16, 2, 2, AUTO, &id, &rng, stream);
+
+    /* The fused kernels: F(2x2,3x3) and F(4x4,3x3), 8 more free draws each in FP32 and FP16. */
+    for (int m = 2; m <= 4; m += 2) {
+        random_cases(m, 3, FP32, 3, 8, F, &id, &rng, stream);
+        random_cases(m, 3, FP16, 3, 8, F, &id, &rng, stream);
+    }
 
     /* TF32 GEMMs. */
     layer_case(2, 64, 20, 20, 64, 3, 1, NCHW, TF32, WINO_ALGO_WINOGRAD, 2, NF, &id, &rng, stream);
@@ -234,6 +240,10 @@ int main(void)
     layer_case(1, 128, 28, 28, 128, 3, 1, NHWC, FP16, WINO_ALGO_WINOGRAD, 4, NF, &id, &rng,
                stream);
     layer_case(1, 128, 28, 28, 128, 3, 1, NCHW, FP16, WINO_ALGO_WINOGRAD, 6, F, &id, &rng, stream);
+    layer_case(1, 128, 28, 28, 128, 3, 1, NHWC, FP16, WINO_ALGO_WINOGRAD, 4, F, &id, &rng, stream);
+    layer_case(2, 160, 30, 26, 96, 3, 1, NCHW, FP16, WINO_ALGO_WINOGRAD, 2, F, &id, &rng, stream);
+    layer_case(1, 128, 28, 28, 128, 3, 1, NCHW, FP32, WINO_ALGO_WINOGRAD, 4, F, &id, &rng, stream);
+    layer_case(2, 100, 30, 26, 72, 3, 0, NHWC, FP32, WINO_ALGO_WINOGRAD, 2, F, &id, &rng, stream);
     layer_case(2, 64, 20, 20, 64, 3, 1, NCHW, FP16, WINO_ALGO_WINOGRAD, 2, NF, &id, &rng, stream);
 
     CUDA_CHECK(cudaStreamDestroy(stream));

@@ -25,6 +25,7 @@ static uint64_t base_seed;
 struct int8_case {
     struct wino_conv2d_desc d; /* NHWC 3x3, dtype S8 or U8 */
     int m;                     /* options.tile_m (0: the default, 4) */
+    enum wino_variant variant; /* of the GPU operator (the CPU's is fixed) */
     struct wino_int8_params q;
     const void *w;     /* K x 3 x 3 x C, float (q.w_scale == 0) or int8 */
     const float *bias; /* K values or NULL */
@@ -111,6 +112,7 @@ static enum wino_status run_case(const struct int8_case *cs, const char *label, 
 
     /* The GPU operator. */
     const struct wino_context ctx = gpu_context(0, stream);
+    o.variant = cs->variant;
     void *dw = gpu_upload(cs->w, wn), *dx = gpu_upload(cs->x, xn), *dy = gpu_alloc(yn);
     void *ws = NULL;
     wino_conv2d *gop = NULL;
@@ -126,9 +128,13 @@ static enum wino_status run_case(const struct int8_case *cs, const char *label, 
         dw = NULL;
         enum wino_algo algo = WINO_ALGO_AUTO;
         int tile_m = 0;
+        enum wino_variant variant = WINO_VARIANT_AUTO;
         size_t bytes = 0;
         if (wino_conv2d_algo(gop, &algo, &tile_m) || algo != WINO_ALGO_WINOGRAD || tile_m != m)
             snprintf(why, sizeof why, "reported algo %d tile %d", (int)algo, tile_m);
+        else if (wino_conv2d_variant(gop, &variant) || variant == WINO_VARIANT_AUTO ||
+                 (cs->variant != WINO_VARIANT_AUTO && variant != cs->variant))
+            snprintf(why, sizeof why, "reported variant %d", (int)variant);
         else if (wino_conv2d_workspace_size(gop, &bytes))
             snprintf(why, sizeof why, "workspace size: %s", wino_last_error());
         ws = gpu_alloc(bytes);
@@ -151,8 +157,9 @@ static enum wino_status run_case(const struct int8_case *cs, const char *label, 
     gpu_desc_string(d, shape, sizeof shape);
     const char *y_type = cs->q.y_dtype == WINO_DTYPE_U8 ? "u8" : "s8";
     gpu_checkf(&tc, !why[0],
-               "seed %llu %s: F(%d,3) %s -> %s, %s weights%s%s%s%s%s, %s stream: %s",
-               (unsigned long long)base_seed, label, m, shape, y_type,
+               "seed %llu %s: F(%d,3) %s %s -> %s, %s weights%s%s%s%s%s, %s stream: %s",
+               (unsigned long long)base_seed, label, m, gpu_variant_name(cs->variant), shape,
+               y_type,
                cs->q.w_scale > 0.0f ? "int8" : "float", cs->bias ? ", bias" : "",
                cs->relu ? ", relu" : "", cs->q.clip_c > 0.0f ? ", PACT" : "",
                cs->q.alpha_tw_k ? ", per-channel alpha_tw" : "",
@@ -190,9 +197,9 @@ static enum wino_status run_case(const struct int8_case *cs, const char *label, 
  * they are drawn. */
 
 
-/* One random layer: tile m (0: default), C and K given, the rest drawn. */
-static void random_case(struct test_rng *rng, int id, int m, int C, int K, int check_ref,
-                        cudaStream_t stream)
+/* One random layer: tile m (0: default), variant, C and K given, the rest drawn. */
+static void random_case(struct test_rng *rng, int id, int m, enum wino_variant variant, int C,
+                        int K, int check_ref, cudaStream_t stream)
 {
     const int x_signed = (int)(test_rng_next(rng) % 2), relu = (int)(test_rng_next(rng) % 2);
     const int N = 1 + (int)(test_rng_next(rng) % 2), pad = (int)(test_rng_next(rng) % 3);
@@ -202,6 +209,7 @@ static void random_case(struct test_rng *rng, int id, int m, int C, int K, int c
     struct int8_case cs;
     cs.d = int8_desc(N, C, H, W, K, pad, x_signed ? WINO_DTYPE_S8 : WINO_DTYPE_U8);
     cs.m = m;
+    cs.variant = variant;
     float *tw_k = (float *)malloc(sizeof(float) * K), *bias = (float *)malloc(sizeof(float) * K);
     struct wino_int8_tile tile;
     wino_int8_tile_make(m ? m : 4, &tile);
@@ -253,7 +261,8 @@ static void overflow_cases(struct test_rng *rng, cudaStream_t stream)
 
 /* N=1, C=K=256, 28x28, pad 1, post-ReLU inputs, calibrated at the 99.9th percentile with bias
  * and ReLU; uint8 input quantized with the calibrated x_scale. */
-static void large_layer(struct test_rng *rng, int m, int check_ref, cudaStream_t stream)
+static void large_layer(struct test_rng *rng, int m, enum wino_variant variant, int check_ref,
+                        cudaStream_t stream)
 {
     const int C = 256, K = 256, H = 28, W = 28;
     struct wino_conv2d_desc df = int8_desc(1, C, H, W, K, 1, WINO_DTYPE_F32);
@@ -283,12 +292,14 @@ static void large_layer(struct test_rng *rng, int m, int check_ref, cudaStream_t
         cs.d = df;
         cs.d.dtype = WINO_DTYPE_U8;
         cs.m = m;
+        cs.variant = variant;
         cs.w = w;
         cs.bias = bias;
         cs.relu = 1;
         cs.x = x;
         cs.check_ref = check_ref;
-        printf("calibrated 256-channel layer, F(%d,3): CPU answers %s\n", m,
+        printf("calibrated 256-channel layer, F(%d,3) %s: CPU answers %s\n", m,
+               gpu_variant_name(variant),
                gpu_status_name(run_case(&cs, "calibrated 256-channel layer", stream)));
     }
     free(xf), free(w), free(bias), free(x);
@@ -303,15 +314,24 @@ int main(void)
     cudaStream_t stream;
     CUDA_CHECK(cudaStreamCreate(&stream));
     static const int tiles[3] = {2, 4, 6}, cs[5] = {1, 3, 5, 17, 67}, ks[3] = {1, 7, 33};
-    /* Every (tile, C, K) combination, then 15 more; one case in 7 on the default stream, one
-     * in 8 also against the reference. */
-    for (int i = 0; i < 60; i++)
-        random_case(&rng, i, tiles[(i / 15) % 3], cs[i % 5], ks[(i / 5) % 3], i % 8 == 3,
+    const enum wino_variant NF = WINO_VARIANT_NON_FUSED, F = WINO_VARIANT_FUSED;
+    /* Every (tile, C, K) combination, then 15 more, F(2,3) and F(4,3) fused and non-fused in
+     * turn; one case in 7 on the default stream, one in 8 also against the reference. Then
+     * F(2,3) and F(4,3) fused on wider layers: several channel chunks and output blocks. */
+    for (int i = 0; i < 60; i++) {
+        const int m = tiles[(i / 15) % 3];
+        random_case(&rng, i, m, m < 6 && i % 2 ? F : NF, cs[i % 5], ks[(i / 5) % 3], i % 8 == 3,
                     i % 7 == 6 ? NULL : stream);
-    random_case(&rng, 60, 0, 17, 7, 1, stream); /* default tile */
+    }
+    for (int i = 0; i < 12; i++)
+        random_case(&rng, 60 + i, i % 2 ? 4 : 2, F, 33 + 29 * (i % 4), 17 + 23 * (i % 3),
+                    i % 4 == 1, i % 5 == 4 ? NULL : stream);
+    random_case(&rng, 72, 0, WINO_VARIANT_AUTO, 17, 7, 1, stream); /* default tile, variant */
     overflow_cases(&rng, stream);
-    large_layer(&rng, 4, 1, stream);
-    large_layer(&rng, 6, 0, stream);
+    large_layer(&rng, 4, NF, 1, stream);
+    large_layer(&rng, 4, F, 1, stream);
+    large_layer(&rng, 2, F, 0, stream);
+    large_layer(&rng, 6, NF, 0, stream);
     CUDA_CHECK(cudaStreamDestroy(stream));
     return gpu_report(&tc);
 }

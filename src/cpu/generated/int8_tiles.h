@@ -3,18 +3,23 @@
 #ifndef WINO_CPU_GENERATED_INT8_TILES_H
 #define WINO_CPU_GENERATED_INT8_TILES_H
 
-static const int wino_int8_bt_f2[4][4] = {
+/* CUDA code defines it as static __device__ const. */
+#ifndef WINO_INT8_TABLE
+#define WINO_INT8_TABLE static const
+#endif
+
+WINO_INT8_TABLE int wino_int8_bt_f2[4][4] = {
     {-1, 0, 1, 0},
     {0, 1, 1, 0},
     {0, -1, 1, 0},
     {0, -1, 0, 1},
 };
-static const int wino_int8_at_f2[2][4] = {
+WINO_INT8_TABLE int wino_int8_at_f2[2][4] = {
     {1, 1, 1, 0},
     {0, 1, -1, 1},
 };
 
-static const int wino_int8_bt_f4[6][6] = {
+WINO_INT8_TABLE int wino_int8_bt_f4[6][6] = {
     {4, 0, -5, 0, 1, 0},
     {0, -4, -4, 1, 1, 0},
     {0, 4, -4, -1, 1, 0},
@@ -22,14 +27,14 @@ static const int wino_int8_bt_f4[6][6] = {
     {0, 2, -1, -2, 1, 0},
     {0, 4, 0, -5, 0, 1},
 };
-static const int wino_int8_at_f4[4][6] = {
+WINO_INT8_TABLE int wino_int8_at_f4[4][6] = {
     {1, 2, 2, 1, 1, 0},
     {0, 2, -2, 2, -2, 0},
     {0, 2, 2, 4, 4, 0},
     {0, 2, -2, 8, -8, 4},
 };
 
-static const int wino_int8_bt_f6[8][8] = {
+WINO_INT8_TABLE int wino_int8_bt_f6[8][8] = {
     {-4, 0, 21, 0, -21, 0, 4, 0},
     {0, 4, 4, -17, -17, 4, 4, 0},
     {0, -4, 4, 17, -17, -4, 4, 0},
@@ -39,7 +44,7 @@ static const int wino_int8_bt_f6[8][8] = {
     {0, -4, 8, 5, -10, -1, 2, 0},
     {0, -4, 0, 21, 0, -21, 0, 4},
 };
-static const int wino_int8_at_f6[6][8] = {
+WINO_INT8_TABLE int wino_int8_at_f6[6][8] = {
     {16, 8, 8, 1, 1, 32, 32, 0},
     {0, 8, -8, 2, -2, 16, -16, 0},
     {0, 8, 8, 4, 4, 8, 8, 0},

@@ -1,0 +1,202 @@
+/* Per-tile device code shared by the non-fused and the fused Winograd kernels: the generated
+ * float transforms by template argument, window gathers and output stores in NCHW or NHWC, and
+ * the INT8 pipeline's integer transforms with B'^T and A'^T as compile-time constants. */
+#ifndef WINO_CUDA_WINOGRAD_TILE_IO_CUH
+#define WINO_CUDA_WINOGRAD_TILE_IO_CUH
+
+#include <cuda_fp16.h>
+#include <stdint.h>
+
+#include "core/int8_layer.h"
+#include "cuda/generated/wino_f32_tiles.cuh"
+#include "cuda/winograd_kernels.h"
+
+/* The tables are read in kernels: in device memory, constant, so that reads at unrolled indices
+ * fold into the instructions and the zeros of B'^T and A'^T cost nothing. */
+#define WINO_INT8_TABLE static __device__ const
+#include "cpu/generated/int8_tiles.h"
+#undef WINO_INT8_TABLE
+
+/* The generated transforms of F(m x m, r x r), by template argument. */
+template <int M, int R> struct tile_fn;
+#define WINO_TILE_FN(name, m, r)                                                               \
+    template <> struct tile_fn<m, r> {                                                         \
+        static __device__ __forceinline__ void input(const float d[m + r - 1][m + r - 1],     \
+                                                     float v[m + r - 1][m + r - 1])            \
+        {                                                                                      \
+            wino_f32_input_transform_##name(d, v);                                             \
+        }                                                                                      \
+        static __device__ __forceinline__ void filter(const float g[r][r],                     \
+                                                      float u[m + r - 1][m + r - 1])           \
+        {                                                                                      \
+            wino_f32_filter_transform_##name(g, u);                                            \
+        }                                                                                      \
+        static __device__ __forceinline__ void output(const float mm[m + r - 1][m + r - 1],   \
+                                                      float y[m][m])                           \
+        {                                                                                      \
+            wino_f32_output_transform_##name(mm, y);                                           \
+        }                                                                                      \
+    };
+WINO_CUDA_DEFAULT_TILES(WINO_TILE_FN)
+#undef WINO_TILE_FN
+
+static __device__ __forceinline__ float load(const float *p, long long i)
+{
+    return p[i];
+}
+static __device__ __forceinline__ float load(const __half *p, long long i)
+{
+    return __half2float(p[i]);
+}
+static __device__ __forceinline__ void store(float *p, long long i, float v)
+{
+    p[i] = v;
+}
+static __device__ __forceinline__ void store(__half *p, long long i, float v)
+{
+    p[i] = __float2half_rn(v);
+}
+
+/* The A x A window of channel c at rows h0.., columns w0.. of image n, zeros outside the image
+ * and for c >= C. */
+template <typename T, int A>
+static __device__ __forceinline__ void gather_window(const T *x, const struct wino_cuda_shape &s,
+                                                     int n, int h0, int w0, int c,
+                                                     float d[A][A])
+{
+#pragma unroll
+    for (int i = 0; i < A; i++)
+#pragma unroll
+        for (int j = 0; j < A; j++) {
+            const int h = h0 + i, w = w0 + j;
+            const int inside = c < s.c && h >= 0 && h < s.h && w >= 0 && w < s.w;
+            d[i][j] = !inside ? 0.0f
+                      : s.nhwc ? load(x, (((long long)n * s.h + h) * s.w + w) * s.c + c)
+                               : load(x, (((long long)n * s.c + c) * s.h + h) * s.w + w);
+        }
+}
+
+/* y[n, k, tile rows and columns] = yy + b, ReLU'd on request; the part inside P x Q. */
+template <typename T, int M>
+static __device__ __forceinline__ void store_output_tile(T *y, const struct wino_cuda_shape &s,
+                                                         int n, int th, int tw, int k,
+                                                         const float yy[M][M], float b,
+                                                         int relu)
+{
+#pragma unroll
+    for (int i = 0; i < M; i++)
+#pragma unroll
+        for (int j = 0; j < M; j++) {
+            const int p = th * M + i, q = tw * M + j;
+            if (p >= s.p || q >= s.q)
+                continue;
+            float r = yy[i][j] + b;
+            if (relu)
+                r = fmaxf(r, 0.0f);
+            store(y, s.nhwc ? (((long long)n * s.p + p) * s.q + q) * s.k + k
+                            : (((long long)n * s.k + k) * s.p + p) * s.q + q,
+                  r);
+        }
+}
+
+/* B'^T and A'^T of the INT8 tile F(M, 3). */
+template <int M> struct s8_tables;
+#define WINO_S8_TABLES(tm)                                                                     \
+    template <> struct s8_tables<tm> {                                                         \
+        static __device__ __forceinline__ int bt(int i, int j)                                 \
+        {                                                                                      \
+            return wino_int8_bt_f##tm[i][j];                                                   \
+        }                                                                                      \
+        static __device__ __forceinline__ int at(int i, int j)                                 \
+        {                                                                                      \
+            return wino_int8_at_f##tm[i][j];                                                   \
+        }                                                                                      \
+    };
+WINO_S8_TABLES(2)
+WINO_S8_TABLES(4)
+WINO_S8_TABLES(6)
+#undef WINO_S8_TABLES
+
+/* Steps 1-2 of the INT8 pipeline for one window: Vq = quantize(B'^T d B'), exact in int32. */
+template <int M>
+static __device__ __forceinline__ void s8_input_tile(const int d[M + 2][M + 2], float f_a,
+                                                     int8_t v[M + 2][M + 2])
+{
+    enum { A = M + 2 };
+    typedef s8_tables<M> T;
+    int bd[A][A];
+#pragma unroll
+    for (int i = 0; i < A; i++) /* B'^T d */
+#pragma unroll
+        for (int j = 0; j < A; j++) {
+            int acc = 0;
+#pragma unroll
+            for (int u = 0; u < A; u++)
+                acc += T::bt(i, u) * d[u][j];
+            bd[i][j] = acc;
+        }
+#pragma unroll
+    for (int i = 0; i < A; i++) /* (B'^T d) B' */
+#pragma unroll
+        for (int j = 0; j < A; j++) {
+            int acc = 0;
+#pragma unroll
+            for (int u = 0; u < A; u++)
+                acc += bd[i][u] * T::bt(j, u);
+            v[i][j] = wino_int8_quantize_v(acc, f_a);
+        }
+}
+
+/* Steps 5-6 for one tile of one output channel: the 8-bit values of A'^T M A', requantized. */
+template <int M>
+static __device__ __forceinline__ void s8_output_tile(const int mm[M + 2][M + 2], float scale,
+                                                      float bias, float lo, float hi,
+                                                      int q[M][M])
+{
+    enum { A = M + 2 };
+    typedef s8_tables<M> T;
+    int am[M][A];
+#pragma unroll
+    for (int i = 0; i < M; i++) /* A'^T M */
+#pragma unroll
+        for (int j = 0; j < A; j++) {
+            int acc = 0;
+#pragma unroll
+            for (int u = 0; u < A; u++)
+                acc += T::at(i, u) * mm[u][j];
+            am[i][j] = acc;
+        }
+#pragma unroll
+    for (int i = 0; i < M; i++) /* (A'^T M) A' */
+#pragma unroll
+        for (int j = 0; j < M; j++) {
+            int acc = 0;
+#pragma unroll
+            for (int u = 0; u < A; u++)
+                acc += am[i][u] * T::at(j, u);
+            q[i][j] = wino_int8_requantize(acc, scale, bias, lo, hi);
+        }
+}
+
+/* The 8-bit outputs of one tile, L consecutive channels from k0 packed per pixel; NHWC. */
+template <int M, int L>
+static __device__ __forceinline__ void s8_store_tile(void *y, const struct wino_cuda_shape &s,
+                                                     int n, int th, int tw, int k0,
+                                                     const unsigned out[M][M])
+{
+#pragma unroll
+    for (int i = 0; i < M; i++)
+#pragma unroll
+        for (int j = 0; j < M; j++) {
+            const int p = th * M + i, q = tw * M + j;
+            if (p >= s.p || q >= s.q)
+                continue;
+            uint8_t *at = (uint8_t *)y + (((long long)n * s.p + p) * s.q + q) * s.k + k0;
+            if (L == 4)
+                *(unsigned *)at = out[i][j];
+            else
+                *at = (uint8_t)out[i][j];
+        }
+}
+
+#endif
