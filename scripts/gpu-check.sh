@@ -8,6 +8,7 @@
 #   bench_<dtype>_<set>[_b<N>].csv  `wino bench --backend cuda` for each line of WINO_GPU_BENCH
 #                    ("dtype set [batch]" separated by ';', e.g. "int8 deeplabv3-r18; f32 eurosys20 5")
 # The commit is taken from git, or from WINO_COMMIT where the tree travels without .git.
+# WINO_GPU_SANITIZE=0 leaves out the compute-sanitizer rows (minutes) for a quicker check.
 # GMP: a machine without libgmp-dev can provide gmp.h and libgmp.a in .gpu-deps/{include,lib};
 # cuDNN's headers may come the same way, its library from the Python wheel nvidia-cudnn.
 set -uo pipefail
@@ -47,7 +48,7 @@ done
 sed -nE 's/^(input|filter|output) +([^:]+): (PASS|FAIL) \(worst error \/ scale ([0-9.e+-]+)\)/\1,\2,\3,\4/p' \
   "$log" | { echo "stage,tile,result,worst_error_over_scale"; cat; } >"$out/gpu-transforms.csv"
 # compute-sanitizer's memcheck and racecheck over the backend's tests, as rows "TEST (TOOL)".
-if command -v compute-sanitizer >/dev/null; then
+if [ "${WINO_GPU_SANITIZE:-1}" != 0 ] && command -v compute-sanitizer >/dev/null; then
   for t in test_gpu_bad_input test_gpu_int8 test_gpu_conv2d; do
     for tool in memcheck racecheck; do
       start=$(date +%s%N)

@@ -2,7 +2,8 @@
  * workspace and NULL pointers are WINO_INVALID_ARGUMENT; a NULL, small or misaligned workspace is
  * WINO_INSUFFICIENT_WORKSPACE; a bad device ordinal, and with two GPUs a stream or weights of
  * another device, are WINO_INVALID_ARGUMENT; direct convolution, stride 2, dilation 2, R != S,
- * other points and a tile beyond the generated ones are WINO_UNSUPPORTED; an INT8 dtype through
+ * other points, a tile beyond the generated ones and the fused variant of a tile without fused
+ * kernels are WINO_UNSUPPORTED; an INT8 dtype through
  * wino_conv2d_create fails. Every refusal leaves wino_last_error() non-empty and no operator.
  * Then: operators created and destroyed without running free their device memory; no CUDA error
  * is left pending; an operator made before the refused calls and a new one still compute
@@ -40,10 +41,10 @@ static void expect_create(const struct wino_conv2d_desc *d, const void *w,
 
 static void expect_create_int8(const struct wino_conv2d_desc *d, const void *w,
                                const struct wino_int8_params *q, const struct wino_context *ctx,
-                               int want, const char *what)
+                               const struct wino_conv2d_options *o, int want, const char *what)
 {
     wino_conv2d *op = NULL;
-    const enum wino_status st = wino_conv2d_create_int8(d, w, q, ctx, NULL, &op);
+    const enum wino_status st = wino_conv2d_create_int8(d, w, q, ctx, o, &op);
     expect(st, want, &op, what);
     wino_conv2d_destroy(op);
 }
@@ -77,7 +78,8 @@ static size_t device_free_bytes(void)
 }
 
 /* Operators created and destroyed without running (FP32 F(6,3) with 16 MiB of transformed
- * weights, FP16 F(4,3), INT8 F(4,3); C = K = 256) return their device memory: after one warm-up
+ * weights, FP16 F(4,3) and INT8 F(4,3) with the variant timed at create; C = K = 256) return
+ * their device memory: after one warm-up
  * round (which may set up lasting library state), ten rounds leave free memory unchanged within
  * 8 MiB. */
 static void check_no_leak(cudaStream_t stream, struct test_rng *rng)
@@ -103,6 +105,7 @@ static void check_no_leak(cudaStream_t stream, struct test_rng *rng)
     o.variant = WINO_VARIANT_NON_FUSED;
     oh = o;
     oh.tile_m = 4;
+    oh.variant = WINO_VARIANT_AUTO;
     memset(&o8, 0, sizeof o8);
     o8.tile_m = 4;
     struct wino_int8_params q;
@@ -224,6 +227,10 @@ int main(void)
     ob = o;
     ob.tile_m = 9; /* F(9, 3): alpha 11, valid but not a generated tile */
     expect_create(&d, dw, &ctx, &ob, WINO_UNSUPPORTED, "create with F(9x9,3x3)");
+    ob.tile_m = 6;
+    ob.variant = WINO_VARIANT_FUSED;
+    expect_create(&d, dw, &ctx, &ob, WINO_UNSUPPORTED, "create fused F(6x6,3x3)");
+    ob.variant = o.variant;
     ob.tile_m = 7; /* alpha 9 in FP16: rounding would swamp the result */
     bad = d;
     bad.dtype = WINO_DTYPE_F16;
@@ -279,14 +286,23 @@ int main(void)
         hw8[i] = (float)(0.3 * test_rng_sym(&rng));
     void *dx8 = gpu_upload(hx8, x8n), *dy8 = gpu_alloc(y8n);
     void *dw8 = gpu_upload(hw8, w8n * sizeof(float));
-    expect_create_int8(&d8, hw8, &q8, &ctx, WINO_INVALID_ARGUMENT, "INT8 create with host weights");
-    expect_create_int8(&d8, NULL, &q8, &ctx, WINO_INVALID_ARGUMENT, "INT8 create with NULL weights");
+    expect_create_int8(&d8, hw8, &q8, &ctx, NULL, WINO_INVALID_ARGUMENT, "INT8 create with host weights");
+    expect_create_int8(&d8, NULL, &q8, &ctx, NULL, WINO_INVALID_ARGUMENT, "INT8 create with NULL weights");
     c2 = ctx;
     c2.device = 999;
-    expect_create_int8(&d8, dw8, &q8, &c2, WINO_INVALID_ARGUMENT, "INT8 create on device 999");
+    expect_create_int8(&d8, dw8, &q8, &c2, NULL, WINO_INVALID_ARGUMENT, "INT8 create on device 999");
+    struct wino_conv2d_options o8;
+    memset(&o8, 0, sizeof o8);
+    o8.tile_m = 6;
+    o8.variant = WINO_VARIANT_FUSED;
+    expect_create_int8(&d8, dw8, &q8, &ctx, &o8, WINO_UNSUPPORTED, "INT8 create fused F(6,3)");
+    o8.tile_m = 4;
+    o8.variant = (enum wino_variant)7;
+    expect_create_int8(&d8, dw8, &q8, &ctx, &o8, WINO_INVALID_ARGUMENT, "INT8 create variant 7");
+    o8.variant = WINO_VARIANT_NON_FUSED; /* with a workspace to refuse */
     wino_conv2d *op8 = NULL;
     size_t bytes8 = 0;
-    st = wino_conv2d_create_int8(&d8, dw8, &q8, &ctx, NULL, &op8);
+    st = wino_conv2d_create_int8(&d8, dw8, &q8, &ctx, &o8, &op8);
     if (st == WINO_SUCCESS)
         st = wino_conv2d_workspace_size(op8, &bytes8);
     gpu_checkf(&tc, st == WINO_SUCCESS, "good INT8 operator F(4,3) on n1 c8 8x8 k4: %s (%s)",
