@@ -137,7 +137,10 @@ static void plan_workspace(struct wino_cuda_conv *c)
     const size_t a2 = (size_t)s->alpha * s->alpha;
     const size_t per_tile = a2 * ((size_t)s->cp * element_size(c->element) + (size_t)s->kp * 4);
     const size_t u_bytes = a2 * (size_t)s->kp * s->cp * element_size(c->element);
-    const size_t fit = (CHUNK_BYTES > 2 * u_bytes ? CHUNK_BYTES : 2 * u_bytes) / per_tile;
+    size_t fit = (CHUNK_BYTES > 2 * u_bytes ? CHUNK_BYTES : 2 * u_bytes) / per_tile;
+    const size_t widest = (size_t)(s->cp > s->kp ? s->cp : s->kp);
+    if (fit > INT_MAX / widest) /* the kernels index a chunk's tiles x channels in 32 bits */
+        fit = INT_MAX / widest;
     s->tn = (int)(fit < 1 ? 1 : fit < (size_t)s->tiles ? fit : (size_t)s->tiles);
     c->v_bytes = (a2 * s->tn * (size_t)s->cp * element_size(c->element) + 255) / 256 * 256;
     c->m_bytes = a2 * s->tn * (size_t)s->kp * 4;

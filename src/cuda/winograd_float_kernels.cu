@@ -20,8 +20,8 @@ __global__ void filter_transform(const T *w, T *u, struct wino_cuda_shape s)
 #pragma unroll
         for (int j = 0; j < R; j++)
             g[i][j] = !real ? 0.0f
-                      : s.nhwc ? load(w, (((long long)k * R + i) * R + j) * s.c + c)
-                               : load(w, (((long long)k * s.c + c) * R + i) * R + j);
+                      : s.nhwc ? load_value(w, (((long long)k * R + i) * R + j) * s.c + c)
+                               : load_value(w, (((long long)k * s.c + c) * R + i) * R + j);
     tile_fn<M, R>::filter(g, uu);
 #pragma unroll
     for (int i = 0; i < A; i++)
@@ -38,12 +38,12 @@ __global__ void input_transform(const T *x, T *v, struct wino_cuda_shape s)
     const long long plane = (long long)s.tn * s.cp;
     if (idx >= plane)
         return;
-    const int c = (int)(idx % s.cp);
-    const long long t = s.t0 + idx / s.cp;
+    const int c = (int)idx % s.cp; /* idx < tn * cp < 2^31 (plan_workspace) */
+    const long long t = s.t0 + (int)idx / s.cp;
     int n, th, tw;
     wino_cuda_tile_of(&s, t, &n, &th, &tw);
     float d[A][A], vv[A][A];
-    gather_window<T, A>(x, s, n, th * M - s.pad_h, tw * M - s.pad_w, c, d);
+    gather_window<T, float, A>(x, s, n, th * M - s.pad_h, tw * M - s.pad_w, c, d);
     tile_fn<M, R>::input(d, vv);
 #pragma unroll
     for (int i = 0; i < A; i++)
@@ -60,8 +60,8 @@ __global__ void output_transform(const float *mt, const float *bias, int relu, T
     const long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (idx >= (long long)s.tn * s.k)
         return;
-    const int k = (int)(idx % s.k);
-    const long long tl = idx / s.k, t = s.t0 + tl, plane = (long long)s.tn * s.kp;
+    const int k = (int)idx % s.k, tl = (int)idx / s.k; /* idx < tn * kp < 2^31 */
+    const long long t = s.t0 + tl, plane = (long long)s.tn * s.kp;
     int n, th, tw;
     wino_cuda_tile_of(&s, t, &n, &th, &tw);
     float mm[A][A], yy[M][M];

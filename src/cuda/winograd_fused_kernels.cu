@@ -27,28 +27,24 @@ template <typename T, int M, int R> struct float_io {
     const float *bias;
     int relu;
 
-    __device__ __forceinline__ void input(const struct wino_cuda_shape &s, long long t, int c,
-                                          float v[A][A]) const
+    __device__ __forceinline__ void input(const struct wino_cuda_shape &s, int n, int th, int tw,
+                                          int c, float v[A][A]) const
     {
-        int n, th, tw;
-        wino_cuda_tile_of(&s, t, &n, &th, &tw);
         float d[A][A];
-        gather_window<T, A>(x, s, n, th * M - s.pad_h, tw * M - s.pad_w, c, d);
+        gather_window<T, float, A>(x, s, n, th * M - s.pad_h, tw * M - s.pad_w, c, d);
         tile_fn<M, R>::input(d, v);
     }
-    __device__ __forceinline__ void output(const struct wino_cuda_shape &s, long long t, int k,
-                                           const float mm[A][A]) const
+    __device__ __forceinline__ void output(const struct wino_cuda_shape &s, int n, int th, int tw,
+                                           int k, const float mm[A][A]) const
     {
-        int n, th, tw;
-        wino_cuda_tile_of(&s, t, &n, &th, &tw);
         float yy[M][M];
         tile_fn<M, R>::output(mm, yy);
         store_output_tile<T, M>(y, s, n, th, tw, k, yy, bias ? bias[k] : 0.0f, relu);
     }
 };
 
-/* INT8 in and out (NHWC), the integer steps of docs/int8-winograd.md. */
-template <int M> struct s8_io {
+/* INT8 in and out (NHWC), the integer steps of docs/int8-winograd.md; X: int8_t or uint8_t x. */
+template <int M, typename X> struct s8_io {
     enum { A = M + 2 };
     typedef int8_t v_t;
     typedef int m_t;
@@ -57,30 +53,18 @@ template <int M> struct s8_io {
     const float *scale, *bias;
     struct wino_cuda_s8_consts k;
 
-    __device__ __forceinline__ void input(const struct wino_cuda_shape &s, long long t, int c,
-                                          int8_t v[A][A]) const
+    __device__ __forceinline__ void input(const struct wino_cuda_shape &s, int n, int th, int tw,
+                                          int c, int8_t v[A][A]) const
     {
-        int n, th, tw;
-        wino_cuda_tile_of(&s, t, &n, &th, &tw);
         const int h0 = th * M - s.pad_h, w0 = tw * M - s.pad_w;
         int d[A][A];
-#pragma unroll
-        for (int i = 0; i < A; i++)
-#pragma unroll
-            for (int j = 0; j < A; j++) {
-                const int h = h0 + i, w = w0 + j;
-                const long long at = (((long long)n * s.h + h) * s.w + w) * s.c + c;
-                d[i][j] = c >= s.c || h < 0 || h >= s.h || w < 0 || w >= s.w ? 0
-                          : k.x_signed ? (int)((const int8_t *)x)[at]
-                                       : (int)((const uint8_t *)x)[at];
-            }
+        gather_window<X, int, A>((const X *)x, s, n, h0, w0, c, d);
         s8_input_tile<M>(d, k.f_a, v);
     }
-    __device__ __forceinline__ void output(const struct wino_cuda_shape &s, long long t, int kk,
-                                           const int mm[A][A]) const
+    __device__ __forceinline__ void output(const struct wino_cuda_shape &s, int n, int th, int tw,
+                                           int kk, const int mm[A][A]) const
     {
-        int n, th, tw, q[M][M];
-        wino_cuda_tile_of(&s, t, &n, &th, &tw);
+        int q[M][M];
         s8_output_tile<M>(mm, scale[kk], bias[kk], k.lo, k.hi, q);
         unsigned out[M][M];
 #pragma unroll
@@ -105,17 +89,32 @@ static __device__ __forceinline__ void put(int8_t *p, int8_t v)
     *p = v;
 }
 
+/* The image, tile row and tile column of the block's tiles (n = -1 past the last tile), found
+ * once per block: dividing for every (tile, channel) would cost more than the transforms. */
+template <int BT> struct block_tiles {
+    int n[BT], th[BT], tw[BT];
+
+    __device__ __forceinline__ void find(const struct wino_cuda_shape &s, long long tile0)
+    {
+        for (int t = threadIdx.x; t < BT; t += blockDim.x) {
+            n[t] = -1, th[t] = tw[t] = 0;
+            if (tile0 + t < s.tiles)
+                wino_cuda_tile_of(&s, tile0 + t, &n[t], &th[t], &tw[t]);
+        }
+    }
+};
+
 /* Transforms the block's BT tiles x BC channels from c0 into V: element (pos, t, c) at
  * v + Layout::at(pos, t, c). Channels vary fastest across threads (coalesced NHWC loads). */
 template <typename E, class Layout, int BC, class IO, int A, int BT, int THREADS>
 static __device__ __forceinline__ void stage_input(const IO &io, const struct wino_cuda_shape &s,
-                                                   long long tile0, int c0, E *v)
+                                                   const block_tiles<BT> &tiles, int c0, E *v)
 {
     for (int i = threadIdx.x; i < BT * BC; i += THREADS) {
         const int t = i / BC, c = i % BC;
         typename IO::v_t vv[A][A];
-        if (tile0 + t < s.tiles) {
-            io.input(s, tile0 + t, c0 + c, vv);
+        if (tiles.n[t] >= 0) {
+            io.input(s, tiles.n[t], tiles.th[t], tiles.tw[t], c0 + c, vv);
         } else {
 #pragma unroll
             for (int a = 0; a < A; a++)
@@ -135,12 +134,12 @@ static __device__ __forceinline__ void stage_input(const IO &io, const struct wi
 template <class IO, int A, int BT, int BK, int MP, int THREADS>
 static __device__ __forceinline__ void stage_output(const IO &io,
                                                     const struct wino_cuda_shape &s,
-                                                    long long tile0, int k0,
+                                                    const block_tiles<BT> &tiles, int k0,
                                                     const typename IO::m_t *ms)
 {
     for (int i = threadIdx.x; i < BT * BK; i += THREADS) {
         const int t = i / BK, k = i % BK;
-        if (tile0 + t >= s.tiles || k0 + k >= s.k)
+        if (tiles.n[t] < 0 || k0 + k >= s.k)
             continue;
         typename IO::m_t mm[A][A];
 #pragma unroll
@@ -148,7 +147,7 @@ static __device__ __forceinline__ void stage_output(const IO &io,
 #pragma unroll
             for (int b = 0; b < A; b++)
                 mm[a][b] = ms[((a * A + b) * BT + t) * MP + k];
-        io.output(s, tile0 + t, k0 + k, mm);
+        io.output(s, tiles.n[t], tiles.th[t], tiles.tw[t], k0 + k, mm);
     }
 }
 
@@ -210,7 +209,8 @@ __global__ void __launch_bounds__(fused_block<M + R - 1>::THREADS)
     extern __shared__ __align__(16) unsigned smem[];
     unsigned *vs = smem;                                /* [A2][BT][ROW_WORDS] */
     unsigned *us = smem + B::A2 * B::BT * ROW_WORDS;    /* [A2][BK][ROW_WORDS] */
-    const long long tile0 = (long long)blockIdx.x * B::BT;
+    __shared__ block_tiles<B::BT> tiles;
+    tiles.find(s, (long long)blockIdx.x * B::BT); /* read after the first barrier */
     const int k0 = blockIdx.y * B::BK;
     const int warp = threadIdx.x / 32, g = threadIdx.x % 32 / 4, tig = threadIdx.x % 4;
     acc_t acc[PW][MT][NT][4] = {};
@@ -223,7 +223,9 @@ __global__ void __launch_bounds__(fused_block<M + R - 1>::THREADS)
             cp_async16(us + row * ROW_WORDS + piece * 4,
                        ok ? u + ((long long)pos * s.kp + k) * s.cp + c : u, ok ? 16 : 0);
         }
-        stage_input<E, mma_v_layout<E, B::BT>, BC, IO, A, B::BT, B::THREADS>(io, s, tile0, c0,
+        if (c0 == 0)
+            __syncthreads(); /* tiles */
+        stage_input<E, mma_v_layout<E, B::BT>, BC, IO, A, B::BT, B::THREADS>(io, s, tiles, c0,
                                                                            (E *)vs);
         cp_async_wait_all();
         __syncthreads();
@@ -261,7 +263,7 @@ __global__ void __launch_bounds__(fused_block<M + R - 1>::THREADS)
                 at[8 * B::MP] = acc[p][mt][nt][2], at[8 * B::MP + 1] = acc[p][mt][nt][3];
             }
     __syncthreads();
-    stage_output<IO, A, B::BT, B::BK, B::MP, B::THREADS>(io, s, tile0, k0, ms);
+    stage_output<IO, A, B::BT, B::BK, B::MP, B::THREADS>(io, s, tiles, k0, ms);
 }
 
 /* FP32 on CUDA cores: each thread owns one position and 8 tiles x 8 output channels; V and U
@@ -284,7 +286,8 @@ __global__ void __launch_bounds__(fused_block<M + R - 1>::THREADS)
     extern __shared__ __align__(16) float fsmem[];
     float *vs = fsmem;                          /* [A2][F32_BC][VP] */
     float *us = fsmem + B::A2 * F32_BC * VP;    /* [A2][F32_BC][UP] */
-    const long long tile0 = (long long)blockIdx.x * B::BT;
+    __shared__ block_tiles<B::BT> tiles;
+    tiles.find(s, (long long)blockIdx.x * B::BT); /* read after the first barrier */
     const int k0 = blockIdx.y * B::BK;
     const int pos = threadIdx.x / GROUPS, tg = threadIdx.x % GROUPS / (B::BK / 8),
               kg = threadIdx.x % (B::BK / 8);
@@ -300,7 +303,9 @@ __global__ void __launch_bounds__(fused_block<M + R - 1>::THREADS)
             float *at = us + (p * F32_BC + 4 * piece) * UP + k;
             at[0] = w.x, at[UP] = w.y, at[2 * UP] = w.z, at[3 * UP] = w.w;
         }
-        stage_input<float, fma_v_layout<B::BT>, F32_BC, IO, A, B::BT, B::THREADS>(io, s, tile0,
+        if (c0 == 0)
+            __syncthreads(); /* tiles */
+        stage_input<float, fma_v_layout<B::BT>, F32_BC, IO, A, B::BT, B::THREADS>(io, s, tiles,
                                                                                  c0, vs);
         __syncthreads();
 #pragma unroll
@@ -327,7 +332,7 @@ __global__ void __launch_bounds__(fused_block<M + R - 1>::THREADS)
         *(float4 *)(at + 4) = make_float4(acc[i][4], acc[i][5], acc[i][6], acc[i][7]);
     }
     __syncthreads();
-    stage_output<IO, A, B::BT, B::BK, B::MP, B::THREADS>(io, s, tile0, k0, ms);
+    stage_output<IO, A, B::BT, B::BK, B::MP, B::THREADS>(io, s, tiles, k0, ms);
 }
 
 /* Shared memory of a launch: the larger of V + U and M. */
@@ -407,8 +412,14 @@ cudaError_t wino_cuda_s8_fused(const struct wino_cuda_shape *s,
 {
 #define WINO_LAUNCH(tm, tr)                                                                    \
     if (s->m == tm && s->r == tr) {                                                            \
-        const s8_io<tm> io = {x, y, scale, bias, *k};                                          \
-        return launch_mma<int8_t, s8_io<tm>, tm, tr>(s, (const int8_t *)u, io, stream);                           \
+        if (k->x_signed) {                                                                     \
+            const s8_io<tm, int8_t> io = {x, y, scale, bias, *k};                              \
+            return launch_mma<int8_t, s8_io<tm, int8_t>, tm, tr>(s, (const int8_t *)u, io,    \
+                                                                  stream);                     \
+        }                                                                                      \
+        const s8_io<tm, uint8_t> io = {x, y, scale, bias, *k};                                 \
+        return launch_mma<int8_t, s8_io<tm, uint8_t>, tm, tr>(s, (const int8_t *)u, io,       \
+                                                               stream);                        \
     }
     WINO_FUSED_TILES(WINO_LAUNCH)
 #undef WINO_LAUNCH

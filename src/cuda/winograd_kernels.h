@@ -21,13 +21,15 @@ struct wino_cuda_shape {
     int tn;                  /* hold that chunk only (tile t at row t - t0) */
 };
 
-/* The image n and the tile row th and column tw of tile t. */
+/* The image n and the tile row th and column tw of tile t; tiles < 2^31 (checked at create), so
+ * 32-bit divisions, which cost a fraction of 64-bit ones. */
 static __device__ __forceinline__ void wino_cuda_tile_of(const struct wino_cuda_shape *s,
                                                          long long t, int *n, int *th, int *tw)
 {
-    *tw = (int)(t % s->tiles_w);
-    *th = (int)(t / s->tiles_w % s->tiles_h);
-    *n = (int)(t / ((long long)s->tiles_w * s->tiles_h));
+    const int i = (int)t, row = i / s->tiles_w;
+    *tw = i - row * s->tiles_w;
+    *n = row / s->tiles_h;
+    *th = row - *n * s->tiles_h;
 }
 
 /* 1 when F(m, r) has generated CUDA transforms. */

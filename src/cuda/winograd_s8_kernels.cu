@@ -15,8 +15,8 @@ __global__ void s8_input_transform(const void *x, int8_t *v, struct wino_cuda_sh
     const int groups = s.cp / L;
     if (idx >= (long long)s.tn * groups)
         return;
-    const int c0 = (int)(idx % groups) * L;
-    const long long tl = idx / groups, t = s.t0 + tl, plane = (long long)s.tn * s.cp;
+    const int c0 = (int)idx % groups * L, tl = (int)idx / groups; /* idx < tn * cp < 2^31 */
+    const long long t = s.t0 + tl, plane = (long long)s.tn * s.cp;
     int n, th, tw;
     wino_cuda_tile_of(&s, t, &n, &th, &tw);
     const int h0 = th * M - s.pad_h, w0 = tw * M - s.pad_w;
@@ -70,8 +70,8 @@ __global__ void s8_output_transform(const int32_t *mt, const float *scale, const
     const int groups = s.k / L;
     if (idx >= (long long)s.tn * groups)
         return;
-    const int k0 = (int)(idx % groups) * L;
-    const long long tl = idx / groups, t = s.t0 + tl, plane = (long long)s.tn * s.kp;
+    const int k0 = (int)idx % groups * L, tl = (int)idx / groups; /* idx < tn * kp < 2^31 */
+    const long long t = s.t0 + tl, plane = (long long)s.tn * s.kp;
     int n, th, tw;
     wino_cuda_tile_of(&s, t, &n, &th, &tw);
     unsigned out[M][M] = {}; /* L output bytes per pixel, packed */

@@ -40,13 +40,22 @@ template <int M, int R> struct tile_fn;
 WINO_CUDA_DEFAULT_TILES(WINO_TILE_FN)
 #undef WINO_TILE_FN
 
-static __device__ __forceinline__ float load(const float *p, long long i)
+/* Element i of a tensor as the transforms read it: float, or int for 8-bit tensors. */
+static __device__ __forceinline__ float load_value(const float *p, long long i)
 {
     return p[i];
 }
-static __device__ __forceinline__ float load(const __half *p, long long i)
+static __device__ __forceinline__ float load_value(const __half *p, long long i)
 {
     return __half2float(p[i]);
+}
+static __device__ __forceinline__ int load_value(const int8_t *p, long long i)
+{
+    return p[i];
+}
+static __device__ __forceinline__ int load_value(const uint8_t *p, long long i)
+{
+    return p[i];
 }
 static __device__ __forceinline__ void store(float *p, long long i, float v)
 {
@@ -58,22 +67,25 @@ static __device__ __forceinline__ void store(__half *p, long long i, float v)
 }
 
 /* The A x A window of channel c at rows h0.., columns w0.. of image n, zeros outside the image
- * and for c >= C. */
-template <typename T, int A>
+ * and for c >= C; Value is float (T float or __half) or int (T int8_t or uint8_t). One 64-bit
+ * row offset per row, the columns as one multiply-add each. */
+template <typename T, typename Value, int A>
 static __device__ __forceinline__ void gather_window(const T *x, const struct wino_cuda_shape &s,
                                                      int n, int h0, int w0, int c,
-                                                     float d[A][A])
+                                                     Value d[A][A])
 {
+    const long long col = s.nhwc ? s.c : 1; /* element step from one column to the next */
 #pragma unroll
-    for (int i = 0; i < A; i++)
+    for (int i = 0; i < A; i++) {
+        const int h = h0 + i, row_ok = c < s.c && h >= 0 && h < s.h;
+        const T *row = x + (s.nhwc ? ((long long)n * s.h + h) * s.w * s.c + c
+                                   : (((long long)n * s.c + c) * s.h + h) * s.w);
 #pragma unroll
         for (int j = 0; j < A; j++) {
-            const int h = h0 + i, w = w0 + j;
-            const int inside = c < s.c && h >= 0 && h < s.h && w >= 0 && w < s.w;
-            d[i][j] = !inside ? 0.0f
-                      : s.nhwc ? load(x, (((long long)n * s.h + h) * s.w + w) * s.c + c)
-                               : load(x, (((long long)n * s.c + c) * s.h + h) * s.w + w);
+            const int w = w0 + j;
+            d[i][j] = row_ok && w >= 0 && w < s.w ? (Value)load_value(row, w * col) : (Value)0;
         }
+    }
 }
 
 /* y[n, k, tile rows and columns] = yy + b, ReLU'd on request; the part inside P x Q. */
