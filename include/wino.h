@@ -199,9 +199,11 @@ struct wino_context {
 
 /* How a Winograd convolution is staged (Mazaheri et al. (EuroSys'20)'s WV parameter). */
 enum wino_variant {
-    WINO_VARIANT_AUTO = 0,      /* wino chooses */
-    WINO_VARIANT_NON_FUSED = 1, /* input transform of all tiles, then alpha^2 GEMMs, then output */
-    WINO_VARIANT_FUSED = 2      /* blocks of tiles pass all three stages while in cache */
+    WINO_VARIANT_AUTO = 0,        /* wino chooses */
+    WINO_VARIANT_NON_FUSED = 1,   /* input transform of all tiles, then alpha^2 GEMMs, then output */
+    WINO_VARIANT_FUSED = 2,       /* blocks of tiles pass all three stages while in cache */
+    WINO_VARIANT_FUSED_OUTPUT = 3 /* CUDA FP16 / INT8: input transform of all tiles, then one
+                                   * kernel for the GEMMs and the output transform (M on chip) */
 };
 
 /* Operator options (all-zero = defaults). */
@@ -211,8 +213,9 @@ struct wino_conv2d_options {
     const char *points;        /* Winograd points as in wino_tile_create (NULL = recorded best);
                                 * other points than the recorded ones run on the portable
                                 * scalar path */
-    enum wino_variant variant; /* Winograd staging; on CUDA, FUSED exists for F(2x2, 3x3) and
-                                * F(4x4, 3x3), and AUTO times both variants at create */
+    enum wino_variant variant; /* Winograd staging; on CUDA, FUSED (and FUSED_OUTPUT for FP16)
+                                * exist for F(2x2, 3x3) and F(4x4, 3x3), and AUTO times the
+                                * variants at create */
     const float *bias;         /* K per-output-channel values added to y (NULL = none); copied
                                 * at create */
     int relu;                  /* 1: y = max(0, y) after the bias */
@@ -305,8 +308,8 @@ struct wino_int8_params {
  * params->w_scale says. options (may be NULL): tile_m 2, 4 or 6 (0: 4), bias (K real values),
  * relu; algo and points must be left 0, and variant too on the CPU. Run it with
  * wino_conv2d_run (x and y int8 or uint8 in NHWC). On the CUDA backend weights, x and y are in
- * device memory, variant may be FUSED (tile_m 2 or 4) or NON_FUSED (AUTO: the faster, timed at
- * create), and the results are the same bits as on the CPU. WINO_UNSUPPORTED when a
+ * device memory, variant may be FUSED or FUSED_OUTPUT (tile_m 2 or 4) or NON_FUSED (AUTO: the
+ * fastest, timed at create), and the results are the same bits as on the CPU. WINO_UNSUPPORTED when a
  * configuration could overflow an int32 step (the message gives the bound),
  * WINO_INVALID_ARGUMENT for bad scales or clips. */
 enum wino_status wino_conv2d_create_int8(const struct wino_conv2d_desc *desc, const void *weights,

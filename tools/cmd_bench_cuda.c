@@ -259,7 +259,8 @@ static void usage(FILE *out)
             "\n"
             "Times NHWC forward convolution of every layer of a set on one GPU (inputs and weights\n"
             "uniform in (-1, 1)) with wino's CUDA Winograd, one row per tile m in 2..%d and\n"
-            "variant it accepts (wino-winograd: non-fused, wino-fused), and with every legacy\n"
+            "variant it accepts (wino-winograd: non-fused, wino-fused, wino-fused-out: the GEMMs\n"
+            "fused with the output transform), and with every legacy\n"
             "cuDNN forward algorithm it accepts (cudnn-algoN, N the cuDNN enum value) in NHWC and,\n"
             "for f32 and f16, NCHW. Each is first checked once against wino's FP64 reference on\n"
             "the first and last image of the batch, on the output channels that a 1 GFLOP budget\n"
@@ -725,9 +726,10 @@ static struct row *new_row(struct layer_rows *t, const char *impl, const char *l
 static int wino_rows(const struct cuda_args *a, const struct gpu *g, struct layer_run *lr,
                      struct layer_rows *t)
 {
-    static const enum wino_variant variants[2] = {WINO_VARIANT_NON_FUSED, WINO_VARIANT_FUSED};
-    static const char *const impls[2] = {"wino-winograd", "wino-fused"};
-    static const char *const names[2] = {"non-fused", "fused"};
+    static const enum wino_variant variants[3] = {WINO_VARIANT_NON_FUSED, WINO_VARIANT_FUSED,
+                                                  WINO_VARIANT_FUSED_OUTPUT};
+    static const char *const impls[3] = {"wino-winograd", "wino-fused", "wino-fused-out"};
+    static const char *const names[3] = {"non-fused", "fused", "fused-output"};
     static const int float_tiles[] = {2, 3, 4, 5, 6, 7, 8};
     const int int8 = a->dtype == WINO_DTYPE_U8;
     const int *tiles = int8 ? int8_tiles : float_tiles;
@@ -736,12 +738,12 @@ static int wino_rows(const struct cuda_args *a, const struct gpu *g, struct laye
     const double bound = int8                       ? BENCH_BOUND_INT8
                          : a->dtype == WINO_DTYPE_F16 ? BOUND_F16
                                                       : BOUND_WINO_F32;
-    int refused[2] = {0, 0};
+    int refused = 0; /* the non-fused variant refused a smaller tile */
     for (size_t i = 0; i < count; i++)
-        for (int v = 0; v < 2; v++) {
+        for (int v = 0; v < 3; v++) {
             struct bench_runner r;
             struct row *row;
-            if (refused[v] || !(row = new_row(t, impls[v], "NHWC", tiles[i], bound)))
+            if ((!v && refused) || !(row = new_row(t, impls[v], "NHWC", tiles[i], bound)))
                 continue;
             row->variant = names[v];
             const enum bench_prep prep =
@@ -752,12 +754,14 @@ static int wino_rows(const struct cuda_args *a, const struct gpu *g, struct laye
                 return 1;
             if (row->status != ROW_SKIPPED)
                 continue;
+            t->n--; /* a refusal is a note, not a row */
+            if (v) /* the fused kernels exist for some tiles only (F(2,3), F(4,3)) */
+                continue;
             fprintf(stderr, "wino bench: note: %s %s m=%d and larger skipped: %s\n",
                     lr->layer.name, impls[v], tiles[i], r.info);
-            if (i == 0 && v == 0)
+            if (i == 0)
                 snprintf(t->wino_why, sizeof t->wino_why, "%s", r.info);
-            refused[v] = 1;
-            t->n--; /* a refusal is a note, not a row */
+            refused = 1;
         }
     return 0;
 }

@@ -61,7 +61,7 @@ enum wino_status wino_conv2d_check_options(const struct wino_conv2d_options *o)
         return wino_fail(WINO_INVALID_ARGUMENT, "tile_m = %d outside [0, %d]", o->tile_m,
                          WINO_MAX_ALPHA);
     if (o->variant != WINO_VARIANT_AUTO && o->variant != WINO_VARIANT_FUSED &&
-        o->variant != WINO_VARIANT_NON_FUSED)
+        o->variant != WINO_VARIANT_NON_FUSED && o->variant != WINO_VARIANT_FUSED_OUTPUT)
         return wino_fail(WINO_INVALID_ARGUMENT, "unknown Winograd variant %d", (int)o->variant);
     if (o->algo == WINO_ALGO_DIRECT && (o->tile_m || o->points || o->variant))
         return wino_fail(WINO_INVALID_ARGUMENT,
@@ -87,6 +87,8 @@ static enum wino_status plan(const struct wino_conv2d_desc *desc,
         return st;
     if (desc->dtype != WINO_DTYPE_F32)
         return wino_fail(WINO_UNSUPPORTED, "only FP32 convolution is implemented so far");
+    if (o->variant == WINO_VARIANT_FUSED_OUTPUT)
+        return wino_fail(WINO_UNSUPPORTED, "the fused-output variant is the CUDA backend's");
     *tile_m = o->tile_m ? o->tile_m : default_tile_m(desc, sizes);
     const char *why = wino_winograd_refusal(desc, *tile_m);
     if (o->algo == WINO_ALGO_WINOGRAD && why)

@@ -73,9 +73,10 @@ enum wino_status wino_conv2d_create_int8(const struct wino_conv2d_desc *desc, co
         return wino_fail(WINO_INVALID_ARGUMENT, "INT8 Winograd: the points are fixed (leave "
                                                 "them NULL)");
     if (variant != WINO_VARIANT_AUTO &&
-        (!cuda || (variant != WINO_VARIANT_FUSED && variant != WINO_VARIANT_NON_FUSED)))
+        (!cuda || (variant != WINO_VARIANT_FUSED && variant != WINO_VARIANT_NON_FUSED &&
+                   variant != WINO_VARIANT_FUSED_OUTPUT)))
         return wino_fail(WINO_INVALID_ARGUMENT, "INT8 Winograd: the variant is fixed on the "
-                                                "CPU (leave it 0); FUSED or NON_FUSED on CUDA");
+                                                "CPU (leave it 0); any variant on CUDA");
     if (options && options->relu != 0 && options->relu != 1)
         return wino_fail(WINO_INVALID_ARGUMENT, "relu = %d must be 0 or 1", options->relu);
     const int tile_m = options && options->tile_m ? options->tile_m : 4;

@@ -1,8 +1,9 @@
 /* The CUDA backend of wino_conv2d: the filters are transformed once at create; run() enqueues
  * on the caller's stream either the non-fused stages (input transform, alpha^2 GEMMs in one
- * strided-batched cuBLAS call, output transform with bias, ReLU or INT8 requantization) or one
- * fused kernel (winograd_fused_kernels.cu). Which one: the caller's variant, or for AUTO the
- * faster of the two timed at create (Mazaheri et al. (EuroSys'20) section 3.3, "WV"). */
+ * strided-batched cuBLAS call, output transform with bias, ReLU or INT8 requantization), or one
+ * fused kernel (winograd_fused_kernels.cu), or the input transform and a kernel fusing the
+ * GEMMs with the output transform. Which one: the caller's variant, or for AUTO the fastest,
+ * timed at create (Mazaheri et al. (EuroSys'20) section 3.3, "WV"). */
 #include <algorithm>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -23,7 +24,7 @@ struct wino_cuda_conv {
     struct wino_cuda_shape shape;
     enum element element; /* of V and U */
     int tf32, relu;
-    int fused;            /* 1: run() launches the fused kernel */
+    enum wino_variant variant; /* what run() launches: NON_FUSED, FUSED or FUSED_OUTPUT */
     void *u;              /* U[pos][kp][cp] */
     float *bias;          /* K values on the device, or NULL */
     float *scale;         /* INT8: K requantization scales on the device (bias: K offsets) */
@@ -266,12 +267,28 @@ static enum wino_status gemms(const struct wino_cuda_conv *c, const struct wino_
     return WINO_SUCCESS;
 }
 
-/* The three stages for the chunk of tiles s->t0 .. s->t0 + s->tn - 1. */
+/* The fused kernel for the tiles of s: from x (v NULL) or from the chunk's V. */
+static enum wino_status run_fused(const struct wino_cuda_conv *c, const struct wino_cuda_shape *s,
+                                  const void *v, const void *x, void *y)
+{
+    CUDA_TRY(c->element == ELEMENT_S8
+                 ? wino_cuda_s8_fused(s, &c->s8, (const signed char *)c->u,
+                                      (const signed char *)v, x, c->scale, c->bias, y, c->stream)
+                 : wino_cuda_fused(s, c->element == ELEMENT_F16, c->u, v, x, c->bias, c->relu, y,
+                                   c->stream));
+    return WINO_SUCCESS;
+}
+
+/* The three stages for the chunk of tiles s->t0 .. s->t0 + s->tn - 1 (FUSED_OUTPUT: the input
+ * transform, then the fused kernel). */
 static enum wino_status run_chunk(const struct wino_cuda_conv *c, const struct wino_cuda_shape *s,
                                   const void *x, void *y, void *v, void *m)
 {
+    const int fused_output = c->variant == WINO_VARIANT_FUSED_OUTPUT;
     if (c->element == ELEMENT_S8) {
         CUDA_TRY(wino_cuda_s8_input_transform(s, &c->s8, x, (signed char *)v, c->stream));
+        if (fused_output)
+            return run_fused(c, s, v, x, y);
         enum wino_status st = gemms(c, s, v, m);
         if (st)
             return st;
@@ -281,6 +298,8 @@ static enum wino_status run_chunk(const struct wino_cuda_conv *c, const struct w
     }
     const int half = c->element == ELEMENT_F16;
     CUDA_TRY(wino_cuda_input_transform(s, half, x, v, c->stream));
+    if (fused_output)
+        return run_fused(c, s, v, x, y);
     enum wino_status st = gemms(c, s, v, m);
     if (st)
         return st;
@@ -292,13 +311,10 @@ static enum wino_status run_chunk(const struct wino_cuda_conv *c, const struct w
 static enum wino_status run_stages(const struct wino_cuda_conv *c, const void *x, void *y,
                                    char *workspace)
 {
-    if (c->fused) {
-        CUDA_TRY(c->element == ELEMENT_S8
-                     ? wino_cuda_s8_fused(&c->shape, &c->s8, (const signed char *)c->u, x,
-                                          c->scale, c->bias, y, c->stream)
-                     : wino_cuda_fused(&c->shape, c->element == ELEMENT_F16, c->u, x, c->bias,
-                                       c->relu, y, c->stream));
-        return WINO_SUCCESS;
+    if (c->variant == WINO_VARIANT_FUSED) { /* all tiles in one launch */
+        struct wino_cuda_shape all = c->shape;
+        all.t0 = 0, all.tn = (int)all.tiles;
+        return run_fused(c, &all, NULL, x, y);
     }
     struct wino_cuda_shape s = c->shape;
     enum wino_status st = WINO_SUCCESS;
@@ -312,7 +328,9 @@ static enum wino_status run_stages(const struct wino_cuda_conv *c, const void *x
 
 static size_t workspace_bytes(const struct wino_cuda_conv *c)
 {
-    return c->fused ? 0 : c->v_bytes + c->m_bytes;
+    return c->variant == WINO_VARIANT_FUSED          ? 0
+           : c->variant == WINO_VARIANT_FUSED_OUTPUT ? c->v_bytes
+                                                     : c->v_bytes + c->m_bytes;
 }
 
 enum wino_status wino_cuda_conv_run(const struct wino_cuda_conv *c, const void *x, void *y,
@@ -336,7 +354,7 @@ enum wino_status wino_cuda_conv_run(const struct wino_cuda_conv *c, const void *
 
 enum wino_variant wino_cuda_conv_variant(const struct wino_cuda_conv *conv)
 {
-    return conv->fused ? WINO_VARIANT_FUSED : WINO_VARIANT_NON_FUSED;
+    return conv->variant;
 }
 
 /* The median milliseconds of 5 runs after a warm-up, or a negative value when it failed. */
@@ -359,43 +377,51 @@ static float time_runs(const struct wino_cuda_conv *c, const void *x, void *y, c
     return ms[2];
 }
 
-/* AUTO: runs both variants on zeros in scratch device memory and keeps the faster; where that
- * memory is not to be had, the non-fused variant (which needs no timing to be correct). */
-static void choose_faster(struct wino_cuda_conv *c, const struct wino_conv_sizes *sz)
+/* AUTO: runs each of the count variants on zeros in scratch device memory and keeps the
+ * fastest; where that memory is not to be had, the first (non-fused, which needs no timing to be
+ * correct). */
+static void choose_fastest(struct wino_cuda_conv *c, const struct wino_conv_sizes *sz,
+                           const enum wino_variant *variants, int count)
 {
     const size_t e = element_size(c->element);
     void *x = NULL, *y = NULL, *ws = NULL;
-    float fused = -1.0f, staged = -1.0f;
+    float best = -1.0f;
+    enum wino_variant chosen = variants[0];
     if (cudaMalloc(&x, sz->x_elems * e) == cudaSuccess &&
         cudaMalloc(&y, sz->y_elems * e) == cudaSuccess &&
         cudaMalloc(&ws, c->v_bytes + c->m_bytes) == cudaSuccess &&
-        cudaMemsetAsync(x, 0, sz->x_elems * e, c->stream) == cudaSuccess) {
-        c->fused = 0;
-        staged = time_runs(c, x, y, (char *)ws);
-        c->fused = 1;
-        fused = time_runs(c, x, y, (char *)ws);
-    }
+        cudaMemsetAsync(x, 0, sz->x_elems * e, c->stream) == cudaSuccess)
+        for (int i = 0; i < count; i++) {
+            c->variant = variants[i];
+            const float ms = time_runs(c, x, y, (char *)ws);
+            if (ms >= 0.0f && (best < 0.0f || ms < best))
+                best = ms, chosen = variants[i];
+        }
     wino_ok(); /* the failed runs above leave no error behind */
     cudaGetLastError();
     cudaFree(x);
     cudaFree(y);
     cudaFree(ws);
-    c->fused = fused >= 0.0f && (staged < 0.0f || fused < staged);
+    c->variant = chosen;
 }
 
-/* Sets c->fused from the caller's variant. */
+/* Sets c->variant from the caller's. */
 static enum wino_status choose_variant(struct wino_cuda_conv *c, enum wino_variant variant,
                                        const struct wino_conv_sizes *sz)
 {
     const struct wino_cuda_shape *s = &c->shape;
-    const int has = wino_cuda_has_fused(s->m, s->r);
-    if (variant == WINO_VARIANT_FUSED && !has)
-        return wino_fail(WINO_UNSUPPORTED, "CUDA: fused kernels exist for F(2x2, 3x3) and "
-                                           "F(4x4, 3x3), not for F(%dx%d, %dx%d)",
-                         s->m, s->m, s->r, s->r);
-    c->fused = variant == WINO_VARIANT_FUSED;
-    if (variant == WINO_VARIANT_AUTO && has)
-        choose_faster(c, sz);
+    const int fused = wino_cuda_has_fused(s->m, s->r), output = fused && c->element != ELEMENT_F32;
+    if ((variant == WINO_VARIANT_FUSED && !fused) ||
+        (variant == WINO_VARIANT_FUSED_OUTPUT && !output))
+        return wino_fail(WINO_UNSUPPORTED, "CUDA: the fused kernels exist for F(2x2, 3x3) and "
+                                           "F(4x4, 3x3) (fused output: FP16 and INT8), not for "
+                                           "F(%dx%d, %dx%d) %s",
+                         s->m, s->m, s->r, s->r, c->element == ELEMENT_F32 ? "FP32" : "");
+    const enum wino_variant all[3] = {WINO_VARIANT_NON_FUSED, WINO_VARIANT_FUSED,
+                                      WINO_VARIANT_FUSED_OUTPUT};
+    c->variant = variant == WINO_VARIANT_AUTO ? WINO_VARIANT_NON_FUSED : variant;
+    if (variant == WINO_VARIANT_AUTO && fused)
+        choose_fastest(c, sz, all, output ? 3 : 2);
     return WINO_SUCCESS;
 }
 

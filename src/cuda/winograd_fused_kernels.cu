@@ -1,8 +1,11 @@
 /* Fused Winograd kernels (Mazaheri et al. (EuroSys'20) section 3.2, "fused"): one block takes
- * BT tiles and BK output channels through all three stages without M leaving the chip.
+ * BT tiles and BK output channels through all three stages without M leaving the chip, or
+ * (fused output) through the GEMMs and the output transform from a V the non-fused input
+ * transform wrote once, which saves that transform's repetition for every BK channels.
  *
  * For every chunk of input channels the block transforms its tiles' windows into shared memory
- * (V), copies the matching transformed filters (U, from create) with cp.async meanwhile, and
+ * (V; fused output: copies them), copies the matching transformed filters (U, from create) with
+ * cp.async meanwhile, and
  * accumulates the alpha^2 products M[pos] += V[pos] U[pos]^T in registers: on tensor cores
  * (mma.sync m16n8k16 FP16 -> FP32, m16n8k32 INT8 -> INT32) or on CUDA cores for FP32. After
  * the last chunk M goes through shared memory to the output transform (bias, ReLU or the INT8
@@ -98,7 +101,7 @@ template <int BT> struct block_tiles {
     {
         for (int t = threadIdx.x; t < BT; t += blockDim.x) {
             n[t] = -1, th[t] = tw[t] = 0;
-            if (tile0 + t < s.tiles)
+            if (tile0 + t < s.t0 + s.tn)
                 wino_cuda_tile_of(&s, tile0 + t, &n[t], &th[t], &tw[t]);
         }
     }
@@ -197,9 +200,11 @@ template <typename E, int BT> struct mma_v_layout {
     }
 };
 
-template <typename E, class IO, int M, int R>
+/* The tiles s.t0 .. s.t0 + s.tn - 1 from x to y (FROM_V 0), or from their transformed input v
+ * (V[pos][tile - t0][cp], the non-fused input transform's) to y (FROM_V 1). */
+template <typename E, class IO, int M, int R, int FROM_V>
 __global__ void __launch_bounds__(fused_block<M + R - 1>::THREADS)
-    fused_mma(const E *u, struct wino_cuda_shape s, IO io)
+    fused_mma(const E *u, const E *v, struct wino_cuda_shape s, IO io)
 {
     enum { A = M + R - 1 };
     typedef fused_block<A> B;
@@ -210,7 +215,8 @@ __global__ void __launch_bounds__(fused_block<M + R - 1>::THREADS)
     unsigned *vs = smem;                                /* [A2][BT][ROW_WORDS] */
     unsigned *us = smem + B::A2 * B::BT * ROW_WORDS;    /* [A2][BK][ROW_WORDS] */
     __shared__ block_tiles<B::BT> tiles;
-    tiles.find(s, (long long)blockIdx.x * B::BT); /* read after the first barrier */
+    const int tl0 = blockIdx.x * B::BT; /* the block's first tile in the chunk */
+    tiles.find(s, s.t0 + tl0);           /* read after the first barrier */
     const int k0 = blockIdx.y * B::BK;
     const int warp = threadIdx.x / 32, g = threadIdx.x % 32 / 4, tig = threadIdx.x % 4;
     acc_t acc[PW][MT][NT][4] = {};
@@ -223,10 +229,20 @@ __global__ void __launch_bounds__(fused_block<M + R - 1>::THREADS)
             cp_async16(us + row * ROW_WORDS + piece * 4,
                        ok ? u + ((long long)pos * s.kp + k) * s.cp + c : u, ok ? 16 : 0);
         }
-        if (c0 == 0)
-            __syncthreads(); /* tiles */
-        stage_input<E, mma_v_layout<E, B::BT>, BC, IO, A, B::BT, B::THREADS>(io, s, tiles, c0,
-                                                                           (E *)vs);
+        if (FROM_V) { /* V rows (pos, t) likewise, zeros past the chunk and cp */
+            for (int i = threadIdx.x; i < B::A2 * B::BT * 2; i += B::THREADS) {
+                const int piece = i & 1, row = i >> 1, pos = row / B::BT, t = tl0 + row % B::BT;
+                const int c = c0 + piece * (16 / (int)sizeof(E));
+                const int ok = t < s.tn && c < s.cp;
+                cp_async16(vs + row * ROW_WORDS + piece * 4,
+                           ok ? v + ((long long)pos * s.tn + t) * s.cp + c : v, ok ? 16 : 0);
+            }
+        } else {
+            if (c0 == 0)
+                __syncthreads(); /* tiles */
+            stage_input<E, mma_v_layout<E, B::BT>, BC, IO, A, B::BT, B::THREADS>(io, s, tiles,
+                                                                               c0, (E *)vs);
+        }
         cp_async_wait_all();
         __syncthreads();
 #pragma unroll
@@ -287,7 +303,7 @@ __global__ void __launch_bounds__(fused_block<M + R - 1>::THREADS)
     float *vs = fsmem;                          /* [A2][F32_BC][VP] */
     float *us = fsmem + B::A2 * F32_BC * VP;    /* [A2][F32_BC][UP] */
     __shared__ block_tiles<B::BT> tiles;
-    tiles.find(s, (long long)blockIdx.x * B::BT); /* read after the first barrier */
+    tiles.find(s, s.t0 + (long long)blockIdx.x * B::BT); /* read after the first barrier */
     const int k0 = blockIdx.y * B::BK;
     const int pos = threadIdx.x / GROUPS, tg = threadIdx.x % GROUPS / (B::BK / 8),
               kg = threadIdx.x % (B::BK / 8);
@@ -355,18 +371,21 @@ int wino_cuda_has_fused(int m, int r)
 }
 
 template <typename E, class IO, int M, int R>
-static cudaError_t launch_mma(const struct wino_cuda_shape *s, const E *u, const IO &io,
-                              cudaStream_t stream)
+static cudaError_t launch_mma(const struct wino_cuda_shape *s, const E *u, const E *v,
+                              const IO &io, cudaStream_t stream)
 {
     typedef fused_block<M + R - 1> B;
     const size_t smem =
         fused_smem_bytes<M + R - 1>((size_t)B::A2 * (B::BT + B::BK) * ROW_WORDS * 4);
-    cudaError_t e = cudaFuncSetAttribute(fused_mma<E, IO, M, R>,
+    const dim3 grid((unsigned)((s->tn + B::BT - 1) / B::BT), (unsigned)((s->k + B::BK - 1) / B::BK));
+    cudaError_t e = cudaFuncSetAttribute(v ? fused_mma<E, IO, M, R, 1> : fused_mma<E, IO, M, R, 0>,
                                          cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (e != cudaSuccess)
         return e;
-    const dim3 grid((unsigned)((s->tiles + B::BT - 1) / B::BT), (unsigned)((s->k + B::BK - 1) / B::BK));
-    fused_mma<E, IO, M, R><<<grid, B::THREADS, smem, stream>>>(u, *s, io);
+    if (v)
+        fused_mma<E, IO, M, R, 1><<<grid, B::THREADS, smem, stream>>>(u, v, *s, io);
+    else
+        fused_mma<E, IO, M, R, 0><<<grid, B::THREADS, smem, stream>>>(u, v, *s, io);
     return cudaGetLastError();
 }
 
@@ -381,22 +400,24 @@ static cudaError_t launch_fma(const struct wino_cuda_shape *s, const float *u, c
                                          cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (e != cudaSuccess)
         return e;
-    const dim3 grid((unsigned)((s->tiles + B::BT - 1) / B::BT), (unsigned)((s->k + B::BK - 1) / B::BK));
+    const dim3 grid((unsigned)((s->tn + B::BT - 1) / B::BT), (unsigned)((s->k + B::BK - 1) / B::BK));
     fused_fma<IO, M, R><<<grid, B::THREADS, smem, stream>>>(u, *s, io);
     return cudaGetLastError();
 }
 
 cudaError_t wino_cuda_fused(const struct wino_cuda_shape *s, int half, const void *u,
-                            const void *x, const float *bias, int relu, void *y,
+                            const void *v, const void *x, const float *bias, int relu, void *y,
                             cudaStream_t stream)
 {
 #define WINO_LAUNCH(tm, tr)                                                                    \
     if (s->m == tm && s->r == tr) {                                                            \
         if (half) {                                                                            \
             const float_io<__half, tm, tr> io = {(const __half *)x, (__half *)y, bias, relu};  \
-            return launch_mma<__half, float_io<__half, tm, tr>, tm, tr>(s, (const __half *)u, io,  \
-                                                                     stream);                       \
+            return launch_mma<__half, float_io<__half, tm, tr>, tm, tr>(                       \
+                s, (const __half *)u, (const __half *)v, io, stream);                       \
         }                                                                                      \
+        if (v)                                                                                 \
+            return cudaErrorInvalidValue; /* FP32 runs fully fused only */                     \
         const float_io<float, tm, tr> io = {(const float *)x, (float *)y, bias, relu};         \
         return launch_fma<float_io<float, tm, tr>, tm, tr>(s, (const float *)u, io, stream);                                    \
     }
@@ -407,19 +428,19 @@ cudaError_t wino_cuda_fused(const struct wino_cuda_shape *s, int half, const voi
 
 cudaError_t wino_cuda_s8_fused(const struct wino_cuda_shape *s,
                                const struct wino_cuda_s8_consts *k, const signed char *u,
-                               const void *x, const float *scale, const float *bias, void *y,
+                               const signed char *v, const void *x, const float *scale, const float *bias, void *y,
                                cudaStream_t stream)
 {
 #define WINO_LAUNCH(tm, tr)                                                                    \
     if (s->m == tm && s->r == tr) {                                                            \
         if (k->x_signed) {                                                                     \
             const s8_io<tm, int8_t> io = {x, y, scale, bias, *k};                              \
-            return launch_mma<int8_t, s8_io<tm, int8_t>, tm, tr>(s, (const int8_t *)u, io,    \
-                                                                  stream);                     \
+            return launch_mma<int8_t, s8_io<tm, int8_t>, tm, tr>(s, (const int8_t *)u,         \
+                                                                  (const int8_t *)v, io, stream); \
         }                                                                                      \
         const s8_io<tm, uint8_t> io = {x, y, scale, bias, *k};                                 \
-        return launch_mma<int8_t, s8_io<tm, uint8_t>, tm, tr>(s, (const int8_t *)u, io,       \
-                                                               stream);                        \
+        return launch_mma<int8_t, s8_io<tm, uint8_t>, tm, tr>(s, (const int8_t *)u,            \
+                                                               (const int8_t *)v, io, stream); \
     }
     WINO_FUSED_TILES(WINO_LAUNCH)
 #undef WINO_LAUNCH

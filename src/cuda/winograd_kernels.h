@@ -60,17 +60,19 @@ cudaError_t wino_cuda_s8_output_transform(const struct wino_cuda_shape *s,
                                           const float *scale, const float *bias, void *y,
                                           cudaStream_t stream);
 
-/* The fused kernels (winograd_fused_kernels.cu): one launch from x to y with U from create;
- * no workspace. wino_cuda_has_fused: 1 when F(m, r) has them (F(2x2,3x3), F(4x4,3x3)). U's
- * channel padding cp must be a multiple of 4 (FP32), 8 (FP16), 16 (INT8). */
+/* The fused kernels (winograd_fused_kernels.cu) for the tiles s->t0 .. s->t0 + s->tn - 1 with U
+ * from create: v NULL, from x to y in one launch; else from v (the chunk's V, FP16 and INT8
+ * only) to y, the GEMMs and the output transform in one launch. wino_cuda_has_fused: 1 when
+ * F(m, r) has them (F(2x2,3x3), F(4x4,3x3)). U's channel padding cp must be a multiple of 4
+ * (FP32), 8 (FP16), 16 (INT8). */
 int wino_cuda_has_fused(int m, int r);
 cudaError_t wino_cuda_fused(const struct wino_cuda_shape *s, int half, const void *u,
-                            const void *x, const float *bias, int relu, void *y,
+                            const void *v, const void *x, const float *bias, int relu, void *y,
                             cudaStream_t stream);
 cudaError_t wino_cuda_s8_fused(const struct wino_cuda_shape *s,
                                const struct wino_cuda_s8_consts *k, const signed char *u,
-                               const void *x, const float *scale, const float *bias, void *y,
-                               cudaStream_t stream);
+                               const signed char *v, const void *x, const float *scale,
+                               const float *bias, void *y, cudaStream_t stream);
 
 /* Blocks of 256 threads covering count threads. */
 static inline unsigned wino_cuda_blocks(long long count)

@@ -107,7 +107,10 @@ static inline const char *gpu_status_name(enum wino_status s)
 
 static inline const char *gpu_variant_name(enum wino_variant v)
 {
-    return v == WINO_VARIANT_FUSED ? "fused" : v == WINO_VARIANT_NON_FUSED ? "non-fused" : "auto";
+    return v == WINO_VARIANT_FUSED          ? "fused"
+           : v == WINO_VARIANT_FUSED_OUTPUT ? "fused-output"
+           : v == WINO_VARIANT_NON_FUSED    ? "non-fused"
+                                            : "auto";
 }
 
 /* Relative L1 bound of FP32 Winograd F(m x m, r x r) on inputs in (-1, 1), by alpha = m + r - 1:

@@ -5,8 +5,8 @@
  *    padding 0..r-1 per side); NCHW and NHWC, non-fused and fused (fused is refused with
  *    WINO_UNSUPPORTED except for F(2x2,3x3) and F(4x4,3x3): counted and printed, the shape then
  *    runs non-fused), bias and ReLU on some;
- *  - the fused kernels on 32 more free draws and on medium layers (several channel chunks,
- *    tile blocks and output-channel blocks);
+ *  - the fused kernels (and the fused-output ones in FP16) on 48 more free draws and on medium
+ *    layers (several channel chunks, tile blocks and output-channel blocks);
  *  - FP16 on F(2..6, 3) and a few other tiles, TF32 GEMMs on a few shapes, the automatic choice
  *    (algo AUTO, tile 0) and medium layers where the GEMMs are larger;
  *  - the operator reports Winograd with the requested tile and variant; no output is NaN (y is
@@ -59,9 +59,10 @@ static void run_case(const struct conv_case *cs, int id, struct test_rng *rng, c
     const struct wino_context ctx = gpu_context(0, id % 5 == 4 ? NULL : stream);
     struct gpu_conv_result res;
     gpu_conv_check(&cs->d, &o, &ctx, cs->with_bias, seed, &res);
-    const int has_fused = cs->d.r == 3 && (cs->m == 2 || cs->m == 4);
-    if (cs->variant == WINO_VARIANT_FUSED && res.status == WINO_UNSUPPORTED && !has_fused &&
-        !strcmp(res.call, "wino_conv2d_create")) {
+    const int has_fused = cs->d.r == 3 && (cs->m == 2 || cs->m == 4) &&
+                          (cs->variant == WINO_VARIANT_FUSED || cs->prec == FP16);
+    if ((cs->variant == WINO_VARIANT_FUSED || cs->variant == WINO_VARIANT_FUSED_OUTPUT) &&
+        res.status == WINO_UNSUPPORTED && !has_fused && !strcmp(res.call, "wino_conv2d_create")) {
         struct conv_case non_fused = *cs;
         non_fused.variant = WINO_VARIANT_NON_FUSED;
         fused_refused++;
@@ -200,7 +201,7 @@ int main(void)
     int id = 0;
     const enum wino_layout NCHW = WINO_LAYOUT_NCHW, NHWC = WINO_LAYOUT_NHWC;
     const enum wino_variant NF = WINO_VARIANT_NON_FUSED, F = WINO_VARIANT_FUSED,
-                            AUTO = WINO_VARIANT_AUTO;
+                            FO = WINO_VARIANT_FUSED_OUTPUT, AUTO = WINO_VARIANT_AUTO;
 
     /* FP32: every default tile. */
     for (int r = 2; r <= 7; r++)
@@ -218,6 +219,7 @@ int main(void)
     for (int m = 2; m <= 4; m += 2) {
         random_cases(m, 3, FP32, 3, 8, F, &id, &rng, stream);
         random_cases(m, 3, FP16, 3, 8, F, &id, &rng, stream);
+        random_cases(m, 3, FP16, 3, 8, FO, &id, &rng, stream);
     }
 
     /* TF32 GEMMs. */
@@ -242,6 +244,11 @@ int main(void)
     layer_case(1, 128, 28, 28, 128, 3, 1, NCHW, FP16, WINO_ALGO_WINOGRAD, 6, F, &id, &rng, stream);
     layer_case(1, 128, 28, 28, 128, 3, 1, NHWC, FP16, WINO_ALGO_WINOGRAD, 4, F, &id, &rng, stream);
     layer_case(2, 160, 30, 26, 96, 3, 1, NCHW, FP16, WINO_ALGO_WINOGRAD, 2, F, &id, &rng, stream);
+    layer_case(1, 128, 28, 28, 128, 3, 1, NHWC, FP16, WINO_ALGO_WINOGRAD, 4, FO, &id, &rng,
+               stream);
+    layer_case(2, 160, 30, 26, 96, 3, 1, NCHW, FP16, WINO_ALGO_WINOGRAD, 2, FO, &id, &rng,
+               stream);
+    layer_case(1, 64, 20, 20, 64, 3, 1, NCHW, FP32, WINO_ALGO_WINOGRAD, 4, FO, &id, &rng, stream);
     layer_case(1, 128, 28, 28, 128, 3, 1, NCHW, FP32, WINO_ALGO_WINOGRAD, 4, F, &id, &rng, stream);
     layer_case(2, 100, 30, 26, 72, 3, 0, NHWC, FP32, WINO_ALGO_WINOGRAD, 2, F, &id, &rng, stream);
     layer_case(2, 64, 20, 20, 64, 3, 1, NCHW, FP16, WINO_ALGO_WINOGRAD, 2, NF, &id, &rng, stream);

@@ -314,22 +314,26 @@ int main(void)
     cudaStream_t stream;
     CUDA_CHECK(cudaStreamCreate(&stream));
     static const int tiles[3] = {2, 4, 6}, cs[5] = {1, 3, 5, 17, 67}, ks[3] = {1, 7, 33};
-    const enum wino_variant NF = WINO_VARIANT_NON_FUSED, F = WINO_VARIANT_FUSED;
-    /* Every (tile, C, K) combination, then 15 more, F(2,3) and F(4,3) fused and non-fused in
-     * turn; one case in 7 on the default stream, one in 8 also against the reference. Then
-     * F(2,3) and F(4,3) fused on wider layers: several channel chunks and output blocks. */
+    const enum wino_variant NF = WINO_VARIANT_NON_FUSED, F = WINO_VARIANT_FUSED,
+                            FO = WINO_VARIANT_FUSED_OUTPUT;
+    const enum wino_variant turns[3] = {NF, F, FO};
+    /* Every (tile, C, K) combination, then 15 more, F(2,3) and F(4,3) non-fused, fused and
+     * fused-output in turn; one case in 7 on the default stream, one in 8 also against the
+     * reference. Then the fused kernels on wider layers: several channel chunks and output
+     * blocks. */
     for (int i = 0; i < 60; i++) {
         const int m = tiles[(i / 15) % 3];
-        random_case(&rng, i, m, m < 6 && i % 2 ? F : NF, cs[i % 5], ks[(i / 5) % 3], i % 8 == 3,
-                    i % 7 == 6 ? NULL : stream);
+        random_case(&rng, i, m, m < 6 ? turns[i % 3] : NF, cs[i % 5], ks[(i / 5) % 3],
+                    i % 8 == 3, i % 7 == 6 ? NULL : stream);
     }
-    for (int i = 0; i < 12; i++)
-        random_case(&rng, 60 + i, i % 2 ? 4 : 2, F, 33 + 29 * (i % 4), 17 + 23 * (i % 3),
-                    i % 4 == 1, i % 5 == 4 ? NULL : stream);
-    random_case(&rng, 72, 0, WINO_VARIANT_AUTO, 17, 7, 1, stream); /* default tile, variant */
+    for (int i = 0; i < 16; i++)
+        random_case(&rng, 60 + i, i % 2 ? 4 : 2, i % 4 < 2 ? F : FO, 33 + 29 * (i % 4),
+                    17 + 23 * (i % 3), i % 4 == 1, i % 5 == 4 ? NULL : stream);
+    random_case(&rng, 76, 0, WINO_VARIANT_AUTO, 17, 7, 1, stream); /* default tile, variant */
     overflow_cases(&rng, stream);
     large_layer(&rng, 4, NF, 1, stream);
     large_layer(&rng, 4, F, 1, stream);
+    large_layer(&rng, 4, FO, 0, stream);
     large_layer(&rng, 2, F, 0, stream);
     large_layer(&rng, 6, NF, 0, stream);
     CUDA_CHECK(cudaStreamDestroy(stream));
