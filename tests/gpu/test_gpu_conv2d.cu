@@ -78,7 +78,8 @@ static void run_case(const struct conv_case *cs, int id, struct test_rng *rng, c
     const int tile_ok = cs->m ? res.tile_m == cs->m : m >= 2 && m <= 8 && alpha <= 10;
     const int variant_ok = cs->variant == WINO_VARIANT_AUTO
                                ? res.variant == WINO_VARIANT_FUSED ||
-                                     res.variant == WINO_VARIANT_NON_FUSED
+                                     res.variant == WINO_VARIANT_NON_FUSED ||
+                                     res.variant == WINO_VARIANT_FUSED_OUTPUT
                                : res.variant == cs->variant;
     const int ran = res.status == WINO_SUCCESS;
     const double b = tile_ok ? bound(cs->prec, alpha) : 0.0;
