@@ -7,6 +7,9 @@
 #   gpu-transforms.csv  stage,tile,result,worst_error_over_scale of the generated CUDA transforms
 #   bench_<dtype>_<set>[_b<N>].csv  `wino bench --backend cuda` for each line of WINO_GPU_BENCH
 #                    ("dtype set [batch]" separated by ';', e.g. "int8 deeplabv3-r18; f32 eurosys20 5")
+#   profile_<dtype>_<name>.csv  Nsight Compute per kernel (duration, DRAM bytes, SM and DRAM
+#                  throughput in % of peak) of `wino bench` on one layer, for each line of
+#                  WINO_GPU_PROFILE ("dtype name N C H W K" separated by ';', 3x3 filters, pad 1)
 # The commit is taken from git, or from WINO_COMMIT where the tree travels without .git.
 # WINO_GPU_SANITIZE=0 leaves out the compute-sanitizer rows (minutes) for a quicker check.
 # GMP: a machine without libgmp-dev can provide gmp.h and libgmp.a in .gpu-deps/{include,lib};
@@ -70,5 +73,17 @@ for b in "${benches[@]}"; do
   build-gpu/wino bench --backend cuda --dtype "$dtype" --set "$set" ${batch:+--batch "$batch"} \
     --csv >"$out/$name.csv" 2>"$out/$name.err" || status=1
   echo "$name: $(($(wc -l <"$out/$name.csv") - 1)) rows; $(tail -n 1 "$out/$name.err")"
+done
+IFS=';' read -ra profiles <<<"${WINO_GPU_PROFILE:-}"
+for p in "${profiles[@]}"; do
+  read -r dtype name n c h w k <<<"$p"
+  [ -n "${k:-}" ] || continue
+  sets=$(mktemp -d)
+  echo "$name $n $c $h $w $k 3 3 1 1" >"$sets/profile.txt"
+  ncu --csv --page raw --metrics gpu__time_duration.sum,dram__bytes.sum,sm__throughput.avg.pct_of_peak_sustained_elapsed,gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed \
+    build-gpu/wino bench --backend cuda --dtype "$dtype" --set profile --sets-dir "$sets" \
+    --reps 1 --warmup 0 >"$out/profile_${dtype}_$name.csv" 2>>"$log" || status=1
+  echo "profile_${dtype}_$name: $(grep -c '^"[0-9]' "$out/profile_${dtype}_$name.csv") kernels"
+  rm -rf "$sets"
 done
 exit $status
