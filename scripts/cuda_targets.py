@@ -38,7 +38,7 @@ def summary(path):
             continue
         ratio = float(c['ms']) / float(w['ms'])
         ratios.append(ratio)
-        print(f"| {layer} | {ch} | {w['tile']} | {float(w['ms']):.4f} | {c['impl']} {c['layout']} |"
+        print(f"| {layer} | {ch} | {w['tile']} {w['impl'][5:]} | {float(w['ms']):.4f} | {c['impl']} {c['layout']} |"
               f" {float(c['ms']):.4f} | {ratio:.2f} | {float(w['of_floor']):.2f} |")
     print(f'\ngeomean cuDNN best / wino best: {geomean(ratios):.2f} over {len(ratios)} layers; '
           f'>= 2x on {sum(r >= 2 for r in ratios)}\n')
@@ -47,15 +47,15 @@ def summary(path):
 def int8_vs_f16(int8_path, f16_path):
     i8, f16 = best_rows(int8_path), best_rows(f16_path)
     print(f'## INT8 {int8_path} against FP16 {f16_path}')
-    print('| layer | C | wino INT8 ms | cuDNN INT8 ms | cuDNN FP16 ms | vs cuDNN FP16 | vs cuDNN INT8 | choice ms |')
-    print('|---|---|---|---|---|---|---|---|')
+    print('| layer | C | wino INT8 best | ms | cuDNN INT8 ms | cuDNN FP16 ms | vs cuDNN FP16 | vs cuDNN INT8 | choice ms |')
+    print('|---|---|---|---|---|---|---|---|---|')
     total_choice = total_f16 = 0.0
     for layer, (w, c, ch) in i8.items():
         h = f16[layer][1]
         choice = min(float(w['ms']), float(c['ms']))
         total_choice += choice
         total_f16 += float(h['ms'])
-        print(f"| {layer} | {ch} | {float(w['ms']):.4f} | {float(c['ms']):.4f} | {float(h['ms']):.4f} |"
+        print(f"| {layer} | {ch} | {w['tile']} {w['impl'][5:]} | {float(w['ms']):.4f} | {float(c['ms']):.4f} | {float(h['ms']):.4f} |"
               f" {float(h['ms']) / float(w['ms']):.2f} | {float(c['ms']) / float(w['ms']):.2f} |"
               f" {choice:.4f} |")
     print(f'\n13-layer total with the per-layer choice {total_choice:.3f} ms, cuDNN best FP16 '

@@ -74,6 +74,19 @@ for b in "${benches[@]}"; do
     --csv >"$out/$name.csv" 2>"$out/$name.err" || status=1
   echo "$name: $(($(wc -l <"$out/$name.csv") - 1)) rows; $(tail -n 1 "$out/$name.err")"
 done
+# ncu's raw page (between the bench's own lines) -> kernel,grid,block and the four metrics
+ncu_columns='
+import csv, io, sys
+rows = list(csv.reader(io.StringIO("".join(l for l in sys.stdin if l.startswith("\"")))))
+keep = ["Kernel Name", "Grid Size", "Block Size", "gpu__time_duration.sum", "dram__bytes.sum",
+        "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+        "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"]
+at = [rows[0].index(k) for k in keep]
+out = csv.writer(sys.stdout)
+out.writerow(["kernel", "grid", "block", "ns", "dram_bytes", "sm_pct", "dram_pct"])
+for r in rows[2:]:
+    out.writerow([r[i].replace(",", "") if i in at[3:] else r[i] for i in at])
+'
 IFS=';' read -ra profiles <<<"${WINO_GPU_PROFILE:-}"
 for p in "${profiles[@]}"; do
   read -r dtype name n c h w k <<<"$p"
@@ -82,8 +95,9 @@ for p in "${profiles[@]}"; do
   echo "$name $n $c $h $w $k 3 3 1 1" >"$sets/profile.txt"
   ncu --csv --page raw --metrics gpu__time_duration.sum,dram__bytes.sum,sm__throughput.avg.pct_of_peak_sustained_elapsed,gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed \
     build-gpu/wino bench --backend cuda --dtype "$dtype" --set profile --sets-dir "$sets" \
-    --reps 1 --warmup 0 >"$out/profile_${dtype}_$name.csv" 2>>"$log" || status=1
-  echo "profile_${dtype}_$name: $(grep -c '^"[0-9]' "$out/profile_${dtype}_$name.csv") kernels"
+    --reps 1 --warmup 0 >"$sets/raw.txt" 2>>"$log" || status=1
+  python3 -c "$ncu_columns" <"$sets/raw.txt" >"$out/profile_${dtype}_$name.csv" || status=1
+  echo "profile_${dtype}_$name: $(($(wc -l <"$out/profile_${dtype}_$name.csv") - 1)) kernels"
   rm -rf "$sets"
 done
 exit $status
