@@ -11,7 +11,8 @@
 #                  throughput in % of peak) of `wino bench` on one layer, for each line of
 #                  WINO_GPU_PROFILE ("dtype name N C H W K" separated by ';', 3x3 filters, pad 1)
 # The commit is taken from git, or from WINO_COMMIT where the tree travels without .git.
-# WINO_GPU_SANITIZE=0 leaves out the compute-sanitizer rows (minutes) for a quicker check.
+# WINO_GPU_SANITIZE=0 leaves out the compute-sanitizer rows (minutes) for a quicker check; they
+# run test_gpu_conv2d without its medium layers (WINO_GPU_TEST_SMALL).
 # GMP: a machine without libgmp-dev can provide gmp.h and libgmp.a in .gpu-deps/{include,lib};
 # cuDNN's headers may come the same way, its library from the Python wheel nvidia-cudnn.
 set -uo pipefail
@@ -55,7 +56,8 @@ if [ "${WINO_GPU_SANITIZE:-1}" != 0 ] && command -v compute-sanitizer >/dev/null
   for t in test_gpu_bad_input test_gpu_int8 test_gpu_conv2d; do
     for tool in memcheck racecheck; do
       start=$(date +%s%N)
-      if compute-sanitizer --tool "$tool" --error-exitcode 9 "build-gpu/$t" >>"$log" 2>&1; then
+      if WINO_GPU_TEST_SMALL=1 compute-sanitizer --tool "$tool" --error-exitcode 9 "build-gpu/$t" \
+        >>"$log" 2>&1; then
         result=pass
       else
         result=fail status=1

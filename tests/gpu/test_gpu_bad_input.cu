@@ -77,9 +77,9 @@ static size_t device_free_bytes(void)
     return free_bytes;
 }
 
-/* Operators created and destroyed without running (FP32 F(6,3) with 16 MiB of transformed
- * weights, FP16 F(4,3) and INT8 F(4,3) with the variant timed at create; C = K = 256) return
- * their device memory: after one warm-up
+/* Operators created and destroyed without running (C = K = 256: FP32 F(6,3) with 16 MiB of
+ * transformed weights, FP16 F(4,3), INT8 F(4,3) fused-output; and a 16-channel FP16 layer with
+ * the variant timed at create, which allocates scratch memory) return their device memory: after one warm-up
  * round (which may set up lasting library state), ten rounds leave free memory unchanged within
  * 8 MiB. */
 static void check_no_leak(cudaStream_t stream, struct test_rng *rng)
@@ -105,9 +105,13 @@ static void check_no_leak(cudaStream_t stream, struct test_rng *rng)
     o.variant = WINO_VARIANT_NON_FUSED;
     oh = o;
     oh.tile_m = 4;
-    oh.variant = WINO_VARIANT_AUTO;
+    struct wino_conv2d_options auto_o = oh;
+    auto_o.variant = WINO_VARIANT_AUTO;
+    struct wino_conv2d_desc small = wino_conv2d_desc_make(1, 16, 12, 12, 16, 3, 3, 1, 1);
+    small.dtype = WINO_DTYPE_F16;
     memset(&o8, 0, sizeof o8);
     o8.tile_m = 4;
+    o8.variant = WINO_VARIANT_FUSED_OUTPUT;
     struct wino_int8_params q;
     memset(&q, 0, sizeof q);
     q.x_scale = 0.01f;
@@ -121,17 +125,19 @@ static void check_no_leak(cudaStream_t stream, struct test_rng *rng)
     for (int round = 0; round <= 10; round++) {
         if (round == 1)
             before = device_free_bytes();
-        wino_conv2d *a = NULL, *b = NULL, *c = NULL;
+        wino_conv2d *a = NULL, *b = NULL, *c = NULL, *e = NULL;
         created += wino_conv2d_create(&d, dw, &ctx, &o, &a) == WINO_SUCCESS;
         created += wino_conv2d_create(&dh, dwh, &ctx, &oh, &b) == WINO_SUCCESS;
         created += wino_conv2d_create_int8(&d8, dw, &q, &ctx, &o8, &c) == WINO_SUCCESS;
+        created += wino_conv2d_create(&small, dwh, &ctx, &auto_o, &e) == WINO_SUCCESS;
         wino_conv2d_destroy(a);
         wino_conv2d_destroy(b);
         wino_conv2d_destroy(c);
+        wino_conv2d_destroy(e);
     }
     const size_t after = device_free_bytes();
-    gpu_checkf(&tc, created == 33, "FP32, FP16 and INT8 operators of C = K = 256 created 11 "
-               "times each: %d of 33 succeeded (%s)", created, wino_last_error());
+    gpu_checkf(&tc, created == 44, "FP32, FP16, INT8 and FP16-AUTO operators created 11 times "
+               "each: %d of 44 succeeded (%s)", created, wino_last_error());
     gpu_checkf(&tc, after + (8u << 20) >= before,
                "create + destroy without running, 10 rounds: device memory free went from %zu "
                "to %zu bytes", before, after);

@@ -13,7 +13,8 @@
  *    poisoned before each of two runs); relative L1 error within the bound of its precision and
  *    alpha (FP32: docs/cpu-winograd.md's; FP16 and TF32: first bounds, the measured worst errors
  *    are printed at the end).
- * Usage: test_gpu_conv2d (WINO_TEST_SEED=N to replay). */
+ * Usage: test_gpu_conv2d (WINO_TEST_SEED=N to replay; WINO_GPU_TEST_SMALL=1 without the medium
+ * layers). */
 #include "gpu_test_util.h"
 
 enum precision { FP32 = 0, FP16 = 1, TF32 = 2 };
@@ -235,21 +236,32 @@ int main(void)
     layer_case(1, 33, 15, 15, 17, 3, 1, NHWC, FP16, WINO_ALGO_AUTO, 0, AUTO, &id, &rng, stream);
     layer_case(1, 3, 10, 10, 7, 3, 0, NCHW, FP32, WINO_ALGO_WINOGRAD, 0, AUTO, &id, &rng, stream);
 
-    /* Medium layers: larger GEMMs. */
-    layer_case(2, 64, 20, 20, 64, 3, 1, NCHW, FP32, WINO_ALGO_WINOGRAD, 4, NF, &id, &rng, stream);
-    layer_case(2, 64, 20, 20, 64, 3, 1, NHWC, FP32, WINO_ALGO_WINOGRAD, 6, F, &id, &rng, stream);
-    layer_case(1, 96, 14, 14, 80, 3, 1, NCHW, FP32, WINO_ALGO_WINOGRAD, 2, F, &id, &rng, stream);
-    layer_case(1, 48, 16, 16, 40, 5, 2, NHWC, FP32, WINO_ALGO_WINOGRAD, 4, NF, &id, &rng, stream);
-    layer_case(1, 128, 28, 28, 128, 3, 1, NHWC, FP16, WINO_ALGO_WINOGRAD, 4, NF, &id, &rng,
-               stream);
-    layer_case(1, 128, 28, 28, 128, 3, 1, NCHW, FP16, WINO_ALGO_WINOGRAD, 6, F, &id, &rng, stream);
-    layer_case(1, 128, 28, 28, 128, 3, 1, NHWC, FP16, WINO_ALGO_WINOGRAD, 4, F, &id, &rng, stream);
-    layer_case(2, 160, 30, 26, 96, 3, 1, NCHW, FP16, WINO_ALGO_WINOGRAD, 2, F, &id, &rng, stream);
-    layer_case(1, 128, 28, 28, 128, 3, 1, NHWC, FP16, WINO_ALGO_WINOGRAD, 4, FO, &id, &rng,
-               stream);
-    layer_case(2, 160, 30, 26, 96, 3, 1, NCHW, FP16, WINO_ALGO_WINOGRAD, 2, FO, &id, &rng,
-               stream);
-    layer_case(1, 64, 20, 20, 64, 3, 1, NCHW, FP32, WINO_ALGO_WINOGRAD, 4, FO, &id, &rng, stream);
+    /* Medium layers: larger GEMMs (left out with WINO_GPU_TEST_SMALL set: under
+     * compute-sanitizer they take minutes). */
+    if (!getenv("WINO_GPU_TEST_SMALL")) {
+        layer_case(2, 64, 20, 20, 64, 3, 1, NCHW,
+                   FP32, WINO_ALGO_WINOGRAD, 4, NF, &id, &rng, stream);
+        layer_case(2, 64, 20, 20, 64, 3, 1, NHWC,
+                   FP32, WINO_ALGO_WINOGRAD, 6, F, &id, &rng, stream);
+        layer_case(1, 96, 14, 14, 80, 3, 1, NCHW,
+                   FP32, WINO_ALGO_WINOGRAD, 2, F, &id, &rng, stream);
+        layer_case(1, 48, 16, 16, 40, 5, 2, NHWC,
+                   FP32, WINO_ALGO_WINOGRAD, 4, NF, &id, &rng, stream);
+        layer_case(1, 128, 28, 28, 128, 3, 1, NHWC,
+                   FP16, WINO_ALGO_WINOGRAD, 4, NF, &id, &rng, stream);
+        layer_case(1, 128, 28, 28, 128, 3, 1, NCHW,
+                   FP16, WINO_ALGO_WINOGRAD, 6, F, &id, &rng, stream);
+        layer_case(1, 128, 28, 28, 128, 3, 1, NHWC,
+                   FP16, WINO_ALGO_WINOGRAD, 4, F, &id, &rng, stream);
+        layer_case(2, 160, 30, 26, 96, 3, 1, NCHW,
+                   FP16, WINO_ALGO_WINOGRAD, 2, F, &id, &rng, stream);
+        layer_case(1, 128, 28, 28, 128, 3, 1, NHWC,
+                   FP16, WINO_ALGO_WINOGRAD, 4, FO, &id, &rng, stream);
+        layer_case(2, 160, 30, 26, 96, 3, 1, NCHW,
+                   FP16, WINO_ALGO_WINOGRAD, 2, FO, &id, &rng, stream);
+        layer_case(1, 64, 20, 20, 64, 3, 1, NCHW,
+                   FP32, WINO_ALGO_WINOGRAD, 4, FO, &id, &rng, stream);
+    }
     layer_case(1, 128, 28, 28, 128, 3, 1, NCHW, FP32, WINO_ALGO_WINOGRAD, 4, F, &id, &rng, stream);
     layer_case(2, 100, 30, 26, 72, 3, 0, NHWC, FP32, WINO_ALGO_WINOGRAD, 2, F, &id, &rng, stream);
     layer_case(2, 64, 20, 20, 64, 3, 1, NCHW, FP16, WINO_ALGO_WINOGRAD, 2, NF, &id, &rng, stream);
