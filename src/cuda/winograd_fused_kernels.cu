@@ -165,6 +165,26 @@ static __device__ __forceinline__ void cp_async_wait_all()
     asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;\n" ::);
 }
 
+/* Rows of 32 bytes of channels in shared memory, padded to 48 so that the fragment loads of a
+ * warp (8 rows x 4 words) hit 32 different banks. */
+enum { ROW_WORDS = 12 };
+
+/* Starts copying the 32 channel bytes from c0 of rows r0 .. r0 + R - 1 of each position of a
+ * [pos][rows][cp] tensor into shared rows of ROW_WORDS words (two 16-byte cp.async each); zeros
+ * for rows >= rows and channels >= cp. */
+template <typename E, int R, int THREADS>
+static __device__ __forceinline__ void copy_rows(unsigned *dst, const E *src, int positions,
+                                                 int rows, int r0, int cp, int c0)
+{
+    for (int i = threadIdx.x; i < positions * R * 2; i += THREADS) {
+        const int piece = i & 1, row = i >> 1, pos = row / R, r = r0 + row % R;
+        const int c = c0 + piece * (16 / (int)sizeof(E));
+        const int ok = r < rows && c < cp;
+        cp_async16(dst + row * ROW_WORDS + piece * 4,
+                   ok ? src + ((long long)pos * rows + r) * cp + c : src, ok ? 16 : 0);
+    }
+}
+
 /* One warp-level product D += A B on tensor cores: A 16 x K (rows: tiles), B K x 8 (columns:
  * output channels), K = 32 bytes of E; the fragments as PTX lays them out for row.col. */
 template <typename E> struct mma_op;
@@ -190,9 +210,6 @@ template <> struct mma_op<int8_t> {
     }
 };
 
-/* Rows of 32 bytes of channels in shared memory, padded to 48 so that the fragment loads of a
- * warp (8 rows x 4 words) hit 32 different banks. */
-enum { ROW_WORDS = 12 };
 template <typename E, int BT> struct mma_v_layout {
     static __device__ __forceinline__ int at(int pos, int t, int c)
     {
@@ -223,22 +240,9 @@ __global__ void __launch_bounds__(fused_block<M + R - 1>::THREADS, FROM_V ? 2 : 
     const int warp = threadIdx.x / 32, g = threadIdx.x % 32 / 4, tig = threadIdx.x % 4;
     acc_t acc[PW][MT][NT][4] = {};
     for (int c0 = 0; c0 < s.cp; c0 += BC) {
-        /* U rows (pos, k) of the chunk: two 16-byte pieces each, zeros past kp and cp */
-        for (int i = threadIdx.x; i < B::A2 * B::BK * 2; i += B::THREADS) {
-            const int piece = i & 1, row = i >> 1, pos = row / B::BK, k = k0 + row % B::BK;
-            const int c = c0 + piece * (16 / (int)sizeof(E));
-            const int ok = k < s.kp && c < s.cp;
-            cp_async16(us + row * ROW_WORDS + piece * 4,
-                       ok ? u + ((long long)pos * s.kp + k) * s.cp + c : u, ok ? 16 : 0);
-        }
-        if (FROM_V) { /* V rows (pos, t) likewise, zeros past the chunk and cp */
-            for (int i = threadIdx.x; i < B::A2 * B::BT * 2; i += B::THREADS) {
-                const int piece = i & 1, row = i >> 1, pos = row / B::BT, t = tl0 + row % B::BT;
-                const int c = c0 + piece * (16 / (int)sizeof(E));
-                const int ok = t < s.tn && c < s.cp;
-                cp_async16(vs + row * ROW_WORDS + piece * 4,
-                           ok ? v + ((long long)pos * s.tn + t) * s.cp + c : v, ok ? 16 : 0);
-            }
+        copy_rows<E, B::BK, B::THREADS>(us, u, B::A2, s.kp, k0, s.cp, c0);
+        if (FROM_V) {
+            copy_rows<E, B::BT, B::THREADS>(vs, v, B::A2, s.tn, tl0, s.cp, c0);
         } else {
             if (c0 == 0)
                 __syncthreads(); /* tiles */

@@ -111,14 +111,49 @@ static __device__ __forceinline__ void store_output_tile(T *y, const struct wino
         }
 }
 
-/* B'^T and A'^T of the INT8 tile F(M, 3). */
-template <int M> struct s8_tables;
+/* out = L in, with L (ROWS x A) given by L::at(i, u): exact int32 products with constants. */
+template <class L, int ROWS, int A, int COLS>
+static __device__ __forceinline__ void int_left(const int in[A][COLS], int out[ROWS][COLS])
+{
+#pragma unroll
+    for (int i = 0; i < ROWS; i++)
+#pragma unroll
+        for (int j = 0; j < COLS; j++) {
+            int acc = 0;
+#pragma unroll
+            for (int u = 0; u < A; u++)
+                acc += L::at(i, u) * in[u][j];
+            out[i][j] = acc;
+        }
+}
+
+/* out = in L^T, with L (COLS x A) given by L::at(j, u). */
+template <class L, int ROWS, int A, int COLS>
+static __device__ __forceinline__ void int_right_t(const int in[ROWS][A], int out[ROWS][COLS])
+{
+#pragma unroll
+    for (int i = 0; i < ROWS; i++)
+#pragma unroll
+        for (int j = 0; j < COLS; j++) {
+            int acc = 0;
+#pragma unroll
+            for (int u = 0; u < A; u++)
+                acc += in[i][u] * L::at(j, u);
+            out[i][j] = acc;
+        }
+}
+
+/* B'^T and A'^T of the INT8 tile F(M, 3), as int_left's and int_right_t's L. */
+template <int M> struct s8_bt;
+template <int M> struct s8_at;
 #define WINO_S8_TABLES(tm)                                                                     \
-    template <> struct s8_tables<tm> {                                                         \
-        static __device__ __forceinline__ int bt(int i, int j)                                 \
+    template <> struct s8_bt<tm> {                                                             \
+        static __device__ __forceinline__ int at(int i, int j)                                 \
         {                                                                                      \
             return wino_int8_bt_f##tm[i][j];                                                   \
         }                                                                                      \
+    };                                                                                         \
+    template <> struct s8_at<tm> {                                                             \
         static __device__ __forceinline__ int at(int i, int j)                                 \
         {                                                                                      \
             return wino_int8_at_f##tm[i][j];                                                   \
@@ -135,28 +170,14 @@ static __device__ __forceinline__ void s8_input_tile(const int d[M + 2][M + 2], 
                                                      int8_t v[M + 2][M + 2])
 {
     enum { A = M + 2 };
-    typedef s8_tables<M> T;
-    int bd[A][A];
+    int bd[A][A], bdb[A][A];
+    int_left<s8_bt<M>, A, A, A>(d, bd);
+    int_right_t<s8_bt<M>, A, A, A>(bd, bdb);
 #pragma unroll
-    for (int i = 0; i < A; i++) /* B'^T d */
+    for (int i = 0; i < A; i++)
 #pragma unroll
-        for (int j = 0; j < A; j++) {
-            int acc = 0;
-#pragma unroll
-            for (int u = 0; u < A; u++)
-                acc += T::bt(i, u) * d[u][j];
-            bd[i][j] = acc;
-        }
-#pragma unroll
-    for (int i = 0; i < A; i++) /* (B'^T d) B' */
-#pragma unroll
-        for (int j = 0; j < A; j++) {
-            int acc = 0;
-#pragma unroll
-            for (int u = 0; u < A; u++)
-                acc += bd[i][u] * T::bt(j, u);
-            v[i][j] = wino_int8_quantize_v(acc, f_a);
-        }
+        for (int j = 0; j < A; j++)
+            v[i][j] = wino_int8_quantize_v(bdb[i][j], f_a);
 }
 
 /* Steps 5-6 for one tile of one output channel: the 8-bit values of A'^T M A', requantized. */
@@ -166,28 +187,14 @@ static __device__ __forceinline__ void s8_output_tile(const int mm[M + 2][M + 2]
                                                       int q[M][M])
 {
     enum { A = M + 2 };
-    typedef s8_tables<M> T;
-    int am[M][A];
+    int am[M][A], ama[M][M];
+    int_left<s8_at<M>, M, A, A>(mm, am);
+    int_right_t<s8_at<M>, M, A, M>(am, ama);
 #pragma unroll
-    for (int i = 0; i < M; i++) /* A'^T M */
+    for (int i = 0; i < M; i++)
 #pragma unroll
-        for (int j = 0; j < A; j++) {
-            int acc = 0;
-#pragma unroll
-            for (int u = 0; u < A; u++)
-                acc += T::at(i, u) * mm[u][j];
-            am[i][j] = acc;
-        }
-#pragma unroll
-    for (int i = 0; i < M; i++) /* (A'^T M) A' */
-#pragma unroll
-        for (int j = 0; j < M; j++) {
-            int acc = 0;
-#pragma unroll
-            for (int u = 0; u < A; u++)
-                acc += am[i][u] * T::at(j, u);
-            q[i][j] = wino_int8_requantize(acc, scale, bias, lo, hi);
-        }
+        for (int j = 0; j < M; j++)
+            q[i][j] = wino_int8_requantize(ama[i][j], scale, bias, lo, hi);
 }
 
 /* The 8-bit outputs of one tile, L consecutive channels from k0 packed per pixel; NHWC. */
