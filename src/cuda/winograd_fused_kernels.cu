@@ -383,7 +383,8 @@ static cudaError_t launch_mma(const struct wino_cuda_shape *s, const E *u, const
     typedef fused_block<M + R - 1> B;
     const size_t smem =
         fused_smem_bytes<M + R - 1>((size_t)B::A2 * (B::BT + B::BK) * ROW_WORDS * 4);
-    const dim3 grid((unsigned)((s->tn + B::BT - 1) / B::BT), (unsigned)((s->k + B::BK - 1) / B::BK));
+    const dim3 grid((unsigned)((s->tn + B::BT - 1) / B::BT),
+                    (unsigned)((s->k + B::BK - 1) / B::BK));
     cudaError_t e = cudaFuncSetAttribute(v ? fused_mma<E, IO, M, R, 1> : fused_mma<E, IO, M, R, 0>,
                                          cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (e != cudaSuccess)
@@ -406,7 +407,8 @@ static cudaError_t launch_fma(const struct wino_cuda_shape *s, const float *u, c
                                          cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (e != cudaSuccess)
         return e;
-    const dim3 grid((unsigned)((s->tn + B::BT - 1) / B::BT), (unsigned)((s->k + B::BK - 1) / B::BK));
+    const dim3 grid((unsigned)((s->tn + B::BT - 1) / B::BT),
+                    (unsigned)((s->k + B::BK - 1) / B::BK));
     fused_fma<IO, M, R><<<grid, B::THREADS, smem, stream>>>(u, *s, io);
     return cudaGetLastError();
 }
@@ -425,7 +427,7 @@ cudaError_t wino_cuda_fused(const struct wino_cuda_shape *s, int half, const voi
         if (v)                                                                                 \
             return cudaErrorInvalidValue; /* FP32 runs fully fused only */                     \
         const float_io<float, tm, tr> io = {(const float *)x, (float *)y, bias, relu};         \
-        return launch_fma<float_io<float, tm, tr>, tm, tr>(s, (const float *)u, io, stream);                                    \
+        return launch_fma<float_io<float, tm, tr>, tm, tr>(s, (const float *)u, io, stream);  \
     }
     WINO_FUSED_TILES(WINO_LAUNCH)
 #undef WINO_LAUNCH
@@ -434,8 +436,8 @@ cudaError_t wino_cuda_fused(const struct wino_cuda_shape *s, int half, const voi
 
 cudaError_t wino_cuda_s8_fused(const struct wino_cuda_shape *s,
                                const struct wino_cuda_s8_consts *k, const signed char *u,
-                               const signed char *v, const void *x, const float *scale, const float *bias, void *y,
-                               cudaStream_t stream)
+                               const signed char *v, const void *x, const float *scale,
+                               const float *bias, void *y, cudaStream_t stream)
 {
 #define WINO_LAUNCH(tm, tr)                                                                    \
     if (s->m == tm && s->r == tr) {                                                            \

@@ -79,9 +79,9 @@ static size_t device_free_bytes(void)
 
 /* Operators created and destroyed without running (C = K = 256: FP32 F(6,3) with 16 MiB of
  * transformed weights, FP16 F(4,3), INT8 F(4,3) fused-output; and a 16-channel FP16 layer with
- * the variant timed at create, which allocates scratch memory) return their device memory: after one warm-up
- * round (which may set up lasting library state), ten rounds leave free memory unchanged within
- * 8 MiB. */
+ * the variant timed at create, which allocates scratch memory) return their device memory: after
+ * one warm-up round (which may set up lasting library state), ten rounds leave free memory
+ * unchanged within 8 MiB. */
 static void check_no_leak(cudaStream_t stream, struct test_rng *rng)
 {
     const int C = 256, K = 256;
@@ -292,11 +292,14 @@ int main(void)
         hw8[i] = (float)(0.3 * test_rng_sym(&rng));
     void *dx8 = gpu_upload(hx8, x8n), *dy8 = gpu_alloc(y8n);
     void *dw8 = gpu_upload(hw8, w8n * sizeof(float));
-    expect_create_int8(&d8, hw8, &q8, &ctx, NULL, WINO_INVALID_ARGUMENT, "INT8 create with host weights");
-    expect_create_int8(&d8, NULL, &q8, &ctx, NULL, WINO_INVALID_ARGUMENT, "INT8 create with NULL weights");
+    expect_create_int8(&d8, hw8, &q8, &ctx, NULL, WINO_INVALID_ARGUMENT,
+                       "INT8 create with host weights");
+    expect_create_int8(&d8, NULL, &q8, &ctx, NULL, WINO_INVALID_ARGUMENT,
+                       "INT8 create with NULL weights");
     c2 = ctx;
     c2.device = 999;
-    expect_create_int8(&d8, dw8, &q8, &c2, NULL, WINO_INVALID_ARGUMENT, "INT8 create on device 999");
+    expect_create_int8(&d8, dw8, &q8, &c2, NULL, WINO_INVALID_ARGUMENT,
+                       "INT8 create on device 999");
     struct wino_conv2d_options o8;
     memset(&o8, 0, sizeof o8);
     o8.tile_m = 6;

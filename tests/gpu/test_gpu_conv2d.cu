@@ -153,8 +153,8 @@ static struct wino_conv2d_desc random_desc(struct test_rng *rng, int m, int r, i
 }
 
 /* count random cases of F(m x m, r x r) of kinds first_kind, first_kind + 1, ...: the variant
- * only, or (only == AUTO) non-fused and fused alternately, NCHW and NHWC in pairs (four cases make all four pairings, a kind's layout
- * changes with the tile), bias and ReLU drawn. */
+ * only, or (only == AUTO) non-fused and fused alternately, NCHW and NHWC in pairs (four cases
+ * make all four pairings, a kind's layout changes with the tile), bias and ReLU drawn. */
 static void random_cases(int m, int r, enum precision prec, int first_kind, int count,
                          enum wino_variant only, int *id, struct test_rng *rng,
                          cudaStream_t stream)
