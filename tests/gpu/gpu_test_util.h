@@ -59,11 +59,16 @@ static inline int gpu_report(const struct test_counts *tc)
 }
 
 /* Prints the device the tests run on. */
-static inline void gpu_print_device(int device)
+/* Makes device current, prints its name and returns a new stream of it. */
+static inline cudaStream_t gpu_open_device(int device)
 {
     cudaDeviceProp prop;
+    cudaStream_t stream;
+    CUDA_CHECK(cudaSetDevice(device));
     CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
     printf("device %d: %s (sm_%d%d)\n", device, prop.name, prop.major, prop.minor);
+    CUDA_CHECK(cudaStreamCreate(&stream));
+    return stream;
 }
 
 /* A CUDA context for device and stream (NULL: the default stream). */

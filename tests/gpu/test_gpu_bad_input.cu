@@ -149,12 +149,9 @@ static void check_no_leak(cudaStream_t stream, struct test_rng *rng)
 int main(void)
 {
     struct test_rng rng = {test_seed()};
-    CUDA_CHECK(cudaSetDevice(0));
-    gpu_print_device(0);
+    cudaStream_t stream = gpu_open_device(0);
     int devices = 0;
     CUDA_CHECK(cudaGetDeviceCount(&devices));
-    cudaStream_t stream;
-    CUDA_CHECK(cudaStreamCreate(&stream));
     const struct wino_context ctx = gpu_context(0, stream);
 
     /* A valid FP32 layer; the weight buffers are large enough for a 3 x 5 filter too. */

@@ -196,10 +196,7 @@ int main(void)
 {
     base_seed = test_seed();
     struct test_rng rng = {base_seed};
-    CUDA_CHECK(cudaSetDevice(0));
-    gpu_print_device(0);
-    cudaStream_t stream;
-    CUDA_CHECK(cudaStreamCreate(&stream));
+    cudaStream_t stream = gpu_open_device(0);
     int id = 0;
     const enum wino_layout NCHW = WINO_LAYOUT_NCHW, NHWC = WINO_LAYOUT_NHWC;
     const enum wino_variant NF = WINO_VARIANT_NON_FUSED, F = WINO_VARIANT_FUSED,

@@ -309,10 +309,7 @@ int main(void)
 {
     base_seed = test_seed();
     struct test_rng rng = {base_seed};
-    CUDA_CHECK(cudaSetDevice(0));
-    gpu_print_device(0);
-    cudaStream_t stream;
-    CUDA_CHECK(cudaStreamCreate(&stream));
+    cudaStream_t stream = gpu_open_device(0);
     static const int tiles[3] = {2, 4, 6}, cs[5] = {1, 3, 5, 17, 67}, ks[3] = {1, 7, 33};
     const enum wino_variant NF = WINO_VARIANT_NON_FUSED, F = WINO_VARIANT_FUSED,
                             FO = WINO_VARIANT_FUSED_OUTPUT;
