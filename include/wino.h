@@ -292,6 +292,11 @@ void wino_conv2d_destroy(wino_conv2d *op); /* NULL is fine */
  * requantization. The bit-exact specification: docs/int8-winograd.md.
  * ------------------------------------------------------------------------------------------- */
 
+/* Quantizing the input: wino takes x already quantized. The rule that calibration assumes and
+ * that the caller should apply to a real activation a is
+ *     x = clamp(rintf(a / x_scale), lo, hi)   (rintf: round half to even, in float)
+ * with [lo, hi] = [-128, 127] for WINO_DTYPE_S8 and [0, 255] for WINO_DTYPE_U8 (torch.round and
+ * CUDA's __float2int_rn round the same way). */
 struct wino_int8_params {
     float x_scale;           /* s_x > 0: the real input is x_scale * x (x: desc->dtype S8 or U8) */
     float alpha_ta;          /* > 0: clip of the transformed activations B^T x B (real units) */
