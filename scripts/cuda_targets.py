@@ -2,8 +2,12 @@
 """Summarizes `wino bench --backend cuda --csv` results against the CUDA backend's targets:
 per layer wino's best Winograd row against cuDNN's best row (both layouts) of the same file, the
 geomean, and for INT8 deeplabv3-r18 the comparison with cuDNN's best FP16 of a second file.
+With --torch: per layer wino's best own kernel (never a cuDNN row, nor wino-auto, which may be
+one) against the torch row (scripts/torch_baseline.py) that gpu-check appended to the same file:
+the totals and the geomean of the per-layer ratios torch / wino (> 1: wino faster).
 usage: cuda_targets.py FILE.csv [...]   |   cuda_targets.py --int8-vs-f16 INT8.csv F16.csv
-       cuda_targets.py --plot OUT.png FILE.csv [...]   (bars per layer; needs matplotlib)"""
+       cuda_targets.py --plot OUT.png FILE.csv [...]   (bars per layer; needs matplotlib)
+       cuda_targets.py --torch FILE.csv [...]   |   --plot-torch OUT.png FILE.csv [...]"""
 import csv
 import math
 import sys
@@ -81,8 +85,69 @@ def plot(out, paths):
     fig.savefig(out, dpi=100)
 
 
+def own_vs_torch(path):
+    """[(layer, C, wino's best own row, torch row)] for the layers that have both."""
+    own, torch = OrderedDict(), {}
+    for r in csv.DictReader(open(path)):
+        if r['impl'] == 'torch':
+            torch[r['layer']] = r
+        elif r['impl'].startswith('wino-') and r['impl'] != 'wino-auto':
+            w = own.get(r['layer'])
+            if w is None or float(r['ms']) < float(w['ms']):
+                own[r['layer']] = r
+    return [(layer, int(w['C']), w, torch[layer]) for layer, w in own.items() if layer in torch]
+
+
+def torch_summary(path):
+    rows = own_vs_torch(path)
+    print(f'## {path}: wino\'s own kernels against torch, same run')
+    print('| layer | C | wino best own | dtype | ms | of floor | torch dtype | ms | torch / wino |')
+    print('|---|---|---|---|---|---|---|---|---|')
+    ratios = []
+    for layer, ch, w, t in rows:
+        ratio = float(t['ms']) / float(w['ms'])
+        ratios.append(ratio)
+        print(f"| {layer} | {ch} | {w['tile']} {w['impl'][5:]} | {w['dtype']} | {float(w['ms']):.4f} |"
+              f" {float(w.get('of_floor') or 'nan'):.2f} | {t['dtype']} | {float(t['ms']):.4f} |"
+              f" {ratio:.2f} |")
+    if not rows:
+        print('\n(no layer has both a wino row and a torch row)\n')
+        return
+    own = sum(float(w['ms']) for _, _, w, _ in rows)
+    torch = sum(float(t['ms']) for _, _, _, t in rows)
+    slower = [layer for (layer, ch, _, _), r in zip(rows, ratios) if r < 1 and ch >= 128]
+    print(f'\ntotal over {len(rows)} layers: wino {own:.4f} ms, torch {torch:.4f} ms, wino / torch '
+          f'{own / torch:.2f}; geomean torch / wino {geomean(ratios):.2f} '
+          f'({min(ratios):.2f}-{max(ratios):.2f}); slower than torch at C >= 128: '
+          f'{", ".join(slower) or "none"}\n')
+
+
+def plot_torch(out, paths):
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(len(paths), 1, figsize=(11, 2.6 * len(paths)), squeeze=False)
+    for ax, path in zip(axes[:, 0], paths):
+        rows = own_vs_torch(path)
+        ratios = [float(t['ms']) / float(w['ms']) for _, _, w, t in rows]
+        ax.bar(range(len(rows)), ratios, color='tab:green')
+        ax.axhline(1.0, color='black', linewidth=0.8)
+        ax.set_xticks(range(len(rows)))
+        ax.set_xticklabels([r[0] for r in rows], rotation=60, fontsize=7)
+        ax.set_ylabel('torch / wino')
+        name = path.rsplit('/', 1)[-1].replace('.csv', '')
+        ax.set_title(f'{name}: geomean {geomean(ratios):.2f}x', fontsize=9)
+    fig.tight_layout()
+    fig.savefig(out, dpi=100)
+
+
 if __name__ == '__main__':
-    if sys.argv[1:2] == ['--plot']:
+    if sys.argv[1:2] == ['--torch']:
+        for p in sys.argv[2:]:
+            torch_summary(p)
+    elif sys.argv[1:2] == ['--plot-torch']:
+        plot_torch(sys.argv[2], sys.argv[3:])
+    elif sys.argv[1:2] == ['--plot']:
         plot(sys.argv[2], sys.argv[3:])
     elif sys.argv[1:2] == ['--int8-vs-f16']:
         int8_vs_f16(sys.argv[2], sys.argv[3])

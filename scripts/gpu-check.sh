@@ -6,10 +6,13 @@
 #   gpu-check.log  the full build and test output
 #   gpu-transforms.csv  stage,tile,result,worst_error_over_scale of the generated CUDA transforms
 #   bench_<dtype>_<set>[_b<N>].csv  `wino bench --backend cuda` for each line of WINO_GPU_BENCH
-#                    ("dtype set [batch]" separated by ';', e.g. "int8 deeplabv3-r18; f32 eurosys20 5")
+#                  ("dtype set [batch]" separated by ';', e.g. "int8 deeplabv3-r18; f32 eurosys20 5"),
+#                  then the rows of scripts/torch_baseline.py (impl torch) for the same layers,
+#                  appended right after in the same run (int8: torch's FP16)
 #   profile_<dtype>_<name>.csv  Nsight Compute per kernel (duration, DRAM bytes, SM and DRAM
-#                  throughput in % of peak) of `wino bench` on one layer, for each line of
-#                  WINO_GPU_PROFILE ("dtype name N C H W K" separated by ';', 3x3 filters, pad 1)
+#                  throughput in % of peak, warp instructions) of `wino bench` on one layer,
+#                  for each line of WINO_GPU_PROFILE ("dtype name N C H W K" separated by ';',
+#                  3x3 filters, pad 1)
 # The commit is taken from git, or from WINO_COMMIT where the tree travels without .git.
 # WINO_GPU_SANITIZE=0 leaves out the compute-sanitizer rows (minutes) for a quicker check; they
 # run test_gpu_conv2d without its medium layers (WINO_GPU_TEST_SMALL).
@@ -68,12 +71,21 @@ if [ "${WINO_GPU_SANITIZE:-1}" != 0 ] && command -v compute-sanitizer >/dev/null
 fi
 cat "$csv"
 IFS=';' read -ra benches <<<"${WINO_GPU_BENCH:-}"
+have_torch=0
+python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null && have_torch=1
+[ "$have_torch" = 1 ] || [ -z "${WINO_GPU_BENCH:-}" ] ||
+  echo "gpu-check: no PyTorch with CUDA here: the benches have no torch rows"
 for b in "${benches[@]}"; do
   read -r dtype set batch <<<"$b"
   [ -n "${dtype:-}" ] || continue
   name="bench_${dtype}_${set}${batch:+_b$batch}"
   build-gpu/wino bench --backend cuda --dtype "$dtype" --set "$set" ${batch:+--batch "$batch"} \
     --csv >"$out/$name.csv" 2>"$out/$name.err" || status=1
+  # what a PyTorch user gets, in the same run and CSV (impl = torch; int8: torch's FP16)
+  if [ "$have_torch" = 1 ]; then
+    python3 scripts/torch_baseline.py --set "$set" --dtype "$dtype" ${batch:+--batch "$batch"} \
+      --append "$out/$name.csv" 2>>"$out/$name.err" || status=1
+  fi
   echo "$name: $(($(wc -l <"$out/$name.csv") - 1)) rows; $(tail -n 1 "$out/$name.err")"
 done
 # ncu's raw page (between the bench's own lines) -> kernel,grid,block and the four metrics
@@ -82,10 +94,10 @@ import csv, io, sys
 rows = list(csv.reader(io.StringIO("".join(l for l in sys.stdin if l.startswith("\"")))))
 keep = ["Kernel Name", "Grid Size", "Block Size", "gpu__time_duration.sum", "dram__bytes.sum",
         "sm__throughput.avg.pct_of_peak_sustained_elapsed",
-        "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"]
+        "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed", "smsp__inst_executed.sum"]
 at = [rows[0].index(k) for k in keep]
 out = csv.writer(sys.stdout)
-out.writerow(["kernel", "grid", "block", "ns", "dram_bytes", "sm_pct", "dram_pct"])
+out.writerow(["kernel", "grid", "block", "ns", "dram_bytes", "sm_pct", "dram_pct", "warp_insts"])
 for r in rows[2:]:
     out.writerow([r[i].replace(",", "") if i in at[3:] else r[i] for i in at])
 '
@@ -95,7 +107,7 @@ for p in "${profiles[@]}"; do
   [ -n "${k:-}" ] || continue
   sets=$(mktemp -d)
   echo "$name $n $c $h $w $k 3 3 1 1" >"$sets/profile.txt"
-  ncu --csv --page raw --metrics gpu__time_duration.sum,dram__bytes.sum,sm__throughput.avg.pct_of_peak_sustained_elapsed,gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed \
+  ncu --csv --page raw --metrics gpu__time_duration.sum,dram__bytes.sum,sm__throughput.avg.pct_of_peak_sustained_elapsed,gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed,smsp__inst_executed.sum \
     build-gpu/wino bench --backend cuda --dtype "$dtype" --set profile --sets-dir "$sets" \
     --reps 1 --warmup 0 >"$sets/raw.txt" 2>>"$log" || status=1
   python3 -c "$ncu_columns" <"$sets/raw.txt" >"$out/profile_${dtype}_$name.csv" || status=1

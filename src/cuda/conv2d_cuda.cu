@@ -29,8 +29,15 @@ struct wino_cuda_conv {
     float *bias;          /* K values on the device, or NULL */
     float *scale;         /* INT8: K requantization scales on the device (bias: K offsets) */
     struct wino_cuda_s8_consts s8;
-    size_t v_bytes, m_bytes; /* the two workspace parts */
+    size_t v_bytes, m_bytes; /* the workspace parts: V, then M and cuBLAS's (non-fused) */
+    /* The last x, y and workspace that run() found to be memory of the device: run() asks CUDA
+     * about a pointer only when it differs (atomic: operators may run from several threads). */
+    const void *seen[3];
 };
+
+/* cuBLAS's own workspace, a part of the caller's (non-fused variant): set on the handle by each
+ * run() so that cuBLAS allocates nothing there, in a CUDA graph capture neither. */
+#define BLAS_WORKSPACE_BYTES ((size_t)4 << 20)
 
 static enum wino_status cuda_failed(cudaError_t e, const char *call, const char *file, int line)
 {
@@ -56,6 +63,19 @@ static enum wino_status enter_device(int device, struct device_scope *scope)
 static void leave_device(const struct device_scope *scope)
 {
     cudaSetDevice(scope->previous);
+}
+/* run()'s: cudaSetDevice only when another device is current (run() only enqueues). */
+static enum wino_status enter_run_device(int device, struct device_scope *scope)
+{
+    CUDA_TRY(cudaGetDevice(&scope->previous));
+    if (scope->previous != device)
+        CUDA_TRY(cudaSetDevice(device));
+    return WINO_SUCCESS;
+}
+static void leave_run_device(int device, const struct device_scope *scope)
+{
+    if (scope->previous != device)
+        cudaSetDevice(scope->previous);
 }
 
 static enum wino_status check_context(const struct wino_context *ctx)
@@ -144,7 +164,7 @@ static void plan_workspace(struct wino_cuda_conv *c)
         fit = INT_MAX / widest;
     s->tn = (int)(fit < 1 ? 1 : fit < (size_t)s->tiles ? fit : (size_t)s->tiles);
     c->v_bytes = (a2 * s->tn * (size_t)s->cp * element_size(c->element) + 255) / 256 * 256;
-    c->m_bytes = a2 * s->tn * (size_t)s->kp * 4;
+    c->m_bytes = (a2 * s->tn * (size_t)s->kp * 4 + 255) / 256 * 256 + BLAS_WORKSPACE_BYTES;
 }
 
 static enum wino_status upload(void **dst, const void *src, size_t bytes)
@@ -243,7 +263,8 @@ enum wino_status wino_cuda_copy_to_host(const struct wino_context *ctx, const vo
     return st;
 }
 
-/* M[pos] = V[pos] U[pos]^T for every position of a chunk, in one call. */
+/* M[pos] = V[pos] U[pos]^T for every position of a chunk, in one call; cuBLAS's workspace
+ * follows M. */
 static enum wino_status gemms(const struct wino_cuda_conv *c, const struct wino_cuda_shape *s,
                               const void *v, void *m)
 {
@@ -255,12 +276,15 @@ static enum wino_status gemms(const struct wino_cuda_conv *c, const struct wino_
     const cublasComputeType_t compute = s8       ? CUBLAS_COMPUTE_32I
                                         : c->tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32
                                                   : CUBLAS_COMPUTE_32F;
-    const cublasStatus_t b = cublasGemmStridedBatchedEx(
-        c->blas, CUBLAS_OP_T, CUBLAS_OP_N, s->kp, s->tn, s->cp,
-        s8 ? (const void *)&one_i : (const void *)&one, c->u, in, s->cp,
-        (long long)s->kp * s->cp, v, in, s->cp, (long long)s->tn * s->cp,
-        s8 ? (const void *)&zero_i : (const void *)&zero, m, s8 ? CUDA_R_32I : CUDA_R_32F,
-        s->kp, (long long)s->tn * s->kp, (int)a2, compute, CUBLAS_GEMM_DEFAULT);
+    char *blas_ws = (char *)m + c->m_bytes - BLAS_WORKSPACE_BYTES;
+    cublasStatus_t b = cublasSetWorkspace(c->blas, blas_ws, BLAS_WORKSPACE_BYTES);
+    if (b == CUBLAS_STATUS_SUCCESS)
+        b = cublasGemmStridedBatchedEx(
+            c->blas, CUBLAS_OP_T, CUBLAS_OP_N, s->kp, s->tn, s->cp,
+            s8 ? (const void *)&one_i : (const void *)&one, c->u, in, s->cp,
+            (long long)s->kp * s->cp, v, in, s->cp, (long long)s->tn * s->cp,
+            s8 ? (const void *)&zero_i : (const void *)&zero, m, s8 ? CUDA_R_32I : CUDA_R_32F,
+            s->kp, (long long)s->tn * s->kp, (int)a2, compute, CUBLAS_GEMM_DEFAULT);
     if (b != CUBLAS_STATUS_SUCCESS)
         return wino_fail(WINO_DEVICE_ERROR, "cuBLAS batched GEMM failed: %s",
                          cublasGetStatusString(b));
@@ -333,21 +357,34 @@ static size_t workspace_bytes(const struct wino_cuda_conv *c)
                                                      : c->v_bytes + c->m_bytes;
 }
 
-enum wino_status wino_cuda_conv_run(const struct wino_cuda_conv *c, const void *x, void *y,
+/* check_device_pointer for the pointer of slot i of run() (x, y, workspace), skipped when it is
+ * the one that slot accepted last. */
+static enum wino_status check_run_pointer(struct wino_cuda_conv *c, int i, const void *p,
+                                          const char *what)
+{
+    if (__atomic_load_n(&c->seen[i], __ATOMIC_RELAXED) == p)
+        return WINO_SUCCESS;
+    const enum wino_status st = check_device_pointer(p, c->device, what);
+    if (!st)
+        __atomic_store_n(&c->seen[i], p, __ATOMIC_RELAXED);
+    return st;
+}
+
+enum wino_status wino_cuda_conv_run(struct wino_cuda_conv *c, const void *x, void *y,
                                     void *workspace, size_t bytes)
 {
-    enum wino_status st = check_device_pointer(x, c->device, "x");
+    enum wino_status st = check_run_pointer(c, 0, x, "x");
     if (!st)
-        st = check_device_pointer(y, c->device, "y");
+        st = check_run_pointer(c, 1, y, "y");
     if (!st && bytes < workspace_bytes(c))
         st = wino_fail(WINO_INSUFFICIENT_WORKSPACE, "workspace of %zu bytes, %zu needed", bytes,
                        workspace_bytes(c));
     if (!st && workspace_bytes(c))
-        st = check_device_pointer(workspace, c->device, "workspace");
+        st = check_run_pointer(c, 2, workspace, "workspace");
     struct device_scope scope;
-    if (!st && !(st = enter_device(c->device, &scope))) {
+    if (!st && !(st = enter_run_device(c->device, &scope))) {
         st = run_stages(c, x, y, (char *)workspace);
-        leave_device(&scope);
+        leave_run_device(c->device, &scope);
     }
     return st;
 }
@@ -419,6 +456,9 @@ static enum wino_status choose_variant(struct wino_cuda_conv *c, enum wino_varia
                          s->m, s->m, s->r, s->r, c->element == ELEMENT_F32 ? "FP32" : "");
     const enum wino_variant all[3] = {WINO_VARIANT_NON_FUSED, WINO_VARIANT_FUSED,
                                       WINO_VARIANT_FUSED_OUTPUT};
+    if (fused)
+        CUDA_TRY(c->element == ELEMENT_S8 ? wino_cuda_s8_fused_setup(s, &c->s8)
+                                          : wino_cuda_fused_setup(s, c->element == ELEMENT_F16));
     c->variant = variant == WINO_VARIANT_AUTO ? WINO_VARIANT_NON_FUSED : variant;
     if (variant == WINO_VARIANT_AUTO && fused)
         choose_fastest(c, sz, all, output ? 3 : 2);

@@ -42,8 +42,11 @@ enum wino_status wino_cuda_conv_create_int8(const struct wino_conv2d_desc *desc,
 enum wino_status wino_cuda_copy_to_host(const struct wino_context *ctx, const void *src,
                                         size_t bytes, void *dst);
 
-/* Enqueues y = conv(x) on the operator's stream. */
-enum wino_status wino_cuda_conv_run(const struct wino_cuda_conv *conv, const void *x, void *y,
+/* Enqueues y = conv(x) on the operator's stream, and nothing else: no allocation, no
+ * synchronization, no attribute calls (capturable in a CUDA graph). x, y and workspace are
+ * checked to be memory of the operator's device the first time run() sees each of them: conv
+ * remembers the last ones it accepted. */
+enum wino_status wino_cuda_conv_run(struct wino_cuda_conv *conv, const void *x, void *y,
                                     void *workspace, size_t workspace_bytes);
 
 enum wino_variant wino_cuda_conv_variant(const struct wino_cuda_conv *conv);

@@ -39,7 +39,7 @@ enum wino_status wino_cuda_copy_to_host(const struct wino_context *ctx, const vo
     return absent();
 }
 
-enum wino_status wino_cuda_conv_run(const struct wino_cuda_conv *conv, const void *x, void *y,
+enum wino_status wino_cuda_conv_run(struct wino_cuda_conv *conv, const void *x, void *y,
                                     void *workspace, size_t workspace_bytes)
 {
     (void)conv, (void)x, (void)y, (void)workspace, (void)workspace_bytes;

@@ -376,8 +376,10 @@ int wino_cuda_has_fused(int m, int r)
     return 0;
 }
 
+/* Each launcher either launches (setup 0) or, once at create, raises the shared-memory limit
+ * of the kernels it launches (setup 1), so that run() only launches. */
 template <typename E, class IO, int M, int R>
-static cudaError_t launch_mma(const struct wino_cuda_shape *s, const E *u, const E *v,
+static cudaError_t launch_mma(int setup, const struct wino_cuda_shape *s, const E *u, const E *v,
                               const IO &io, cudaStream_t stream)
 {
     typedef fused_block<M + R - 1> B;
@@ -385,10 +387,14 @@ static cudaError_t launch_mma(const struct wino_cuda_shape *s, const E *u, const
         fused_smem_bytes<M + R - 1>((size_t)B::A2 * (B::BT + B::BK) * ROW_WORDS * 4);
     const dim3 grid((unsigned)((s->tn + B::BT - 1) / B::BT),
                     (unsigned)((s->k + B::BK - 1) / B::BK));
-    cudaError_t e = cudaFuncSetAttribute(v ? fused_mma<E, IO, M, R, 1> : fused_mma<E, IO, M, R, 0>,
-                                         cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-    if (e != cudaSuccess)
-        return e;
+    if (setup) {
+        const cudaError_t e = cudaFuncSetAttribute(
+            fused_mma<E, IO, M, R, 1>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+        return e != cudaSuccess ? e
+                                : cudaFuncSetAttribute(fused_mma<E, IO, M, R, 0>,
+                                                       cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                       (int)smem);
+    }
     if (v)
         fused_mma<E, IO, M, R, 1><<<grid, B::THREADS, smem, stream>>>(u, v, *s, io);
     else
@@ -397,41 +403,80 @@ static cudaError_t launch_mma(const struct wino_cuda_shape *s, const E *u, const
 }
 
 template <class IO, int M, int R>
-static cudaError_t launch_fma(const struct wino_cuda_shape *s, const float *u, const IO &io,
-                              cudaStream_t stream)
+static cudaError_t launch_fma(int setup, const struct wino_cuda_shape *s, const float *u,
+                              const IO &io, cudaStream_t stream)
 {
     typedef fused_block<M + R - 1> B;
     const size_t smem = fused_smem_bytes<M + R - 1>((size_t)B::A2 * F32_BC *
                                                     (B::BT + 4 + B::BK + 4) * 4);
-    cudaError_t e = cudaFuncSetAttribute(fused_fma<IO, M, R>,
-                                         cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-    if (e != cudaSuccess)
-        return e;
+    if (setup)
+        return cudaFuncSetAttribute(fused_fma<IO, M, R>,
+                                    cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     const dim3 grid((unsigned)((s->tn + B::BT - 1) / B::BT),
                     (unsigned)((s->k + B::BK - 1) / B::BK));
     fused_fma<IO, M, R><<<grid, B::THREADS, smem, stream>>>(u, *s, io);
     return cudaGetLastError();
 }
 
-cudaError_t wino_cuda_fused(const struct wino_cuda_shape *s, int half, const void *u,
-                            const void *v, const void *x, const float *bias, int relu, void *y,
-                            cudaStream_t stream)
+static cudaError_t fused(int setup, const struct wino_cuda_shape *s, int half, const void *u,
+                         const void *v, const void *x, const float *bias, int relu, void *y,
+                         cudaStream_t stream)
 {
 #define WINO_LAUNCH(tm, tr)                                                                    \
     if (s->m == tm && s->r == tr) {                                                            \
         if (half) {                                                                            \
             const float_io<__half, tm, tr> io = {(const __half *)x, (__half *)y, bias, relu};  \
             return launch_mma<__half, float_io<__half, tm, tr>, tm, tr>(                       \
-                s, (const __half *)u, (const __half *)v, io, stream);                       \
+                setup, s, (const __half *)u, (const __half *)v, io, stream);                \
         }                                                                                      \
         if (v)                                                                                 \
             return cudaErrorInvalidValue; /* FP32 runs fully fused only */                     \
         const float_io<float, tm, tr> io = {(const float *)x, (float *)y, bias, relu};         \
-        return launch_fma<float_io<float, tm, tr>, tm, tr>(s, (const float *)u, io, stream);  \
+        return launch_fma<float_io<float, tm, tr>, tm, tr>(setup, s, (const float *)u, io,    \
+                                                           stream);                           \
     }
     WINO_FUSED_TILES(WINO_LAUNCH)
 #undef WINO_LAUNCH
     return cudaErrorInvalidValue;
+}
+
+static cudaError_t s8_fused(int setup, const struct wino_cuda_shape *s,
+                            const struct wino_cuda_s8_consts *k, const signed char *u,
+                            const signed char *v, const void *x, const float *scale,
+                            const float *bias, void *y, cudaStream_t stream)
+{
+#define WINO_LAUNCH(tm, tr)                                                                    \
+    if (s->m == tm && s->r == tr) {                                                            \
+        if (k->x_signed) {                                                                     \
+            const s8_io<tm, int8_t> io = {x, y, scale, bias, *k};                              \
+            return launch_mma<int8_t, s8_io<tm, int8_t>, tm, tr>(                              \
+                setup, s, (const int8_t *)u, (const int8_t *)v, io, stream);                \
+        }                                                                                      \
+        const s8_io<tm, uint8_t> io = {x, y, scale, bias, *k};                                 \
+        return launch_mma<int8_t, s8_io<tm, uint8_t>, tm, tr>(                                 \
+            setup, s, (const int8_t *)u, (const int8_t *)v, io, stream);                    \
+    }
+    WINO_FUSED_TILES(WINO_LAUNCH)
+#undef WINO_LAUNCH
+    return cudaErrorInvalidValue;
+}
+
+cudaError_t wino_cuda_fused_setup(const struct wino_cuda_shape *s, int half)
+{
+    return fused(1, s, half, NULL, NULL, NULL, NULL, 0, NULL, NULL);
+}
+
+cudaError_t wino_cuda_fused(const struct wino_cuda_shape *s, int half, const void *u,
+                            const void *v, const void *x, const float *bias, int relu, void *y,
+                            cudaStream_t stream)
+{
+    return fused(0, s, half, u, v, x, bias, relu, y, stream);
+}
+
+cudaError_t wino_cuda_s8_fused_setup(const struct wino_cuda_shape *s,
+                                     const struct wino_cuda_s8_consts *k)
+{
+    return s8_fused(1, s, k, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
 }
 
 cudaError_t wino_cuda_s8_fused(const struct wino_cuda_shape *s,
@@ -439,18 +484,5 @@ cudaError_t wino_cuda_s8_fused(const struct wino_cuda_shape *s,
                                const signed char *v, const void *x, const float *scale,
                                const float *bias, void *y, cudaStream_t stream)
 {
-#define WINO_LAUNCH(tm, tr)                                                                    \
-    if (s->m == tm && s->r == tr) {                                                            \
-        if (k->x_signed) {                                                                     \
-            const s8_io<tm, int8_t> io = {x, y, scale, bias, *k};                              \
-            return launch_mma<int8_t, s8_io<tm, int8_t>, tm, tr>(s, (const int8_t *)u,         \
-                                                                  (const int8_t *)v, io, stream); \
-        }                                                                                      \
-        const s8_io<tm, uint8_t> io = {x, y, scale, bias, *k};                                 \
-        return launch_mma<int8_t, s8_io<tm, uint8_t>, tm, tr>(s, (const int8_t *)u,            \
-                                                               (const int8_t *)v, io, stream); \
-    }
-    WINO_FUSED_TILES(WINO_LAUNCH)
-#undef WINO_LAUNCH
-    return cudaErrorInvalidValue;
+    return s8_fused(0, s, k, u, v, x, scale, bias, y, stream);
 }

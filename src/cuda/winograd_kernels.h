@@ -73,6 +73,11 @@ cudaError_t wino_cuda_s8_fused(const struct wino_cuda_shape *s,
                                const struct wino_cuda_s8_consts *k, const signed char *u,
                                const signed char *v, const void *x, const float *scale,
                                const float *bias, void *y, cudaStream_t stream);
+/* Once per operator, at create and on its device: what the fused kernels of s need set before
+ * they may be launched (their shared-memory limit), so that launches are all that runs do. */
+cudaError_t wino_cuda_fused_setup(const struct wino_cuda_shape *s, int half);
+cudaError_t wino_cuda_s8_fused_setup(const struct wino_cuda_shape *s,
+                                     const struct wino_cuda_s8_consts *k);
 
 /* Blocks of 256 threads covering count threads. */
 static inline unsigned wino_cuda_blocks(long long count)

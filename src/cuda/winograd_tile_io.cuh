@@ -164,6 +164,31 @@ WINO_S8_TABLES(4)
 WINO_S8_TABLES(6)
 #undef WINO_S8_TABLES
 
+/* The specification's roundings without conversion instructions (a quarter of the issue rate
+ * on sm_90): adding 1.5 * 2^23 to a float of magnitude below 2^22 rounds it to an integer, ties
+ * to even as rintf does, and leaves that integer in the low bits of the sum's representation
+ * (0x4B400000 + integer); read backwards, those bits minus 1.5 * 2^23 are an int's exact float. */
+#define S8_MAGIC 12582912.0f /* 1.5 * 2^23 */
+
+/* wino_int8_quantize_v(v, f_a) in the low byte: rintf((float)v * f_a) clamped to +-127, the
+ * clamp first (rintf is monotone and +-127 are integers). |v| < 2^22: the input transforms'
+ * values are at most 50^2 * 255 (F(6, 3)). */
+static __device__ __forceinline__ unsigned s8_quantize_bits(int v, float f_a)
+{
+    const float fv = __fsub_rn(__int_as_float(0x4B400000 + v), S8_MAGIC);
+    const float t = fminf(fmaxf(__fmul_rn(fv, f_a), -127.0f), 127.0f);
+    return (unsigned)__float_as_int(__fadd_rn(t, S8_MAGIC));
+}
+
+/* wino_int8_requantize: fmaf((float)y, scale, bias) clamped to [lo, hi] (|lo|, |hi| <= 255),
+ * rounded by the addition above. */
+static __device__ __forceinline__ int s8_requantize(int y, float scale, float bias, float lo,
+                                                    float hi)
+{
+    const float r = fminf(fmaxf(fmaf((float)y, scale, bias), lo), hi);
+    return __float_as_int(__fadd_rn(r, S8_MAGIC)) - 0x4B400000;
+}
+
 /* Steps 1-2 of the INT8 pipeline for one window: Vq = quantize(B'^T d B'), exact in int32. */
 template <int M>
 static __device__ __forceinline__ void s8_input_tile(const int d[M + 2][M + 2], float f_a,
@@ -177,7 +202,7 @@ static __device__ __forceinline__ void s8_input_tile(const int d[M + 2][M + 2], 
     for (int i = 0; i < A; i++)
 #pragma unroll
         for (int j = 0; j < A; j++)
-            v[i][j] = wino_int8_quantize_v(bdb[i][j], f_a);
+            v[i][j] = (int8_t)s8_quantize_bits(bdb[i][j], f_a);
 }
 
 /* Steps 5-6 for one tile of one output channel: the 8-bit values of A'^T M A', requantized. */
@@ -194,7 +219,7 @@ static __device__ __forceinline__ void s8_output_tile(const int mm[M + 2][M + 2]
     for (int i = 0; i < M; i++)
 #pragma unroll
         for (int j = 0; j < M; j++)
-            q[i][j] = wino_int8_requantize(ama[i][j], scale, bias, lo, hi);
+            q[i][j] = s8_requantize(ama[i][j], scale, bias, lo, hi);
 }
 
 /* The 8-bit outputs of one tile, L consecutive channels from k0 packed per pixel; NHWC. */

@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""What a PyTorch user gets: times torch.nn.functional.conv2d on the layers of a `wino bench` set
+and writes rows in the bench's CSV format with impl = torch, so that gpu-check can append them to
+the CSV of the `wino bench --backend cuda` run of the same set and both are measured in one run.
+
+Timing as `wino bench`: cudnn.benchmark = True, W warm-up calls (the first one lets cuDNN pick its
+engine for the shape), then R calls enqueued back to back with a CUDA event between consecutive
+calls; the median of the R intervals. f16 and bf16 run in channels_last (NHWC, like wino), f32
+in NCHW with TF32 off (torch's default for convolutions is TF32 on). --dtype int8 times f16:
+torch has no INT8 convolution on CUDA, and FP16 is what wino's INT8 kernels must beat.
+
+Columns are taken from the CSV that --append names (its header line), or the bench's header;
+what does not apply to torch stays empty (tile, workspace_bytes, variant, threads, choice).
+error / rel_l1 = relative L1 error against torch's float64 convolution of the same inputs on
+the GPU; prepare_ms = the first call's wall time (cuDNN's engine search included).
+
+usage: torch_baseline.py --set NAME [--dtype f16|bf16|f32|int8] [--batch N] [--reps R]
+                         [--warmup W] [--sets-dir DIR] [--append CSV]
+"""
+import argparse
+import csv
+import os
+import statistics
+import sys
+import time
+
+BENCH_HEADER = ('set,layer,N,C,H,W,K,R,S,pad,dtype,backend,impl,tile,ms,eff_gflops,'
+                'workspace_bytes,device').split(',')
+
+
+def read_set(sets_dir, name):
+    """The layers of bench/sets/NAME.txt: `name N C H W K R S pad stride` per line, # comments."""
+    layers = []
+    with open(os.path.join(sets_dir, name + '.txt')) as f:
+        for line in f:
+            fields = line.split('#', 1)[0].split()
+            if not fields:
+                continue
+            if len(fields) != 10:
+                sys.exit(f'torch_baseline: {name}.txt: expected `name N C H W K R S pad stride`: '
+                         f'{line.strip()}')
+            layers.append([fields[0]] + [int(v) for v in fields[1:]])
+    return layers
+
+
+def median_ms(torch, call, warmup, reps):
+    """Median of reps back-to-back calls, an event between consecutive ones (as `wino bench`)."""
+    for _ in range(warmup):
+        call()
+    events = [torch.cuda.Event(enable_timing=True) for _ in range(reps + 1)]
+    events[0].record()
+    for i in range(reps):
+        call()
+        events[i + 1].record()
+    events[-1].synchronize()
+    return statistics.median(events[i].elapsed_time(events[i + 1]) for i in range(reps))
+
+
+def layer_row(torch, index, layer, args, dtype, device_name):
+    import torch.nn.functional as F
+    name, n, c, h, w, k, r, s, pad, stride = layer
+    if args.batch:
+        n = args.batch
+    gen = torch.Generator(device='cuda').manual_seed(index + 1)
+    x = torch.rand(n, c, h, w, device='cuda', generator=gen) * 2 - 1
+    wt = torch.rand(k, c, r, s, device='cuda', generator=gen) * 2 - 1
+    nhwc = dtype != torch.float32
+    x, wt = x.to(dtype), wt.to(dtype)
+    if nhwc:
+        x = x.contiguous(memory_format=torch.channels_last)
+        wt = wt.contiguous(memory_format=torch.channels_last)
+
+    def call():
+        return F.conv2d(x, wt, padding=pad, stride=stride)
+
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    y = call()
+    torch.cuda.synchronize()
+    prepare_ms = (time.perf_counter() - start) * 1e3
+    ref = F.conv2d(x.double(), wt.double(), padding=pad, stride=stride)
+    err = ((y.double() - ref).abs().sum() / ref.abs().sum()).item()
+    del ref
+    ms = median_ms(torch, call, args.warmup, args.reps)
+    p, q = y.shape[2], y.shape[3]
+    gflop = 2e-9 * n * k * c * r * s * p * q
+    return {
+        'set': args.set, 'layer': name, 'N': n, 'C': c, 'H': h, 'W': w, 'K': k, 'R': r, 'S': s,
+        'pad': pad, 'stride': stride, 'dtype': args.torch_dtype, 'backend': 'cuda',
+        'impl': 'torch', 'tile': '', 'ms': f'{ms:.5g}', 'eff_gflops': f'{gflop / ms * 1e3:.5g}',
+        'workspace_bytes': '', 'device': device_name, 'layout': 'NHWC' if nhwc else 'NCHW',
+        'error': f'{err:.3g}', 'rel_l1': f'{err:.3g}', 'prepare_ms': f'{prepare_ms:.4g}',
+    }
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    ap.add_argument('--set', required=True)
+    ap.add_argument('--dtype', default='f32', choices=['f32', 'f16', 'bf16', 'int8'])
+    ap.add_argument('--batch', type=int, default=0, help='override every layer\'s batch size')
+    ap.add_argument('--reps', type=int, default=30)
+    ap.add_argument('--warmup', type=int, default=5)
+    ap.add_argument('--sets-dir', default='bench/sets')
+    ap.add_argument('--append', metavar='CSV', help='append rows to CSV, in its columns')
+    args = ap.parse_args()
+    if args.reps < 1 or args.warmup < 1 or args.batch < 0:
+        ap.error('--reps and --warmup must be >= 1, --batch >= 0')
+    layers = read_set(args.sets_dir, args.set)
+    import torch
+    if not torch.cuda.is_available():
+        sys.exit('torch_baseline: torch sees no CUDA device')
+    torch.backends.cudnn.benchmark = True
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = False
+    dtype = {'f32': torch.float32, 'f16': torch.float16, 'bf16': torch.bfloat16,
+             'int8': torch.float16}[args.dtype]
+    args.torch_dtype = {'f32': 'f32', 'f16': 'f16', 'bf16': 'bf16', 'int8': 'f16'}[args.dtype]
+    device_name = torch.cuda.get_device_name()
+    header = BENCH_HEADER + ['layout', 'stride', 'error', 'prepare_ms']
+    out = sys.stdout
+    if args.append and os.path.exists(args.append):
+        with open(args.append) as f:
+            header = next(csv.reader(f), None) or header
+    if args.append:
+        out = open(args.append, 'a', newline='')
+    writer = csv.DictWriter(out, fieldnames=header, extrasaction='ignore', restval='',
+                            lineterminator='\n')
+    if not args.append or out.tell() == 0:
+        writer.writeheader()
+    total = 0.0
+    for index, layer in enumerate(layers):
+        row = layer_row(torch, index, layer, args, dtype, device_name)
+        total += float(row['ms'])
+        writer.writerow(row)
+        out.flush()
+    print(f'torch_baseline: {args.set} {args.torch_dtype}: {len(layers)} layers, '
+          f'{total:.4f} ms total (torch {torch.__version__}, cuDNN '
+          f'{torch.backends.cudnn.version()}, {device_name})', file=sys.stderr)
+
+
+if __name__ == '__main__':
+    main()
