@@ -221,6 +221,9 @@ struct wino_conv2d_options {
     int relu;                  /* 1: y = max(0, y) after the bias */
     int tf32;                  /* CUDA FP32: 1 lets the alpha^2 GEMMs round their inputs to TF32
                                 * on tensor cores (faster, about 1e-3 relative error) */
+    int accumulate;            /* backward-filter only (0 elsewhere): 1 adds the gradient to
+                                * the dw given to run (dw += dW, beta = 1, for gradient
+                                * accumulation); 0 overwrites it */
 };
 
 typedef struct wino_conv2d wino_conv2d;
@@ -284,6 +287,108 @@ enum wino_status wino_conv2d_algo(const wino_conv2d *op, enum wino_algo *algo, i
 enum wino_status wino_conv2d_variant(const wino_conv2d *op, enum wino_variant *variant);
 
 void wino_conv2d_destroy(wino_conv2d *op); /* NULL is fine */
+
+/* ---------------------------------------------------------------------------------------------
+ * Training convolutions: backward-data and backward-filter
+ *
+ * desc describes the layer's FORWARD convolution y = conv(x, w) (x: N x C x H x W, w: K x C x R x
+ * S, y: N x K x P x Q, laid out as desc->layout says); dy, the gradient of y, has the shape of y.
+ *   backward-data:   dx[n,c,h,v] = sum over k, i, j and the (p, q) with h = p*stride_h - pad_h +
+ *                    i*dilation_h and v = q*stride_w - pad_w + j*dilation_w of dy[n,k,p,q] *
+ *                    w[k,c,i,j]: the shape of x, every element written (0 where no output
+ *                    reads the pixel);
+ *   backward-filter: dw[k,c,i,j] = sum over n, p, q of dy[n,k,p,q] * x[n, c, p*stride_h - pad_h
+ *                    + i*dilation_h, q*stride_w - pad_w + j*dilation_w] (x zero outside the
+ *                    image): the shape of w.
+ * They are wino_conv2d operators of another kind (wino_conv2d_kind): wino_conv2d_workspace_size,
+ * wino_conv2d_algo, wino_conv2d_variant and wino_conv2d_destroy apply to them as to the forward
+ * one, and every valid descriptor is served (FP32 on the CPU):
+ *  - backward-data, WINO_ALGO_WINOGRAD: the forward Winograd engine run on dy with the filters
+ *    rotated by 180 degrees and their channels swapped (w'[c][k][R-1-i][S-1-j]), padding
+ *    R-1-pad_h and S-1-pad_w; it needs stride 1, dilation 1, R == S, pad_h <= R-1 and
+ *    pad_w <= S-1. options->tile_m, points and variant mean what they mean for that forward
+ *    convolution (N x K x P x Q in, C out), and a tuning cache entry for it is followed.
+ *    WINO_ALGO_DIRECT (any descriptor): one GEMM per stride phase over the taps that reach the
+ *    phase's input pixels (no multiplications by inserted zeros).
+ *  - backward-filter, WINO_ALGO_WINOGRAD: WinRS (Zhang et al., ICPP'25): each row of dy is split
+ *    into units of width r, each unit correlated with its window of x by a 1D Winograd kernel
+ *    Omega_alpha(n, r) = F(n, r) (n: a tile of the filter-gradient row, alpha = n + r - 1 <= 16,
+ *    transforms from the generator's recorded points), the alpha products summed over all units
+ *    of a segment of dy as alpha GEMMs over the channels, and the segments' partial results
+ *    (buckets) reduced with Kahan summation. It needs stride 1 and dilation 1 (any R x S and
+ *    padding); wino_conv2d_backward_filter_info tells the kernels and segments chosen.
+ *    WINO_ALGO_DIRECT (any descriptor): im2col(x)^T x dy as GEMMs.
+ * WINO_ALGO_AUTO takes WINO_ALGO_WINOGRAD where it applies and saves multiplications (R, S or the
+ * filter-gradient width > 1), WINO_ALGO_DIRECT otherwise.
+ * Options: bias and relu must be left 0 (a gradient has no epilogue); for backward-filter
+ * tile_m, points and variant must be left 0 too (WinRS picks its kernels), and accumulate may
+ * be 1. FP16 and INT8 are not served on the CPU (WINO_UNSUPPORTED). The CUDA backend answers
+ * WINO_UNSUPPORTED for both operators: its training kernels are not built yet.
+ * ------------------------------------------------------------------------------------------- */
+
+enum wino_conv2d_kind {
+    WINO_CONV2D_FORWARD = 0,        /* y from x (wino_conv2d_create, wino_conv2d_create_int8) */
+    WINO_CONV2D_BACKWARD_DATA = 1,  /* dx from dy (wino_conv2d_backward_data_create) */
+    WINO_CONV2D_BACKWARD_FILTER = 2 /* dw from x and dy (wino_conv2d_backward_filter_create) */
+};
+
+/* The kind of an operator. */
+enum wino_status wino_conv2d_kind(const wino_conv2d *op, enum wino_conv2d_kind *kind);
+
+/* Answers whether wino_conv2d_backward_data_create would succeed on the CPU for these arguments,
+ * with no side effects: WINO_SUCCESS, WINO_INVALID_ARGUMENT or WINO_UNSUPPORTED (with
+ * wino_last_error() saying why). On success *algo (optional) receives the algorithm create
+ * would use without a tuning cache (WINO_ALGO_WINOGRAD or WINO_ALGO_DIRECT). options may be
+ * NULL (defaults). */
+enum wino_status wino_conv2d_backward_data_can_implement(const struct wino_conv2d_desc *desc,
+                                                         const struct wino_conv2d_options *options,
+                                                         enum wino_algo *algo);
+
+/* Creates the backward-data operator of desc's convolution: validates, plans, and copies and
+ * rearranges the filter weights w (K x C x R x S as desc->layout says) so the caller may free
+ * them. ctx and options may be NULL (defaults). Run it with wino_conv2d_run(op, dy, dx,
+ * workspace, workspace_bytes): dy has y's shape and layout, dx x's. */
+enum wino_status wino_conv2d_backward_data_create(const struct wino_conv2d_desc *desc,
+                                                  const void *weights,
+                                                  const struct wino_context *ctx,
+                                                  const struct wino_conv2d_options *options,
+                                                  wino_conv2d **op);
+
+/* As wino_conv2d_backward_data_can_implement, for wino_conv2d_backward_filter_create. */
+enum wino_status wino_conv2d_backward_filter_can_implement(
+    const struct wino_conv2d_desc *desc, const struct wino_conv2d_options *options,
+    enum wino_algo *algo);
+
+/* Creates the backward-filter operator of desc's convolution (it holds no tensor). ctx and
+ * options may be NULL (defaults); options->accumulate chooses dw = dW or dw += dW. */
+enum wino_status wino_conv2d_backward_filter_create(const struct wino_conv2d_desc *desc,
+                                                    const struct wino_context *ctx,
+                                                    const struct wino_conv2d_options *options,
+                                                    wino_conv2d **op);
+
+/* Computes dw (w's shape and layout) from x and dy. workspace as for wino_conv2d_run: 64-byte
+ * aligned, at least wino_conv2d_workspace_size bytes (NULL when that is 0); run() allocates
+ * nothing. dw must not overlap x, dy or the workspace. */
+enum wino_status wino_conv2d_backward_filter_run(const wino_conv2d *op, const void *x,
+                                                 const void *dy, void *dw, void *workspace,
+                                                 size_t workspace_bytes);
+
+/* What a backward-filter operator runs. For WINO_ALGO_DIRECT kernels is 0. */
+struct wino_winrs_info {
+    int kernels;   /* 1 or 2 kernels Omega_alpha(n, r) share each row of dy (0: direct) */
+    int n[2];      /* filter-gradient tile width of each: a filter row of S taps is covered by
+                    * S / n tiles of n and, when n does not divide S, one of S mod n */
+    int r[2];      /* unit width of each (columns of dy per unit) */
+    int alpha[2];  /* n + r - 1 */
+    int units[2];  /* units of each per row of dy: units[0] r[0] + units[1] r[1] = Q */
+    int segments;  /* segments of dy computed apart: the workspace holds segments - 1
+                    * partial filter gradients, summed with Kahan summation at the end */
+    int segment_h, segment_w; /* the usual segment shape (rows x columns of dy) */
+};
+
+/* Fills *info for a backward-filter operator (WINO_INVALID_ARGUMENT for another kind). */
+enum wino_status wino_conv2d_backward_filter_info(const wino_conv2d *op,
+                                                  struct wino_winrs_info *info);
 
 /* ---------------------------------------------------------------------------------------------
  * INT8 Winograd F(m x m, 3 x 3), m in {2, 4, 6} (Mori et al., Electronics 2024): the

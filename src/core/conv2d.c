@@ -70,6 +70,8 @@ enum wino_status wino_conv2d_check_options(const struct wino_conv2d_options *o)
         return wino_fail(WINO_INVALID_ARGUMENT, "relu = %d must be 0 or 1", o->relu);
     if (o->tf32 != 0 && o->tf32 != 1)
         return wino_fail(WINO_INVALID_ARGUMENT, "tf32 = %d must be 0 or 1", o->tf32);
+    if (o->accumulate)
+        return wino_fail(WINO_INVALID_ARGUMENT, "accumulate applies to backward-filter only");
     return WINO_SUCCESS;
 }
 
@@ -222,10 +224,23 @@ enum wino_status wino_conv2d_algo(const wino_conv2d *op, enum wino_algo *algo, i
     if (!op || !algo || !tile_m)
         return wino_fail(WINO_INVALID_ARGUMENT, "wino_conv2d_algo: NULL argument");
     *algo = op->algo;
-    *tile_m = op->cuda ? op->tile_m
+    *tile_m = op->cuda || op->kind != WINO_CONV2D_FORWARD ? op->tile_m
               : op->int8 ? op->int8->layer.tile.m
               : op->tile ? wino_tile_m(op->tile)
                          : 0;
+    return WINO_SUCCESS;
+}
+
+enum wino_status wino_conv2d_check_workspace(const wino_conv2d *op, const void *workspace,
+                                             size_t workspace_bytes)
+{
+    if (!op->workspace_bytes)
+        return WINO_SUCCESS;
+    if (!workspace || workspace_bytes < op->workspace_bytes)
+        return wino_fail(WINO_INSUFFICIENT_WORKSPACE, "workspace of %zu bytes, %zu needed",
+                         workspace ? workspace_bytes : 0, op->workspace_bytes);
+    if ((uintptr_t)workspace % 64)
+        return wino_fail(WINO_INSUFFICIENT_WORKSPACE, "workspace is not 64-byte aligned");
     return WINO_SUCCESS;
 }
 
@@ -235,13 +250,11 @@ enum wino_status wino_conv2d_run(const wino_conv2d *op, const void *x, void *y, 
     wino_ok();
     if (!op || !x || !y)
         return wino_fail(WINO_INVALID_ARGUMENT, "wino_conv2d_run: op, x or y is NULL");
-    if (op->workspace_bytes) {
-        if (!workspace || workspace_bytes < op->workspace_bytes)
-            return wino_fail(WINO_INSUFFICIENT_WORKSPACE, "workspace of %zu bytes, %zu needed",
-                             workspace ? workspace_bytes : 0, op->workspace_bytes);
-        if ((uintptr_t)workspace % 64)
-            return wino_fail(WINO_INSUFFICIENT_WORKSPACE, "workspace is not 64-byte aligned");
-    }
+    if (op->kind != WINO_CONV2D_FORWARD)
+        return wino_conv2d_backward_run(op, x, y, workspace, workspace_bytes);
+    const enum wino_status st = wino_conv2d_check_workspace(op, workspace, workspace_bytes);
+    if (st)
+        return st;
     if (op->cuda)
         return wino_cuda_conv_run(op->cuda, x, y, workspace, workspace_bytes);
     const struct wino_epilogue ep = {op->bias, op->relu};
@@ -264,7 +277,8 @@ enum wino_status wino_conv2d_variant(const wino_conv2d *op, enum wino_variant *v
     wino_ok();
     if (!op || !variant)
         return wino_fail(WINO_INVALID_ARGUMENT, "wino_conv2d_variant: NULL argument");
-    *variant = op->cuda             ? wino_cuda_conv_variant(op->cuda)
+    *variant = op->kind != WINO_CONV2D_FORWARD ? wino_conv2d_backward_variant(op)
+               : op->cuda             ? wino_cuda_conv_variant(op->cuda)
                : op->int8           ? WINO_VARIANT_FUSED
                : !op->engine.U    ? WINO_VARIANT_AUTO
                : op->engine.fused ? WINO_VARIANT_FUSED
@@ -277,6 +291,7 @@ void wino_conv2d_destroy(wino_conv2d *op)
     if (!op)
         return;
     free(op->bias);
+    wino_conv2d_backward_release(op->backward);
     wino_cuda_conv_destroy(op->cuda);
     if (op->int8)
         wino_s8_engine_release(op->int8);

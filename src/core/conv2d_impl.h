@@ -22,8 +22,10 @@ struct wino_conv2d {
     struct wino_f32_winograd winograd; /* WINOGRAD on the scalar path otherwise */
     struct wino_s8_engine *int8;      /* INT8 Winograd, or NULL */
     struct wino_cuda_conv *cuda;      /* on the CUDA backend, or NULL */
-    int tile_m;                       /* the CUDA operator's Winograd tile */
+    int tile_m;                       /* the CUDA and backward operators' tile */
     size_t workspace_bytes;
+    enum wino_conv2d_kind kind;
+    struct wino_conv2d_backward *backward; /* backward-data / -filter state, or NULL */
 };
 
 /* Checks the fields of options that mean the same on every backend. */
@@ -34,6 +36,18 @@ enum wino_status wino_context_check(const struct wino_context *ctx);
 
 /* Why Winograd F(tile_m, r) cannot serve desc, or NULL when it can. */
 const char *wino_winograd_refusal(const struct wino_conv2d_desc *desc, int tile_m);
+
+/* Checks run()'s workspace against the operator's size and its 64-byte alignment. */
+enum wino_status wino_conv2d_check_workspace(const wino_conv2d *op, const void *workspace,
+                                             size_t workspace_bytes);
+
+/* The backward operators' part of the shared entry points (src/core/conv2d_backward.c): run
+ * (backward-data; a backward-filter operator is refused), variant, and the release of their
+ * state (NULL is fine). */
+enum wino_status wino_conv2d_backward_run(const wino_conv2d *op, const void *dy, void *dx,
+                                          void *workspace, size_t workspace_bytes);
+enum wino_variant wino_conv2d_backward_variant(const wino_conv2d *op);
+void wino_conv2d_backward_release(struct wino_conv2d_backward *backward);
 
 /* wino_conv2d_create for ctx->backend == WINO_BACKEND_CUDA (src/core/conv2d_cuda.c). */
 enum wino_status wino_conv2d_create_cuda(const struct wino_conv2d_desc *desc,

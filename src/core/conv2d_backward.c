@@ -1,0 +1,421 @@
+/* The training operators (include/wino.h, "Training convolutions"): backward-data and
+ * backward-filter, created, run and described here; the shared wino_conv2d entry points
+ * (workspace_size, algo, variant, destroy, run for backward-data) reach them through the
+ * operator's kind. Paths: backward-data by the forward Winograd engine on rotated filters, or
+ * direct (src/cpu/backward_data_f32.h); backward-filter by WinRS (src/cpu/winrs_f32.h), or
+ * direct (src/cpu/backward_filter_f32.h). FP32 on the CPU. */
+#include <stdlib.h>
+
+#include <omp.h>
+
+#include "core/conv2d_impl.h"
+#include "core/error.h"
+#include "cpu/backward_data_f32.h"
+#include "cpu/backward_filter_f32.h"
+#include "cpu/backward_layout.h"
+#include "cpu/winrs_f32.h"
+
+struct wino_conv2d_backward {
+    struct wino_conv2d *forward;                  /* backward-data by Winograd: conv on dy */
+    struct wino_f32_backward_data data;           /* backward-data, direct */
+    struct wino_f32_backward_filter_direct filter; /* backward-filter, direct */
+    struct wino_f32_winrs winrs;                  /* backward-filter, WinRS */
+};
+
+/* The forward convolution whose output is dx: dy (N x K x P x Q) with the rotated filters, C
+ * outputs, padding R-1-pad. */
+static struct wino_conv2d_desc data_forward_desc(const struct wino_conv2d_desc *d, int p, int q)
+{
+    struct wino_conv2d_desc f = *d;
+    f.c = d->k;
+    f.h = p;
+    f.w = q;
+    f.k = d->c;
+    f.pad_h = d->r - 1 - d->pad_h;
+    f.pad_w = d->s - 1 - d->pad_w;
+    return f;
+}
+
+/* Checks shared by both kinds: the descriptor, the options, the dtype. */
+static enum wino_status check_common(const struct wino_conv2d_desc *desc,
+                                     const struct wino_conv2d_options *o,
+                                     struct wino_conv_sizes *sizes)
+{
+    enum wino_status st = wino_conv_desc_check(desc, sizes);
+    if (st)
+        return st;
+    struct wino_conv2d_options shared = *o;
+    shared.accumulate = 0; /* checked by the kinds */
+    if ((st = wino_conv2d_check_options(&shared)))
+        return st;
+    if (o->bias || o->relu)
+        return wino_fail(WINO_INVALID_ARGUMENT, "bias and relu do not apply to gradients");
+    if (desc->dtype == WINO_DTYPE_F16)
+        return wino_fail(WINO_UNSUPPORTED, "FP16 training convolutions are for the CUDA backend "
+                                           "(not built yet); the CPU computes FP32");
+    if (desc->dtype != WINO_DTYPE_F32)
+        return wino_fail(WINO_UNSUPPORTED, "training convolutions are FP32 on the CPU");
+    if (o->variant == WINO_VARIANT_FUSED_OUTPUT)
+        return wino_fail(WINO_UNSUPPORTED, "the fused-output variant is the CUDA backend's");
+    return WINO_SUCCESS;
+}
+
+/* Why backward-data cannot run as a forward Winograd convolution, or NULL. */
+static const char *data_winograd_refusal(const struct wino_conv2d_desc *d,
+                                         const struct wino_conv2d_options *o)
+{
+    if (d->pad_h > d->r - 1 || d->pad_w > d->s - 1)
+        return "Winograd backward-data needs pad_h <= R-1 and pad_w <= S-1";
+    return wino_winograd_refusal(d, o->tile_m ? o->tile_m : 2);
+}
+
+static enum wino_status data_plan(const struct wino_conv2d_desc *desc,
+                                  const struct wino_conv2d_options *options,
+                                  struct wino_conv_sizes *sizes, enum wino_algo *algo)
+{
+    static const struct wino_conv2d_options defaults;
+    const struct wino_conv2d_options *o = options ? options : &defaults;
+    enum wino_status st = check_common(desc, o, sizes);
+    if (st)
+        return st;
+    if (o->accumulate)
+        return wino_fail(WINO_INVALID_ARGUMENT, "accumulate applies to backward-filter only");
+    const char *why = data_winograd_refusal(desc, o);
+    if (o->algo == WINO_ALGO_WINOGRAD && why)
+        return wino_fail(WINO_UNSUPPORTED, "%s", why);
+    *algo = o->algo == WINO_ALGO_DIRECT || why || (o->algo == WINO_ALGO_AUTO && desc->r == 1)
+                ? WINO_ALGO_DIRECT
+                : WINO_ALGO_WINOGRAD;
+    if (*algo == WINO_ALGO_WINOGRAD) { /* the forward operator's own checks (tile, points) */
+        const struct wino_conv2d_desc f = data_forward_desc(desc, sizes->p, sizes->q);
+        return wino_conv2d_can_implement(&f, o);
+    }
+    return WINO_SUCCESS;
+}
+
+enum wino_status wino_conv2d_backward_data_can_implement(const struct wino_conv2d_desc *desc,
+                                                         const struct wino_conv2d_options *options,
+                                                         enum wino_algo *algo)
+{
+    wino_ok();
+    struct wino_conv_sizes sizes;
+    enum wino_algo a = WINO_ALGO_DIRECT;
+    enum wino_status st = data_plan(desc, options, &sizes, &a);
+    if (!st && algo)
+        *algo = a;
+    return st;
+}
+
+/* The operator shell of a backward kind; NULL when out of memory. */
+static struct wino_conv2d *backward_new(const struct wino_conv2d_desc *desc,
+                                        const struct wino_conv_sizes *sizes,
+                                        enum wino_conv2d_kind kind)
+{
+    struct wino_conv2d *op = calloc(1, sizeof *op);
+    if (op && !(op->backward = calloc(1, sizeof *op->backward))) {
+        free(op);
+        op = NULL;
+    }
+    if (op) {
+        op->desc = *desc;
+        op->sizes = *sizes;
+        op->kind = kind;
+    }
+    return op;
+}
+
+/* Shared entry checks of both creates: op, context, backend. */
+static enum wino_status check_create(const struct wino_context *ctx, wino_conv2d **op,
+                                     const char *what)
+{
+    if (!op)
+        return wino_fail(WINO_INVALID_ARGUMENT, "%s: op is NULL", what);
+    *op = NULL;
+    enum wino_status st = wino_context_check(ctx);
+    if (!st && ctx && ctx->backend == WINO_BACKEND_CUDA)
+        st = wino_fail(WINO_UNSUPPORTED, "%s: the CUDA training kernels are not built yet "
+                                         "(the CPU backend serves FP32)", what);
+    return st;
+}
+
+/* The reason of a direct path's prepare failing (st), recorded. */
+static enum wino_status direct_failure(enum wino_status st, const char *what)
+{
+    if (!st)
+        return st;
+    return wino_fail(st, "%s: %s", what,
+                     st == WINO_OUT_OF_MEMORY ? "out of memory" : "C x R x S too large");
+}
+
+/* The end of both creates: hands out the operator, or releases it on failure (st). */
+static enum wino_status create_done(struct wino_conv2d *o, enum wino_status st,
+                                    wino_conv2d **op)
+{
+    if (st) {
+        wino_conv2d_destroy(o);
+        return st;
+    }
+    *op = o;
+    return WINO_SUCCESS;
+}
+
+static int context_threads(const struct wino_context *ctx)
+{
+    return ctx && ctx->threads ? ctx->threads : omp_get_num_procs();
+}
+
+/* Fills the forward operator of a Winograd backward-data: the filters rotated by 180 degrees
+ * with K and C swapped, w'[c][k][R-1-i][S-1-j], in desc's layout. */
+static enum wino_status data_forward_create(struct wino_conv2d *op, const float *w,
+                                            const struct wino_context *ctx,
+                                            const struct wino_conv2d_options *options)
+{
+    const struct wino_conv2d_desc *d = &op->desc;
+    const struct wino_conv2d_desc f = data_forward_desc(d, op->sizes.p, op->sizes.q);
+    float *rotated = malloc(sizeof(float) * op->sizes.w_elems);
+    if (!rotated)
+        return wino_fail(WINO_OUT_OF_MEMORY, "wino_conv2d_backward_data_create: out of memory");
+    const struct wino_strides4 from = wino_w_strides(d), to = wino_w_strides(&f);
+    for (int k = 0; k < d->k; k++)
+        for (int c = 0; c < d->c; c++)
+            for (int i = 0; i < d->r; i++)
+                for (int j = 0; j < d->s; j++)
+                    rotated[c * to.a + k * to.b + (d->r - 1 - i) * to.c + (d->s - 1 - j) * to.d] =
+                        w[k * from.a + c * from.b + i * from.c + j * from.d];
+    enum wino_status st = wino_conv2d_create(&f, rotated, ctx, options, &op->backward->forward);
+    free(rotated);
+    if (st)
+        return st;
+    st = wino_conv2d_algo(op->backward->forward, &op->algo, &op->tile_m);
+    if (!st)
+        st = wino_conv2d_workspace_size(op->backward->forward, &op->workspace_bytes);
+    return st;
+}
+
+enum wino_status wino_conv2d_backward_data_create(const struct wino_conv2d_desc *desc,
+                                                  const void *weights,
+                                                  const struct wino_context *ctx,
+                                                  const struct wino_conv2d_options *options,
+                                                  wino_conv2d **op)
+{
+    wino_ok();
+    const char *what = "wino_conv2d_backward_data_create";
+    enum wino_status st = check_create(ctx, op, what);
+    if (st)
+        return st;
+    if (!weights)
+        return wino_fail(WINO_INVALID_ARGUMENT, "%s: weights is NULL", what);
+    struct wino_conv_sizes sizes;
+    enum wino_algo algo;
+    if ((st = data_plan(desc, options, &sizes, &algo)))
+        return st;
+    struct wino_conv2d *o = backward_new(desc, &sizes, WINO_CONV2D_BACKWARD_DATA);
+    if (!o)
+        return wino_fail(WINO_OUT_OF_MEMORY, "%s: out of memory", what);
+    o->algo = algo;
+    if (algo == WINO_ALGO_WINOGRAD) {
+        st = data_forward_create(o, weights, ctx, options);
+    } else {
+        st = direct_failure(wino_f32_backward_data_prepare(&o->backward->data, desc, weights,
+                                                           context_threads(ctx)),
+                            what);
+        o->workspace_bytes = wino_f32_backward_data_workspace_bytes(&o->backward->data);
+    }
+    return create_done(o, st, op);
+}
+
+enum wino_status wino_conv2d_backward_run(const wino_conv2d *op, const void *dy, void *dx,
+                                          void *workspace, size_t workspace_bytes)
+{
+    if (op->kind == WINO_CONV2D_BACKWARD_FILTER)
+        return wino_fail(WINO_INVALID_ARGUMENT, "a backward-filter operator runs with "
+                                                "wino_conv2d_backward_filter_run");
+    if (op->backward->forward)
+        return wino_conv2d_run(op->backward->forward, dy, dx, workspace, workspace_bytes);
+    enum wino_status st = wino_conv2d_check_workspace(op, workspace, workspace_bytes);
+    if (st)
+        return st;
+    wino_f32_backward_data_run(&op->backward->data, &op->desc, op->sizes.p, op->sizes.q, dy, dx,
+                               workspace);
+    return WINO_SUCCESS;
+}
+
+/* Why WinRS cannot serve desc, or NULL. */
+static const char *winrs_refusal(const struct wino_conv2d_desc *d)
+{
+    if (d->stride_h != 1 || d->stride_w != 1)
+        return "WinRS needs stride 1";
+    if (d->dilation_h != 1 || d->dilation_w != 1)
+        return "WinRS needs dilation 1";
+    return NULL;
+}
+
+/* Plans a backward-filter operator: the algorithm, and for WinRS its kernels and segments in
+ * *winrs (to release by the caller on success). */
+static enum wino_status filter_plan(const struct wino_conv2d_desc *desc,
+                                    const struct wino_conv2d_options *options, int threads,
+                                    struct wino_conv_sizes *sizes, enum wino_algo *algo,
+                                    struct wino_f32_winrs *winrs)
+{
+    static const struct wino_conv2d_options defaults;
+    const struct wino_conv2d_options *o = options ? options : &defaults;
+    enum wino_status st = check_common(desc, o, sizes);
+    if (st)
+        return st;
+    if (o->accumulate != 0 && o->accumulate != 1)
+        return wino_fail(WINO_INVALID_ARGUMENT, "accumulate = %d must be 0 or 1",
+                         o->accumulate);
+    if (o->tile_m || o->points || o->variant)
+        return wino_fail(WINO_INVALID_ARGUMENT, "tile_m, points and variant do not apply to "
+                                                "backward-filter (WinRS chooses its kernels)");
+    const char *why = winrs_refusal(desc);
+    if (o->algo == WINO_ALGO_WINOGRAD && why)
+        return wino_fail(WINO_UNSUPPORTED, "%s", why);
+    *algo = WINO_ALGO_DIRECT;
+    if (o->algo == WINO_ALGO_DIRECT || why)
+        return WINO_SUCCESS;
+    st = wino_f32_winrs_prepare(winrs, desc, threads, o->accumulate, NULL);
+    if (st == WINO_OUT_OF_MEMORY || (st && o->algo == WINO_ALGO_WINOGRAD))
+        return st;
+    /* AUTO: WinRS when it saves multiplications over the direct Q x S per row */
+    if (!st && o->algo == WINO_ALGO_AUTO &&
+        wino_winrs_plan_cost(&winrs->plan, desc->s) >= (long)sizes->q * desc->s)
+        wino_f32_winrs_release(winrs);
+    else if (!st)
+        *algo = WINO_ALGO_WINOGRAD;
+    wino_ok(); /* a declined WinRS leaves the direct path, not an error */
+    return WINO_SUCCESS;
+}
+
+enum wino_status wino_conv2d_backward_filter_can_implement(
+    const struct wino_conv2d_desc *desc, const struct wino_conv2d_options *options,
+    enum wino_algo *algo)
+{
+    wino_ok();
+    struct wino_conv_sizes sizes;
+    struct wino_f32_winrs winrs;
+    enum wino_algo a = WINO_ALGO_DIRECT;
+    enum wino_status st = filter_plan(desc, options, 1, &sizes, &a, &winrs);
+    if (!st && a == WINO_ALGO_WINOGRAD)
+        wino_f32_winrs_release(&winrs);
+    if (!st && algo)
+        *algo = a;
+    return st;
+}
+
+enum wino_status wino_conv2d_backward_filter_create(const struct wino_conv2d_desc *desc,
+                                                    const struct wino_context *ctx,
+                                                    const struct wino_conv2d_options *options,
+                                                    wino_conv2d **op)
+{
+    wino_ok();
+    const char *what = "wino_conv2d_backward_filter_create";
+    enum wino_status st = check_create(ctx, op, what);
+    if (st)
+        return st;
+    struct wino_conv_sizes sizes;
+    enum wino_algo algo = WINO_ALGO_DIRECT;
+    struct wino_f32_winrs winrs;
+    const int threads = context_threads(ctx);
+    if ((st = filter_plan(desc, options, threads, &sizes, &algo, &winrs)))
+        return st;
+    struct wino_conv2d *o = backward_new(desc, &sizes, WINO_CONV2D_BACKWARD_FILTER);
+    if (!o) {
+        if (algo == WINO_ALGO_WINOGRAD)
+            wino_f32_winrs_release(&winrs);
+        return wino_fail(WINO_OUT_OF_MEMORY, "%s: out of memory", what);
+    }
+    o->algo = algo;
+    if (algo == WINO_ALGO_WINOGRAD) {
+        o->backward->winrs = winrs;
+        o->tile_m = winrs.plan.n[0];
+        o->workspace_bytes = wino_f32_winrs_workspace_bytes(&winrs);
+    } else {
+        st = direct_failure(wino_f32_backward_filter_direct_prepare(
+                                &o->backward->filter, desc, threads,
+                                options ? options->accumulate : 0),
+                            what);
+        o->workspace_bytes = wino_f32_backward_filter_direct_workspace_bytes(&o->backward->filter);
+    }
+    return create_done(o, st, op);
+}
+
+enum wino_status wino_conv2d_backward_filter_run(const wino_conv2d *op, const void *x,
+                                                 const void *dy, void *dw, void *workspace,
+                                                 size_t workspace_bytes)
+{
+    wino_ok();
+    if (!op || !x || !dy || !dw)
+        return wino_fail(WINO_INVALID_ARGUMENT,
+                         "wino_conv2d_backward_filter_run: op, x, dy or dw is NULL");
+    if (op->kind != WINO_CONV2D_BACKWARD_FILTER)
+        return wino_fail(WINO_INVALID_ARGUMENT, "wino_conv2d_backward_filter_run: the operator "
+                                                "is not a backward-filter one");
+    enum wino_status st = wino_conv2d_check_workspace(op, workspace, workspace_bytes);
+    if (st)
+        return st;
+    const struct wino_conv2d_backward *b = op->backward;
+    if (op->algo == WINO_ALGO_WINOGRAD)
+        wino_f32_winrs_run(&b->winrs, &op->desc, op->sizes.p, op->sizes.q, x, dy, dw, workspace);
+    else
+        wino_f32_backward_filter_direct_run(&b->filter, &op->desc, op->sizes.p, op->sizes.q, x,
+                                            dy, dw, workspace);
+    return WINO_SUCCESS;
+}
+
+enum wino_status wino_conv2d_backward_filter_info(const wino_conv2d *op,
+                                                  struct wino_winrs_info *info)
+{
+    wino_ok();
+    if (!op || !info)
+        return wino_fail(WINO_INVALID_ARGUMENT, "wino_conv2d_backward_filter_info: NULL argument");
+    if (op->kind != WINO_CONV2D_BACKWARD_FILTER)
+        return wino_fail(WINO_INVALID_ARGUMENT, "wino_conv2d_backward_filter_info: the operator "
+                                                "is not a backward-filter one");
+    const struct wino_winrs_info none = {0};
+    *info = none;
+    if (op->algo != WINO_ALGO_WINOGRAD) {
+        info->segments = op->backward->filter.segments;
+        return WINO_SUCCESS;
+    }
+    const struct wino_f32_winrs *w = &op->backward->winrs;
+    info->kernels = w->plan.kinds;
+    for (int k = 0; k < w->plan.kinds; k++) {
+        info->n[k] = w->plan.n[k];
+        info->r[k] = w->plan.r[k];
+        info->alpha[k] = w->plan.n[k] + w->plan.r[k] - 1;
+        info->units[k] = w->plan.units[k];
+    }
+    info->segments = w->segments;
+    info->segment_h = w->plan.segment_h;
+    info->segment_w = w->plan.segment_w;
+    return WINO_SUCCESS;
+}
+
+enum wino_status wino_conv2d_kind(const wino_conv2d *op, enum wino_conv2d_kind *kind)
+{
+    wino_ok();
+    if (!op || !kind)
+        return wino_fail(WINO_INVALID_ARGUMENT, "wino_conv2d_kind: NULL argument");
+    *kind = op->kind;
+    return WINO_SUCCESS;
+}
+
+enum wino_variant wino_conv2d_backward_variant(const wino_conv2d *op)
+{
+    enum wino_variant v = WINO_VARIANT_AUTO;
+    if (op->backward->forward)
+        wino_conv2d_variant(op->backward->forward, &v);
+    return v;
+}
+
+void wino_conv2d_backward_release(struct wino_conv2d_backward *b)
+{
+    if (!b)
+        return;
+    wino_conv2d_destroy(b->forward);
+    wino_f32_backward_data_release(&b->data);
+    wino_f32_backward_filter_direct_release(&b->filter);
+    wino_f32_winrs_release(&b->winrs);
+    free(b);
+}

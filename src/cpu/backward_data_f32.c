@@ -1,0 +1,251 @@
+#define _POSIX_C_SOURCE 200112L /* posix_memalign */
+
+#include "cpu/backward_data_f32.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <omp.h>
+
+#include "core/conv_desc.h"
+#include "core/error.h"
+#include "cpu/backward_layout.h"
+
+/* Input pixels per GEMM block: rows, a multiple of the AVX-512 kernel's 14. */
+#define BLOCK_ROWS (14 * 8)
+
+static size_t round64(size_t bytes)
+{
+    return (bytes + 63) / 64 * 64;
+}
+
+/* The taps of one phase along one axis: the phase a (input index mod stride) and the taps t
+ * with (t * dilation - a - pad) divisible by stride, written to list[2..]; list[0] = a,
+ * list[1] = how many. Returns that count. */
+static int phase_taps(int a, int taps, int stride, int pad, int dilation, int *list)
+{
+    int count = 0;
+    for (int t = 0; t < taps; t++) {
+        const long long shift = (long long)t * dilation - a - pad;
+        if (shift % stride == 0)
+            list[2 + count++] = t;
+    }
+    list[0] = a;
+    list[1] = count;
+    return count;
+}
+
+/* The phases along one axis that receive taps: fills rows[] (entries of taps + 2 ints) and
+ * returns how many. Phases past the image (a >= size) hold no pixel and are left out. */
+static int axis_phases(int size, int taps, int stride, int pad, int dilation, int *rows)
+{
+    int n = 0;
+    for (int a = 0; a < stride && a < size; a++)
+        if (phase_taps(a, taps, stride, pad, dilation, rows + (size_t)n * (taps + 2)))
+            n++;
+    return n;
+}
+
+/* The tap lists of phase f (row-major over phase rows and columns). */
+static const int *phase_h(const struct wino_f32_backward_data *bd,
+                          const struct wino_conv2d_desc *d, int f)
+{
+    return bd->taps_h + (size_t)(f / bd->phase_cols) * (d->r + 2);
+}
+
+static const int *phase_w(const struct wino_f32_backward_data *bd,
+                          const struct wino_conv2d_desc *d, int f)
+{
+    return bd->taps_w + (size_t)(f % bd->phase_cols) * (d->s + 2);
+}
+
+enum wino_status wino_f32_backward_data_prepare(struct wino_f32_backward_data *bd,
+                                                const struct wino_conv2d_desc *d,
+                                                const float *weights, int threads)
+{
+    memset(bd, 0, sizeof *bd);
+    struct wino_conv_sizes sz;
+    if (wino_conv_desc_check(d, &sz) || (size_t)d->r * d->s * d->k > 0x7fffffff)
+        return WINO_INVALID_ARGUMENT;
+    bd->threads = threads;
+    bd->isa = wino_cpu_isa();
+    bd->taps_h = malloc(sizeof(int) * (size_t)(d->r < d->stride_h ? d->r : d->stride_h) *
+                        (size_t)(d->r + 2));
+    bd->taps_w = malloc(sizeof(int) * (size_t)(d->s < d->stride_w ? d->s : d->stride_w) *
+                        (size_t)(d->s + 2));
+    if (!bd->taps_h || !bd->taps_w)
+        return WINO_OUT_OF_MEMORY;
+    bd->phase_rows = axis_phases(d->h, d->r, d->stride_h, d->pad_h, d->dilation_h, bd->taps_h);
+    bd->phase_cols = axis_phases(d->w, d->s, d->stride_w, d->pad_w, d->dilation_w, bd->taps_w);
+    const int phases = bd->phase_rows * bd->phase_cols;
+    if (phases && !(bd->w = calloc((size_t)phases, sizeof *bd->w)))
+        return WINO_OUT_OF_MEMORY;
+    const struct wino_strides4 ws = wino_w_strides(d);
+    for (int f = 0; f < phases; f++) {
+        const int *th = phase_h(bd, d, f), *tw = phase_w(bd, d, f);
+        const int inner = th[1] * tw[1] * d->k;
+        if (inner > bd->max_inner)
+            bd->max_inner = inner;
+        /* b[((ti * taps_w + tj) * K + k) * C + c] = w[k][c][i][j] */
+        float *b = malloc(sizeof(float) * (size_t)inner * (size_t)d->c);
+        if (!b || posix_memalign(&bd->w[f], 64,
+                                 wino_f32_gemm_packed_b_bytes(bd->isa, inner, d->c))) {
+            bd->w[f] = NULL;
+            free(b);
+            return WINO_OUT_OF_MEMORY;
+        }
+        float *row = b;
+        for (int ti = 0; ti < th[1]; ti++)
+            for (int tj = 0; tj < tw[1]; tj++)
+                for (int k = 0; k < d->k; k++)
+                    for (int c = 0; c < d->c; c++)
+                        *row++ = weights[k * ws.a + c * ws.b + th[2 + ti] * ws.c +
+                                         tw[2 + tj] * ws.d];
+        wino_f32_gemm_pack_b(bd->isa, inner, d->c, b, d->c, bd->w[f]);
+        free(b);
+    }
+    bd->a_bytes = round64(sizeof(float) * BLOCK_ROWS * (size_t)bd->max_inner);
+    bd->c_bytes = round64(sizeof(float) * BLOCK_ROWS * (size_t)d->c);
+    bd->gemm_bytes =
+        round64(wino_f32_gemm_packed_scratch_bytes(bd->isa, BLOCK_ROWS, d->c, bd->max_inner));
+    return WINO_SUCCESS;
+}
+
+void wino_f32_backward_data_release(struct wino_f32_backward_data *bd)
+{
+    for (int f = 0; bd->w && f < bd->phase_rows * bd->phase_cols; f++)
+        free(bd->w[f]);
+    free(bd->w);
+    free(bd->taps_h);
+    free(bd->taps_w);
+    memset(bd, 0, sizeof *bd);
+}
+
+size_t wino_f32_backward_data_workspace_bytes(const struct wino_f32_backward_data *bd)
+{
+    return (bd->a_bytes + bd->c_bytes + bd->gemm_bytes) * (size_t)bd->threads;
+}
+
+/* Pixels of the phase starting at a along an axis of size pixels. */
+static int phase_pixels(int size, int a, int stride)
+{
+    return a < size ? (size - a + stride - 1) / stride : 0;
+}
+
+/* Sets dx to zero on the pixels of image n no phase covers (stride > 1, rows or columns whose
+ * residue receives no tap). */
+static void zero_uncovered(const struct wino_f32_backward_data *bd,
+                           const struct wino_conv2d_desc *d, int n, float *dx)
+{
+    const struct wino_strides4 xs = wino_x_strides(d);
+    for (int h = 0; h < d->h; h++) {
+        int row_covered = 0;
+        for (int a = 0; a < bd->phase_rows && !row_covered; a++)
+            row_covered = bd->taps_h[(size_t)a * (d->r + 2)] == h % d->stride_h;
+        for (int v = 0; v < d->w; v++) {
+            int covered = 0;
+            for (int a = 0; a < bd->phase_cols && row_covered && !covered; a++)
+                covered = bd->taps_w[(size_t)a * (d->s + 2)] == v % d->stride_w;
+            if (!covered)
+                for (int c = 0; c < d->c; c++)
+                    dx[n * xs.a + c * xs.b + h * xs.c + v * xs.d] = 0.0f;
+        }
+    }
+}
+
+/* The dy values of the taps of phase (th, tw) for pixels t0 .. t0 + nb - 1 of the phase grid
+ * (nv pixels per row) of image n: a[l][(ti * tw[1] + tj) * K + k], zero where the tap reads no
+ * output. */
+static void gather_dy(const struct wino_conv2d_desc *d, int p, int q, const float *dy, int n,
+                      const int *th, const int *tw, int nv, long t0, int nb, float *a)
+{
+    const struct wino_strides4 ys = wino_y_strides(d, p, q);
+    const int K = d->k;
+    for (int l = 0; l < nb; l++) {
+        const long t = t0 + l;
+        const int h = th[0] + (int)(t / nv) * d->stride_h;
+        const int v = tw[0] + (int)(t % nv) * d->stride_w;
+        for (int ti = 0; ti < th[1]; ti++) {
+            /* exact by the choice of the phase's taps */
+            const long long pp = ((long long)h + d->pad_h - (long long)th[2 + ti] * d->dilation_h) /
+                                 d->stride_h;
+            for (int tj = 0; tj < tw[1]; tj++) {
+                const long long qq =
+                    ((long long)v + d->pad_w - (long long)tw[2 + tj] * d->dilation_w) /
+                    d->stride_w;
+                float *dst = a + ((size_t)l * th[1] * tw[1] + (size_t)ti * tw[1] + tj) * K;
+                if (pp < 0 || pp >= p || qq < 0 || qq >= q) {
+                    memset(dst, 0, sizeof(float) * (size_t)K);
+                    continue;
+                }
+                const float *src = dy + n * ys.a + (ptrdiff_t)pp * ys.c + (ptrdiff_t)qq * ys.d;
+                if (ys.b == 1)
+                    memcpy(dst, src, sizeof(float) * (size_t)K);
+                else
+                    for (int k = 0; k < K; k++)
+                        dst[k] = src[k * ys.b];
+            }
+        }
+    }
+}
+
+void wino_f32_backward_data_run(const struct wino_f32_backward_data *bd,
+                                const struct wino_conv2d_desc *d, int p, int q, const float *dy,
+                                float *dx, void *ws)
+{
+    const struct wino_strides4 xs = wino_x_strides(d);
+    const int phases = bd->phase_rows * bd->phase_cols;
+    long items = 0; /* per image: the blocks of every phase */
+    for (int f = 0; f < phases; f++) {
+        const int *th = phase_h(bd, d, f), *tw = phase_w(bd, d, f);
+        const long pix = (long)phase_pixels(d->h, th[0], d->stride_h) *
+                         phase_pixels(d->w, tw[0], d->stride_w);
+        items += (pix + BLOCK_ROWS - 1) / BLOCK_ROWS;
+    }
+    const int direct_out = d->layout == WINO_LAYOUT_NHWC && d->stride_h == 1 && d->stride_w == 1;
+    const size_t per_thread = bd->a_bytes + bd->c_bytes + bd->gemm_bytes;
+#pragma omp parallel num_threads(bd->threads)
+    {
+        char *mine = (char *)ws + per_thread * (size_t)omp_get_thread_num();
+        float *a = (float *)mine, *c = (float *)(mine + bd->a_bytes);
+        void *scratch = mine + bd->a_bytes + bd->c_bytes;
+        if (d->stride_h > 1 || d->stride_w > 1) {
+#pragma omp for schedule(static)
+            for (int n = 0; n < d->n; n++)
+                zero_uncovered(bd, d, n, dx);
+        }
+#pragma omp for schedule(dynamic)
+        for (long it = 0; it < items * d->n; it++) {
+            const int n = (int)(it / items);
+            long b = it % items;
+            int f = 0;
+            const int *th = NULL, *tw = NULL;
+            int nv = 0;
+            long pix = 0;
+            for (;; f++) { /* find the phase of block b */
+                th = phase_h(bd, d, f);
+                tw = phase_w(bd, d, f);
+                nv = phase_pixels(d->w, tw[0], d->stride_w);
+                pix = (long)phase_pixels(d->h, th[0], d->stride_h) * nv;
+                const long blocks = (pix + BLOCK_ROWS - 1) / BLOCK_ROWS;
+                if (b < blocks)
+                    break;
+                b -= blocks;
+            }
+            const long t0 = b * BLOCK_ROWS;
+            const int nb = (int)(pix - t0 < BLOCK_ROWS ? pix - t0 : BLOCK_ROWS);
+            const int inner = th[1] * tw[1] * d->k;
+            gather_dy(d, p, q, dy, n, th, tw, nv, t0, nb, a);
+            float *out = direct_out ? dx + n * xs.a + t0 * d->c : c;
+            wino_f32_gemm_packed(bd->isa, nb, d->c, inner, a, inner, bd->w[f], out, d->c, 0,
+                                 scratch);
+            for (int l = 0; l < nb && !direct_out; l++) {
+                const int h = th[0] + (int)((t0 + l) / nv) * d->stride_h;
+                const int v = tw[0] + (int)((t0 + l) % nv) * d->stride_w;
+                float *px = dx + n * xs.a + h * xs.c + v * xs.d;
+                for (int ch = 0; ch < d->c; ch++)
+                    px[ch * xs.b] = c[(size_t)l * d->c + ch];
+            }
+        }
+    }
+}

@@ -1,0 +1,408 @@
+#include "cpu/winrs_f32.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <omp.h>
+
+#include "core/conv_desc.h"
+#include "core/error.h"
+#include "cpu/backward_filter_f32.h"
+#include "cpu/backward_layout.h"
+
+#define LANES 16
+/* Channels per block of K and of C: a block's GEMMs are 64 x 64 x units. */
+#define CHANNEL_BLOCK 64
+/* Units per chunk: the GEMMs' k, and the columns of U and rows of V kept per thread. */
+#define CHUNK_UNITS 64
+/* Accumulators M of one work item, in bytes: the rows of dW it covers are fit to this. */
+#define M_BUDGET ((size_t)1 << 20)
+/* Per-thread scratch beyond which WinRS declines (very wide filters): the direct path serves. */
+#define THREAD_LIMIT ((size_t)256 << 20)
+
+/* Per-thread scratch, in order: U (per kernel: alpha x kb x lb, [a][k][l]), V (per tile: alpha
+ * x lb x cbp, [a][l][c]), M (per row of dW and tile: alpha x kb x cbp), the staged dy (columns
+ * x kbp) and x (columns x cbp) of one piece of a row, a transform's output (alpha x lanes), the
+ * pieces of a chunk, the GEMM's scratch. */
+
+/* A run of units of one row of dy inside a chunk: image n, row p, units [u0, u1) of the
+ * segment's row, the first at column l0 of the chunk. */
+struct piece {
+    int n, p, u0, u1, l0;
+};
+
+static size_t round64(size_t bytes)
+{
+    return (bytes + 63) / 64 * 64;
+}
+
+static int round_lanes(int x)
+{
+    return (x + LANES - 1) / LANES * LANES;
+}
+
+static void matrix_release(struct wino_winrs_matrix *m)
+{
+    free(m->start);
+    free(m->col);
+    free(m->val);
+    memset(m, 0, sizeof *m);
+}
+
+static void kernel_release(struct wino_winrs_kernel *k)
+{
+    matrix_release(&k->at);
+    matrix_release(&k->g);
+    matrix_release(&k->bt);
+    memset(k, 0, sizeof *k);
+}
+
+/* One matrix of a tile, rounded to float, as rows of its nonzero entries (exact zeros of the
+ * generator's rationals stay zero in float). */
+static enum wino_status matrix_make(const wino_tile *tile, enum wino_matrix which, double *exact,
+                                    struct wino_winrs_matrix *m)
+{
+    enum wino_status st = wino_tile_matrix_shape(tile, which, &m->rows, &m->cols);
+    if (!st)
+        st = wino_tile_matrix_double(tile, which, exact);
+    if (st)
+        return st;
+    const size_t entries = (size_t)m->rows * m->cols;
+    m->start = malloc(sizeof(int) * (size_t)(m->rows + 1));
+    m->col = malloc(sizeof(int) * entries);
+    m->val = malloc(sizeof(float) * entries);
+    if (!m->start || !m->col || !m->val)
+        return WINO_OUT_OF_MEMORY;
+    int e = 0;
+    for (int a = 0; a < m->rows; a++) {
+        m->start[a] = e;
+        for (int t = 0; t < m->cols; t++)
+            if (exact[(size_t)a * m->cols + t] != 0.0) {
+                m->col[e] = t;
+                m->val[e++] = (float)exact[(size_t)a * m->cols + t];
+            }
+    }
+    m->start[m->rows] = e;
+    return WINO_SUCCESS;
+}
+
+/* F(n, r) from the generator. */
+static enum wino_status kernel_make(int n, int r, struct wino_winrs_kernel *k)
+{
+    wino_tile *tile = NULL;
+    enum wino_status st = wino_tile_create(n, r, NULL, 0, &tile);
+    if (st)
+        return st;
+    const int alpha = n + r - 1;
+    double *exact = malloc(sizeof(double) * (size_t)alpha * alpha);
+    k->n = n, k->r = r, k->alpha = alpha;
+    st = exact ? WINO_SUCCESS : WINO_OUT_OF_MEMORY;
+    if (!st)
+        st = matrix_make(tile, WINO_MATRIX_AT, exact, &k->at);
+    if (!st)
+        st = matrix_make(tile, WINO_MATRIX_G, exact, &k->g);
+    if (!st)
+        st = matrix_make(tile, WINO_MATRIX_BT, exact, &k->bt);
+    free(exact);
+    wino_tile_destroy(tile);
+    if (st)
+        kernel_release(k);
+    return st == WINO_OUT_OF_MEMORY ? wino_fail(st, "WinRS: out of memory") : st;
+}
+
+/* The sum of alpha over the tiles of a filter row, and where tile t's alphas start in it. */
+static int tiles_of(const struct wino_winrs_kind *kd)
+{
+    return kd->full + (kd->rest > 0);
+}
+
+static const struct wino_winrs_kernel *tile_kernel(const struct wino_winrs_kind *kd, int t)
+{
+    return &kd->kernel[t < kd->full ? 0 : 1];
+}
+
+static int alpha_offset(const struct wino_winrs_kind *kd, int t)
+{
+    return t <= kd->full ? t * kd->kernel[0].alpha
+                         : kd->full * kd->kernel[0].alpha + kd->kernel[1].alpha;
+}
+
+enum wino_status wino_f32_winrs_prepare(struct wino_f32_winrs *w,
+                                        const struct wino_conv2d_desc *d, int threads,
+                                        int accumulate, const struct wino_winrs_request *req)
+{
+    memset(w, 0, sizeof *w);
+    struct wino_conv_sizes sz;
+    enum wino_status st = wino_conv_desc_check(d, &sz);
+    if (!st)
+        st = wino_winrs_plan_kernels(d, sz.q, req, &w->plan);
+    if (st)
+        return st;
+    w->threads = threads;
+    w->isa = wino_cpu_isa();
+    w->accumulate = accumulate;
+    w->kblocks = (d->k + CHANNEL_BLOCK - 1) / CHANNEL_BLOCK;
+    w->cblocks = (d->c + CHANNEL_BLOCK - 1) / CHANNEL_BLOCK;
+    w->kb = (d->k + w->kblocks - 1) / w->kblocks;
+    w->cb = (d->c + w->cblocks - 1) / w->cblocks;
+    w->kbp = round_lanes(w->kb);
+    w->cbp = round_lanes(w->cb);
+    w->lb = CHUNK_UNITS;
+    int alpha_max = 1, r_max = 1, u_floats = 0;
+    for (int k = 0; k < w->plan.kinds; k++) {
+        struct wino_winrs_kind *kd = &w->kind[k];
+        kd->r = w->plan.r[k];
+        kd->n = w->plan.n[k];
+        kd->units = w->plan.units[k];
+        kd->full = d->s / kd->n;
+        kd->rest = d->s % kd->n;
+        st = kernel_make(kd->n, kd->r, &kd->kernel[0]);
+        if (!st && kd->rest)
+            st = kernel_make(kd->rest, kd->r, &kd->kernel[1]);
+        if (st) {
+            wino_f32_winrs_release(w);
+            return st;
+        }
+        const int sum = alpha_offset(kd, tiles_of(kd));
+        w->sum_alpha = sum > w->sum_alpha ? sum : w->sum_alpha;
+        alpha_max = kd->kernel[0].alpha > alpha_max ? kd->kernel[0].alpha : alpha_max;
+        r_max = kd->r > r_max ? kd->r : r_max;
+        const int u = kd->kernel[0].alpha + kd->kernel[1].alpha;
+        u_floats = u > u_floats ? u : u_floats;
+    }
+    /* rows of dW per work item: as many as keep M within its budget */
+    const size_t m_row = sizeof(float) * (size_t)w->sum_alpha * w->kb * w->cbp;
+    w->rows_per_item = (int)(M_BUDGET / m_row < 1 ? 1 : M_BUDGET / m_row);
+    if (w->rows_per_item > d->r)
+        w->rows_per_item = d->r;
+    w->row_groups = (d->r + w->rows_per_item - 1) / w->rows_per_item;
+    w->rows_per_item = (d->r + w->row_groups - 1) / w->row_groups;
+    wino_winrs_plan_segments(d, sz.p, sz.q, (long)w->kblocks * w->cblocks * w->row_groups,
+                             threads, req, &w->plan);
+    w->segments = w->plan.bands * w->plan.columns;
+    if (!(w->seg = malloc(sizeof *w->seg * (size_t)w->segments))) {
+        wino_f32_winrs_release(w);
+        return wino_fail(WINO_OUT_OF_MEMORY, "WinRS: out of memory");
+    }
+    const int wide = w->kind[0].units * w->kind[0].r; /* the columns of kind 0 */
+    for (int b = 0, z = 0; b < w->plan.bands; b++)
+        for (int c = 0; c < w->plan.columns; c++, z++) {
+            struct wino_winrs_segment *s = &w->seg[z];
+            s->p0 = b * w->plan.segment_h;
+            s->p1 = b + 1 == w->plan.bands ? sz.p : s->p0 + w->plan.segment_h;
+            s->kind = w->plan.kinds > 1 && c + 1 == w->plan.columns;
+            s->q0 = s->kind ? wide : c * w->plan.segment_w;
+            s->q1 = s->kind ? sz.q : (s->q0 + w->plan.segment_w < wide ? s->q0 + w->plan.segment_w
+                                                                       : wide);
+        }
+    const size_t lb = (size_t)w->lb, piece_cols = lb * (size_t)r_max;
+    const size_t parts[8] = {
+        sizeof(float) * (size_t)u_floats * w->kb * lb,
+        sizeof(float) * (size_t)w->sum_alpha * lb * w->cbp,
+        m_row * (size_t)w->rows_per_item,
+        sizeof(float) * piece_cols * w->kbp,
+        sizeof(float) * (piece_cols + (size_t)d->s - 1) * w->cbp,
+        sizeof(float) * (size_t)alpha_max * (w->kbp > w->cbp ? w->kbp : w->cbp),
+        sizeof(struct piece) * lb,
+        wino_f32_gemm_scratch_bytes(w->isa, w->kb, w->cb, w->lb)};
+    size_t *offsets[8] = {NULL,         &w->off_v,      &w->off_m,      &w->off_sdy,
+                          &w->off_sx,   &w->off_tmp,    &w->off_pieces, &w->off_gemm};
+    for (int i = 0; i < 8; i++) {
+        if (offsets[i])
+            *offsets[i] = w->thread_bytes;
+        w->thread_bytes += round64(parts[i]);
+    }
+    w->bucket_floats = round64(sizeof(float) * sz.w_elems) / sizeof(float);
+    if (w->thread_bytes > THREAD_LIMIT) {
+        wino_f32_winrs_release(w);
+        return wino_fail(WINO_UNSUPPORTED, "WinRS: a %dx%d filter needs over %zu MiB of buffers "
+                         "per thread", d->r, d->s, THREAD_LIMIT >> 20);
+    }
+    return WINO_SUCCESS;
+}
+
+void wino_f32_winrs_release(struct wino_f32_winrs *w)
+{
+    for (int k = 0; k < 2; k++) {
+        kernel_release(&w->kind[k].kernel[0]);
+        kernel_release(&w->kind[k].kernel[1]);
+    }
+    free(w->seg);
+    memset(w, 0, sizeof *w);
+}
+
+size_t wino_f32_winrs_workspace_bytes(const struct wino_f32_winrs *w)
+{
+    return w->thread_bytes * (size_t)w->threads +
+           sizeof(float) * w->bucket_floats * (size_t)(w->segments - 1);
+}
+
+/* dst[col][ch] (ld floats per column) = element (ch, v0 + col) of one image row whose element
+ * (0, 0) is at src, for ch < nch and col < ncols; zero for columns outside [0, width) and for
+ * ch in [nch, ld). */
+static void stage(const float *src, ptrdiff_t ch_stride, ptrdiff_t col_stride, int v0, int ncols,
+                  int width, int nch, int ld, float *dst)
+{
+    for (int col = 0; col < ncols; col++) {
+        const int v = v0 + col;
+        float *out = dst + (size_t)col * ld;
+        if (v < 0 || v >= width)
+            memset(out, 0, sizeof(float) * (size_t)ld);
+        else if (ch_stride == 1)
+            memcpy(out, src + v * col_stride, sizeof(float) * (size_t)nch);
+        if (v >= 0 && v < width)
+            memset(out + nch, 0, sizeof(float) * (size_t)(ld - nch));
+    }
+    if (ch_stride != 1)
+        for (int ch = 0; ch < nch; ch++)
+            for (int col = 0; col < ncols; col++) {
+                const int v = v0 + col;
+                if (v >= 0 && v < width)
+                    dst[(size_t)col * ld + ch] = src[ch * ch_stride + v * col_stride];
+            }
+}
+
+/* One work item: segment sg, output channels [k0, k0 + nk), input channels [c0, c0 + nc), rows
+ * [i0, i0 + ni) of dW, written to out (dw or a bucket in dw's layout; add: out += result). */
+struct item {
+    const struct wino_winrs_segment *sg;
+    int k0, nk, c0, nc, i0, ni;
+    float *out;
+    int add;
+};
+
+static void run_item(const struct wino_f32_winrs *w, const struct wino_conv2d_desc *d, int p,
+                     int q, const float *x, const float *dy, const struct item *it, char *mine)
+{
+    const struct wino_winrs_segment *sg = it->sg;
+    const struct wino_winrs_kind *kd = &w->kind[sg->kind];
+    const int tiles = tiles_of(kd), r = kd->r, kb = w->kb, kbp = w->kbp, cbp = w->cbp;
+    const int lb = w->lb, sa = w->sum_alpha;
+    float *u_buf[2] = {(float *)mine,
+                       (float *)mine + (size_t)kd->kernel[0].alpha * kb * lb};
+    float *v = (float *)(mine + w->off_v), *m = (float *)(mine + w->off_m);
+    float *sdy = (float *)(mine + w->off_sdy), *sx = (float *)(mine + w->off_sx);
+    float *tmp = (float *)(mine + w->off_tmp);
+    struct piece *pc = (struct piece *)(mine + w->off_pieces);
+    void *gemm_scratch = mine + w->off_gemm;
+    const struct wino_strides4 xs = wino_x_strides(d), ys = wino_y_strides(d, p, q),
+                               ws = wino_w_strides(d);
+    memset(m, 0, sizeof(float) * (size_t)it->ni * sa * kb * cbp);
+    const int per_row = (sg->q1 - sg->q0) / r;
+    const long rows = (long)(sg->p1 - sg->p0) * d->n;
+    long row = 0;
+    int unit = 0;
+    while (row < rows) {
+        int np = 0, l = 0; /* the next chunk: rows in (p, n) order, at most lb units */
+        while (row < rows && l < lb) {
+            const int take = per_row - unit < lb - l ? per_row - unit : lb - l;
+            const struct piece e = {(int)(row % d->n), sg->p0 + (int)(row / d->n), unit,
+                                    unit + take, l};
+            pc[np++] = e;
+            l += take;
+            unit += take;
+            if (unit == per_row) {
+                unit = 0;
+                row++;
+            }
+        }
+        /* U = G g of every unit of the chunk, for both kernels of the tiles */
+        for (int e = 0; e < np; e++) {
+            const struct piece *pe = &pc[e];
+            stage(dy + pe->n * ys.a + it->k0 * ys.b + pe->p * ys.c, ys.b, ys.d,
+                  sg->q0 + pe->u0 * r, (pe->u1 - pe->u0) * r, q, it->nk, kbp, sdy);
+            for (int u = pe->u0; u < pe->u1; u++)
+                for (int kk = 0; kk < 1 + (kd->rest > 0); kk++) {
+                    const struct wino_winrs_kernel *kn = &kd->kernel[kk];
+                    wino_f32_winrs_transform(w->isa, &kn->g, sdy + (size_t)(u - pe->u0) * r * kbp, kbp,
+                                             tmp, kbp, kbp / LANES);
+                    float *dst = u_buf[kk] + pe->l0 + (u - pe->u0);
+                    for (int a = 0; a < kn->alpha; a++)
+                        for (int k = 0; k < it->nk; k++)
+                            dst[((size_t)a * kb + k) * lb] = tmp[(size_t)a * kbp + k];
+                }
+        }
+        for (int ii = 0; ii < it->ni; ii++) {
+            const int i = it->i0 + ii;
+            /* the pieces whose row of x is inside the image (Fig. 7's clipping): contiguous,
+             * as pieces go by increasing p */
+            int lo = 0, hi;
+            while (lo < np && (pc[lo].p + i - d->pad_h < 0 || pc[lo].p + i - d->pad_h >= d->h))
+                lo++;
+            for (hi = lo; hi < np && pc[hi].p + i - d->pad_h < d->h; hi++)
+                ;
+            if (lo == hi)
+                continue;
+            const int l_lo = pc[lo].l0, count = pc[hi - 1].l0 + pc[hi - 1].u1 - pc[hi - 1].u0 - l_lo;
+            for (int e = lo; e < hi; e++) {
+                const struct piece *pe = &pc[e];
+                const int h = pe->p + i - d->pad_h;
+                stage(x + pe->n * xs.a + it->c0 * xs.b + h * xs.c, xs.b, xs.d,
+                      sg->q0 + pe->u0 * r - d->pad_w, (pe->u1 - pe->u0) * r + d->s - 1, d->w,
+                      it->nc, cbp, sx);
+                for (int t = 0; t < tiles; t++) {
+                    const struct wino_winrs_kernel *kn = tile_kernel(kd, t);
+                    float *vt = v + (size_t)alpha_offset(kd, t) * lb * cbp;
+                    for (int u = pe->u0; u < pe->u1; u++)
+                        wino_f32_winrs_transform(
+                            w->isa, &kn->bt, sx + ((size_t)(u - pe->u0) * r + (size_t)t * kd->n) * cbp, cbp,
+                            vt + (size_t)(pe->l0 + u - pe->u0 - l_lo) * cbp, (ptrdiff_t)lb * cbp,
+                            cbp / LANES);
+                }
+            }
+            /* the alpha GEMMs of each tile: M[a] += U[a] V[a] over the units */
+            for (int t = 0; t < tiles; t++) {
+                const struct wino_winrs_kernel *kn = tile_kernel(kd, t);
+                const float *ut = u_buf[t < kd->full ? 0 : 1] + l_lo;
+                const float *vt = v + (size_t)alpha_offset(kd, t) * lb * cbp;
+                float *mt = m + ((size_t)ii * sa + alpha_offset(kd, t)) * kb * cbp;
+                for (int a = 0; a < kn->alpha; a++)
+                    wino_f32_gemm(w->isa, it->nk, it->nc, count, ut + (size_t)a * kb * lb, lb,
+                                  vt + (size_t)a * lb * cbp, cbp, mt + (size_t)a * kb * cbp, cbp,
+                                  1, gemm_scratch);
+            }
+        }
+    }
+    /* the output transform A^T M of every tile, once */
+    for (int ii = 0; ii < it->ni; ii++)
+        for (int t = 0; t < tiles; t++) {
+            const struct wino_winrs_kernel *kn = tile_kernel(kd, t);
+            const float *mt = m + ((size_t)ii * sa + alpha_offset(kd, t)) * kb * cbp;
+            for (int k = 0; k < it->nk; k++) {
+                wino_f32_winrs_transform(w->isa, &kn->at, mt + (size_t)k * cbp, (ptrdiff_t)kb * cbp, tmp,
+                                         cbp, cbp / LANES);
+                for (int j = 0; j < kn->n; j++) {
+                    float *dst = it->out + (it->k0 + k) * ws.a + it->c0 * ws.b +
+                                 (it->i0 + ii) * ws.c + (t * kd->n + j) * ws.d;
+                    for (int c = 0; c < it->nc; c++)
+                        dst[c * ws.b] = (it->add ? dst[c * ws.b] : 0.0f) + tmp[(size_t)j * cbp + c];
+                }
+            }
+        }
+}
+
+void wino_f32_winrs_run(const struct wino_f32_winrs *w, const struct wino_conv2d_desc *d, int p,
+                        int q, const float *x, const float *dy, float *dw, void *ws)
+{
+    const long per_segment = (long)w->kblocks * w->cblocks * w->row_groups;
+    float *buckets = (float *)((char *)ws + w->thread_bytes * (size_t)w->threads);
+#pragma omp parallel for num_threads(w->threads) schedule(dynamic)
+    for (long n = 0; n < w->segments * per_segment; n++) {
+        const int z = (int)(n / per_segment), g = (int)(n % w->row_groups);
+        const int kb = (int)(n / w->row_groups / w->cblocks % w->kblocks);
+        const int cb = (int)(n / w->row_groups % w->cblocks);
+        struct item it;
+        it.sg = &w->seg[z];
+        it.k0 = kb * w->kb;
+        it.nk = d->k - it.k0 < w->kb ? d->k - it.k0 : w->kb;
+        it.c0 = cb * w->cb;
+        it.nc = d->c - it.c0 < w->cb ? d->c - it.c0 : w->cb;
+        it.i0 = g * w->rows_per_item;
+        it.ni = d->r - it.i0 < w->rows_per_item ? d->r - it.i0 : w->rows_per_item;
+        it.out = z ? buckets + (size_t)(z - 1) * w->bucket_floats : dw;
+        it.add = !z && w->accumulate;
+        run_item(w, d, p, q, x, dy, &it, (char *)ws + w->thread_bytes * (size_t)omp_get_thread_num());
+    }
+    wino_f32_buckets_reduce(dw, buckets, w->bucket_floats, w->segments - 1,
+                            (size_t)d->k * d->c * d->r * d->s, w->threads);
+}

@@ -1,0 +1,131 @@
+/* WinRS backward-filter convolution in FP32 on the CPU (Zhang et al., ICPP'25, sections 3-5),
+ * for stride 1 and dilation 1, any R x S and padding, either layout.
+ *
+ * Row i of dW[k][c] is a 1D correlation summed over every row of dy (dimension reduction):
+ *     dW[k][c][i][j] = sum_{n,p} sum_q dy[n][k][p][q] * x[n][c][p + i - pad_h][q + j - pad_w].
+ * Each row of dy is split into units of r columns (filter split), and a unit with its window of
+ * alpha = n + r - 1 columns of x is one 1D Winograd problem F(n, r): dy's unit is the "filter"
+ * g, the window the input d, and n columns of dW's row the output (Omega_alpha(n, r)):
+ *     dW[j0 .. j0 + n) += A^T [(G g) .* (B^T d)].
+ * A^T is taken out of the sum over units, so per tile the alpha products are summed over every
+ * unit (and over the channels) first: alpha GEMMs M[a] (K x C) += U[a] (K x units) V[a]
+ * (units x C), and the output transform runs once per tile of dW at the end.
+ *
+ * A row of Q columns is covered by units of two kinds (widths r0 and r1, the fastest pair of
+ * section 4.1); a filter row of S taps by S / n tiles of n and, when n does not divide S, one
+ * of S mod n. dy is cut into segments (Algorithms 1 and 2), each of one kind of unit, computed
+ * apart: the first into dw, the others into buckets of the workspace, summed at the end with
+ * Kahan summation. Rows of a segment whose row of x lies in the height padding are skipped
+ * (Fig. 7's clipping). A work item is one segment and one block of K and C channels. */
+#ifndef WINO_CPU_WINRS_F32_H
+#define WINO_CPU_WINRS_F32_H
+
+#include <stddef.h>
+
+#include "cpu/gemm_f32.h"
+#include "wino.h"
+
+/* A transform matrix by rows of its nonzero entries: row a holds val[e] at column col[e] for
+ * e in [start[a], start[a + 1]). */
+struct wino_winrs_matrix {
+    int rows, cols;
+    int *start, *col;
+    float *val;
+};
+
+/* F(n, r) rounded to float from the exact generator (recorded points of its alpha). */
+struct wino_winrs_kernel {
+    int n, r, alpha;
+    struct wino_winrs_matrix at; /* n x alpha */
+    struct wino_winrs_matrix g;  /* alpha x r */
+    struct wino_winrs_matrix bt; /* alpha x alpha */
+};
+
+/* Units of one width and the tiles that cover a filter row for them. */
+struct wino_winrs_kind {
+    int r, n;      /* unit width; filter-gradient tile width */
+    int units;     /* units per row of dy */
+    int full;      /* tiles of n per filter row: S / n */
+    int rest;      /* S mod n: the width of one more tile, or 0 */
+    struct wino_winrs_kernel kernel[2]; /* F(n, r) and F(rest, r) */
+};
+
+/* A rectangle of dy computed apart: rows [p0, p1) x columns [q0, q1) of every image, all of one
+ * kind of unit. */
+struct wino_winrs_segment {
+    int p0, p1, q0, q1, kind;
+};
+
+/* What the planner may be told instead of choosing (tests; 0 = choose). */
+struct wino_winrs_request {
+    int n[2], r[2];    /* the kernels of the two kinds (kind 1 may stay 0 = chosen) */
+    int segments;      /* the baseline segment count Z^ of Algorithm 2 */
+};
+
+/* The plan of WinRS for one descriptor (src/cpu/winrs_plan.c). */
+struct wino_winrs_plan {
+    int kinds;
+    int n[2], r[2], units[2];
+    int segment_h, segment_w; /* the usual shape; the last band and column may differ */
+    int bands, columns;       /* segments: bands x columns, the last column of kind 1 when
+                               * there is one */
+};
+
+/* Multiplications of the plan per row of dy and per (k, c) pair, against Q * S direct. */
+long wino_winrs_plan_cost(const struct wino_winrs_plan *plan, int s);
+
+/* Section 4.1: the fastest pair of kernels for desc's filter rows (S taps) and rows of dy of
+ * q columns; req may be NULL. Returns WINO_SUCCESS or WINO_INVALID_ARGUMENT (a request that no
+ * kernel can serve, with the reason). */
+enum wino_status wino_winrs_plan_kernels(const struct wino_conv2d_desc *desc, int q,
+                                         const struct wino_winrs_request *req,
+                                         struct wino_winrs_plan *plan);
+
+/* Algorithms 1 and 2: the segment count and shape of a plan with its kernels, when each
+ * segment gives items_per_segment work items to threads; req (may be NULL) may fix Z^. */
+void wino_winrs_plan_segments(const struct wino_conv2d_desc *desc, int p, int q,
+                              long items_per_segment, int threads,
+                              const struct wino_winrs_request *req,
+                              struct wino_winrs_plan *plan);
+
+struct wino_f32_winrs {
+    int threads;
+    enum wino_isa isa;
+    int accumulate;
+    struct wino_winrs_plan plan;
+    struct wino_winrs_kind kind[2];
+    int segments;
+    struct wino_winrs_segment *seg;
+    int kb, cb, kbp, cbp;    /* channel block sizes (p: rounded up to 16 lanes) */
+    int kblocks, cblocks;
+    int rows_per_item, row_groups; /* rows of dW per work item, and how many groups of them */
+    int lb;                  /* units per chunk (the GEMMs' k) */
+    int sum_alpha;           /* the largest sum of alpha over the tiles of a filter row */
+    size_t off_v, off_m, off_sdy, off_sx, off_tmp, off_pieces, off_gemm; /* per-thread scratch
+                              * (see .c): byte offsets of its parts, U at 0 */
+    size_t thread_bytes;
+    size_t bucket_floats;    /* one bucket, a 64-byte multiple */
+};
+
+/* Plans and builds the kernels for a validated FP32 descriptor with stride 1 and dilation 1.
+ * threads >= 1; req may be NULL. Returns WINO_SUCCESS, WINO_OUT_OF_MEMORY, or
+ * WINO_INVALID_ARGUMENT (sizes that overflow, a request that cannot be served). */
+enum wino_status wino_f32_winrs_prepare(struct wino_f32_winrs *w,
+                                        const struct wino_conv2d_desc *desc, int threads,
+                                        int accumulate, const struct wino_winrs_request *req);
+void wino_f32_winrs_release(struct wino_f32_winrs *w);
+
+size_t wino_f32_winrs_workspace_bytes(const struct wino_f32_winrs *w);
+
+/* dw from x and dy (output size p x q); ws 64-byte aligned, workspace_bytes long. */
+void wino_f32_winrs_run(const struct wino_f32_winrs *w, const struct wino_conv2d_desc *desc,
+                        int p, int q, const float *x, const float *dy, float *dw, void *ws);
+
+/* out[a][v] = sum_t m[a][t] * in[t][v] for the rows a of m, over vecs (1 to 4) x 16 lanes v;
+ * in row t at in + t * in_stride, out row a at out + a * out_stride, all 16-float aligned; isa
+ * <= wino_cpu_isa(). src/cpu/winrs_transform_f32.c. */
+void wino_f32_winrs_transform(enum wino_isa isa, const struct wino_winrs_matrix *m,
+                              const float *in, ptrdiff_t in_stride, float *out,
+                              ptrdiff_t out_stride, int vecs);
+
+#endif
