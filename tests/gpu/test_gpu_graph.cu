@@ -2,8 +2,9 @@
  * with every variant (F(4x4, 3x3) and F(2x2, 3x3); cuBLAS's GEMMs in the non-fused ones), run()
  * is captured on a non-blocking stream (global capture mode: a synchronizing or allocating call
  * in run() would invalidate the capture), into an output the operator has not seen before; the
- * graph's replays must give the same bytes as an eager run(), also after the input changed in
- * place between replays. Usage: test_gpu_graph (WINO_TEST_SEED=N to replay). */
+ * graph must hold kernel nodes only (no allocation, copy or memset), and its replays must give
+ * the same bytes as an eager run(), also after the input changed in place between replays.
+ * Usage: test_gpu_graph (WINO_TEST_SEED=N to replay). */
 #include "gpu_test_util.h"
 
 static struct test_counts tc;
@@ -68,6 +69,19 @@ static void check_graph(struct graph_case *g, cudaStream_t stream)
     if (ended == cudaSuccess && st == WINO_SUCCESS) {
         CUDA_CHECK(cudaGraphGetNodes(graph, NULL, &nodes));
         gpu_checkf(&tc, nodes > 0, "%s: the captured graph is empty", g->label);
+        /* kernels only: an allocation (cuBLAS's workspace, say), copy or memset node would be
+         * work that run() does besides enqueuing its kernels */
+        cudaGraphNode_t *list = (cudaGraphNode_t *)malloc(nodes * sizeof *list);
+        CUDA_CHECK(cudaGraphGetNodes(graph, list, &nodes));
+        size_t others = 0;
+        for (size_t i = 0; i < nodes; i++) {
+            enum cudaGraphNodeType type;
+            CUDA_CHECK(cudaGraphNodeGetType(list[i], &type));
+            others += type != cudaGraphNodeTypeKernel;
+        }
+        free(list);
+        gpu_checkf(&tc, others == 0, "%s: %zu of the %zu captured nodes are not kernels",
+                   g->label, others, nodes);
         CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
         replay_and_compare(g, stream, exec, dy_graph, want, "on the first input");
         /* the graph reads x when it runs: a new input in place gives the new output */
