@@ -19,30 +19,34 @@ static size_t round64(size_t bytes)
     return (bytes + 63) / 64 * 64;
 }
 
-/* The taps of one phase along one axis: the phase a (input index mod stride) and the taps t
- * with (t * dilation - a - pad) divisible by stride, written to list[2..]; list[0] = a,
- * list[1] = how many. Returns that count. */
+/* The taps of one phase along one axis: the taps t with (t * dilation - a - pad) divisible by
+ * stride, where a is the phase (input index mod stride). Returns how many; with list, writes
+ * list[0] = a, list[1] = the count, list[2..] = the taps. */
 static int phase_taps(int a, int taps, int stride, int pad, int dilation, int *list)
 {
     int count = 0;
     for (int t = 0; t < taps; t++) {
         const long long shift = (long long)t * dilation - a - pad;
-        if (shift % stride == 0)
-            list[2 + count++] = t;
+        if (shift % stride == 0 && list)
+            list[2 + count] = t;
+        count += shift % stride == 0;
     }
-    list[0] = a;
-    list[1] = count;
+    if (list) {
+        list[0] = a;
+        list[1] = count;
+    }
     return count;
 }
 
-/* The phases along one axis that receive taps: fills rows[] (entries of taps + 2 ints) and
- * returns how many. Phases past the image (a >= size) hold no pixel and are left out. */
+/* The phases along one axis that receive taps (at most min(taps, stride)): fills rows[]
+ * (entries of taps + 2 ints) and returns how many. Phases past the image (a >= size) hold no
+ * pixel and are left out. */
 static int axis_phases(int size, int taps, int stride, int pad, int dilation, int *rows)
 {
     int n = 0;
     for (int a = 0; a < stride && a < size; a++)
-        if (phase_taps(a, taps, stride, pad, dilation, rows + (size_t)n * (taps + 2)))
-            n++;
+        if (phase_taps(a, taps, stride, pad, dilation, NULL))
+            phase_taps(a, taps, stride, pad, dilation, rows + (size_t)n++ * (taps + 2));
     return n;
 }
 
