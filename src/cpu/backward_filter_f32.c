@@ -30,30 +30,43 @@ int wino_backward_filter_segments(long items_per_segment, int threads, long max_
                                   size_t dw_elems, size_t data_elems)
 {
     long z = (4L * threads + items_per_segment - 1) / items_per_segment;
-    const size_t by_size = 1 + data_elems / 4 / (dw_elems ? dw_elems : 1);
-    const long by_workspace = by_size > (size_t)threads ? (long)by_size : threads;
-    if (z > by_workspace)
-        z = by_workspace;
+    const size_t by_workspace = 1 + data_elems / 4 / (dw_elems ? dw_elems : 1);
+    if ((size_t)z > by_workspace)
+        z = (long)by_workspace;
     if (z > max_segments)
         z = max_segments;
     return z < 1 ? 1 : (int)z;
 }
+
+/* Kahan's compensated sum, for a block of elements at a time so that it runs in vectors. */
+#define REDUCE_BLOCK 256
 
 void wino_f32_buckets_reduce(float *dw, const float *buckets, size_t bucket_stride, int extra,
                              size_t count, int threads)
 {
     if (extra < 1)
         return;
+    const long blocks = (long)((count + REDUCE_BLOCK - 1) / REDUCE_BLOCK);
 #pragma omp parallel for num_threads(threads) schedule(static)
-    for (long e = 0; e < (long)count; e++) {
-        float sum = dw[e], comp = 0.0f;
-        for (int z = 0; z < extra; z++) {
-            const float y = buckets[(size_t)z * bucket_stride + (size_t)e] - comp;
-            const float t = sum + y;
-            comp = (t - sum) - y;
-            sum = t;
+    for (long b = 0; b < blocks; b++) {
+        const size_t e0 = (size_t)b * REDUCE_BLOCK;
+        const int n = count - e0 < REDUCE_BLOCK ? (int)(count - e0) : REDUCE_BLOCK;
+        float sum[REDUCE_BLOCK], comp[REDUCE_BLOCK];
+        for (int e = 0; e < n; e++) {
+            sum[e] = dw[e0 + e];
+            comp[e] = 0.0f;
         }
-        dw[e] = sum;
+        for (int z = 0; z < extra; z++) {
+            const float *bucket = buckets + (size_t)z * bucket_stride + e0;
+            for (int e = 0; e < n; e++) {
+                const float y = bucket[e] - comp[e];
+                const float t = sum[e] + y;
+                comp[e] = (t - sum[e]) - y;
+                sum[e] = t;
+            }
+        }
+        for (int e = 0; e < n; e++)
+            dw[e0 + e] = sum[e];
     }
 }
 
@@ -69,10 +82,16 @@ enum wino_status wino_f32_backward_filter_direct_prepare(struct wino_f32_backwar
     bf->threads = threads;
     bf->isa = wino_cpu_isa();
     bf->accumulate = accumulate;
-    bf->col_block = crs < COL_BLOCK ? (int)crs : COL_BLOCK;
+    /* column blocks of COL_BLOCK, halved down to 64 while they give threads fewer than four
+     * items a segment */
+    bf->col_block = COL_BLOCK;
+    while (bf->col_block > 64 && (long)((crs + bf->col_block - 1) / bf->col_block) < 4L * threads)
+        bf->col_block /= 2;
+    if ((size_t)bf->col_block > crs)
+        bf->col_block = (int)crs;
     const long rows = (long)d->n * sz.p, pixels = rows * sz.q;
     bf->pix_block = pixels < PIX_BLOCK ? (int)pixels : PIX_BLOCK;
-    const long col_blocks = (long)((crs + COL_BLOCK - 1) / COL_BLOCK);
+    const long col_blocks = (long)((crs + bf->col_block - 1) / bf->col_block);
     bf->segments = wino_backward_filter_segments(col_blocks, threads, rows, sz.w_elems,
                                                  sz.x_elems + sz.y_elems + sz.w_elems);
     bf->bucket_floats = round64(sizeof(float) * sz.w_elems) / sizeof(float);

@@ -18,7 +18,7 @@
 /* Segments of dy to compute apart so that threads get enough work items: about four items per
  * thread when a segment gives items_per_segment, at most max_segments, and few enough that the
  * segments - 1 buckets of dw_elems floats stay within a quarter of the data (x, dy and dw:
- * data_elems floats) or within one bucket per thread. */
+ * data_elems floats). */
 int wino_backward_filter_segments(long items_per_segment, int threads, long max_segments,
                                   size_t dw_elems, size_t data_elems);
 

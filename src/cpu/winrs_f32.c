@@ -11,8 +11,9 @@
 #include "cpu/backward_layout.h"
 
 #define LANES 16
-/* Channels per block of K and of C: a block's GEMMs are 64 x 64 x units. */
+/* Channels per block of K and of C: a block's GEMMs are up to 64 x 64 x units. */
 #define CHANNEL_BLOCK 64
+#define MIN_BLOCK 16
 /* Units per chunk: the GEMMs' k, and the columns of U and rows of V kept per thread. */
 #define CHUNK_UNITS 64
 /* Accumulators M of one work item, in bytes: the rows of dW it covers are fit to this. */
@@ -20,10 +21,11 @@
 /* Per-thread scratch beyond which WinRS declines (very wide filters): the direct path serves. */
 #define THREAD_LIMIT ((size_t)256 << 20)
 
-/* Per-thread scratch, in order: U (per kernel: alpha x kb x lb, [a][k][l]), V (per tile: alpha
- * x lb x cbp, [a][l][c]), M (per row of dW and tile: alpha x kb x cbp), the staged dy (columns
- * x kbp) and x (columns x cbp) of one piece of a row, a transform's output (alpha x lanes), the
- * pieces of a chunk, the GEMM's scratch. */
+/* Per-thread scratch, in order: U (per kernel: alpha x lb x kbp, [a][l][k]), V (per tile: alpha
+ * x lb x cbp, [a][l][c]), M (per row of dW and tile: alpha x kbp x cbp), the staged dy (columns
+ * x kbp) and x (columns x cbp) of one piece of a row, an output transform's result (n x cbp),
+ * the pieces of a chunk. Channel blocks are padded to 16 with zeros, which the GEMMs carry
+ * along instead of handling edges. */
 
 /* A run of units of one row of dy inside a chunk: image n, row p, units [u0, u1) of the
  * segment's row, the first at column l0 of the chunk. */
@@ -141,12 +143,6 @@ enum wino_status wino_f32_winrs_prepare(struct wino_f32_winrs *w,
     w->threads = threads;
     w->isa = wino_cpu_isa();
     w->accumulate = accumulate;
-    w->kblocks = (d->k + CHANNEL_BLOCK - 1) / CHANNEL_BLOCK;
-    w->cblocks = (d->c + CHANNEL_BLOCK - 1) / CHANNEL_BLOCK;
-    w->kb = (d->k + w->kblocks - 1) / w->kblocks;
-    w->cb = (d->c + w->cblocks - 1) / w->cblocks;
-    w->kbp = round_lanes(w->kb);
-    w->cbp = round_lanes(w->cb);
     w->lb = CHUNK_UNITS;
     int alpha_max = 1, r_max = 1, u_floats = 0;
     for (int k = 0; k < w->plan.kinds; k++) {
@@ -170,13 +166,26 @@ enum wino_status wino_f32_winrs_prepare(struct wino_f32_winrs *w,
         const int u = kd->kernel[0].alpha + kd->kernel[1].alpha;
         u_floats = u > u_floats ? u : u_floats;
     }
-    /* rows of dW per work item: as many as keep M within its budget */
-    const size_t m_row = sizeof(float) * (size_t)w->sum_alpha * w->kb * w->cbp;
-    w->rows_per_item = (int)(M_BUDGET / m_row < 1 ? 1 : M_BUDGET / m_row);
-    if (w->rows_per_item > d->r)
-        w->rows_per_item = d->r;
-    w->row_groups = (d->r + w->rows_per_item - 1) / w->rows_per_item;
-    w->rows_per_item = (d->r + w->row_groups - 1) / w->row_groups;
+    /* channel blocks of CHANNEL_BLOCK, halved down to MIN_BLOCK while they give threads fewer
+     * than four items a segment (each halving costs more transforms, but no bucket); the rows
+     * of dW per work item, as many as keep M within its budget */
+    size_t m_row;
+    for (int block = CHANNEL_BLOCK;; block /= 2) {
+        w->kblocks = (d->k + block - 1) / block;
+        w->cblocks = (d->c + block - 1) / block;
+        w->kb = (d->k + w->kblocks - 1) / w->kblocks;
+        w->cb = (d->c + w->cblocks - 1) / w->cblocks;
+        w->kbp = round_lanes(w->kb);
+        w->cbp = round_lanes(w->cb);
+        m_row = sizeof(float) * (size_t)w->sum_alpha * w->kbp * w->cbp;
+        w->rows_per_item = (int)(M_BUDGET / m_row < 1 ? 1 : M_BUDGET / m_row);
+        if (w->rows_per_item > d->r)
+            w->rows_per_item = d->r;
+        w->row_groups = (d->r + w->rows_per_item - 1) / w->rows_per_item;
+        w->rows_per_item = (d->r + w->row_groups - 1) / w->row_groups;
+        if (block <= MIN_BLOCK || (long)w->kblocks * w->cblocks * w->row_groups >= 4L * threads)
+            break;
+    }
     wino_winrs_plan_segments(d, sz.p, sz.q, (long)w->kblocks * w->cblocks * w->row_groups,
                              threads, req, &w->plan);
     w->segments = w->plan.bands * w->plan.columns;
@@ -188,26 +197,25 @@ enum wino_status wino_f32_winrs_prepare(struct wino_f32_winrs *w,
     for (int b = 0, z = 0; b < w->plan.bands; b++)
         for (int c = 0; c < w->plan.columns; c++, z++) {
             struct wino_winrs_segment *s = &w->seg[z];
+            const int last = c + 1 == w->plan.columns;
             s->p0 = b * w->plan.segment_h;
             s->p1 = b + 1 == w->plan.bands ? sz.p : s->p0 + w->plan.segment_h;
-            s->kind = w->plan.kinds > 1 && c + 1 == w->plan.columns;
-            s->q0 = s->kind ? wide : c * w->plan.segment_w;
-            s->q1 = s->kind ? sz.q : (s->q0 + w->plan.segment_w < wide ? s->q0 + w->plan.segment_w
-                                                                       : wide);
+            s->q0 = c * w->plan.segment_w;
+            s->qs = last ? wide : s->q0 + w->plan.segment_w;
+            s->q1 = last ? sz.q : s->qs; /* the last column takes the units of kind 1 */
         }
     const size_t lb = (size_t)w->lb, piece_cols = lb * (size_t)r_max;
-    const size_t parts[8] = {
-        sizeof(float) * (size_t)u_floats * w->kb * lb,
+    const size_t parts[7] = {
+        sizeof(float) * (size_t)u_floats * lb * w->kbp,
         sizeof(float) * (size_t)w->sum_alpha * lb * w->cbp,
         m_row * (size_t)w->rows_per_item,
         sizeof(float) * piece_cols * w->kbp,
         sizeof(float) * (piece_cols + (size_t)d->s - 1) * w->cbp,
-        sizeof(float) * (size_t)alpha_max * (w->kbp > w->cbp ? w->kbp : w->cbp),
-        sizeof(struct piece) * lb,
-        wino_f32_gemm_scratch_bytes(w->isa, w->kb, w->cb, w->lb)};
-    size_t *offsets[8] = {NULL,         &w->off_v,      &w->off_m,      &w->off_sdy,
-                          &w->off_sx,   &w->off_tmp,    &w->off_pieces, &w->off_gemm};
-    for (int i = 0; i < 8; i++) {
+        sizeof(float) * (size_t)alpha_max * w->cbp,
+        sizeof(struct piece) * lb};
+    size_t *offsets[7] = {NULL,       &w->off_v,   &w->off_m,     &w->off_sdy,
+                          &w->off_sx, &w->off_tmp, &w->off_pieces};
+    for (int i = 0; i < 7; i++) {
         if (offsets[i])
             *offsets[i] = w->thread_bytes;
         w->thread_bytes += round64(parts[i]);
@@ -262,6 +270,22 @@ static void stage(const float *src, ptrdiff_t ch_stride, ptrdiff_t col_stride, i
             }
 }
 
+/* The channel vectors of columns v0 .. v0 + ncols - 1 of one image row, as stage() lays them
+ * out: read in place (returned, *stride = col_stride) when the channels are contiguous, the
+ * block fills its vectors and every column is inside the image; else staged into dst. */
+static const float *channel_rows(const float *src, ptrdiff_t ch_stride, ptrdiff_t col_stride,
+                                 int v0, int ncols, int width, int nch, int ld, float *dst,
+                                 ptrdiff_t *stride)
+{
+    if (ch_stride == 1 && nch == ld && v0 >= 0 && v0 + ncols <= width) {
+        *stride = col_stride;
+        return src + v0 * col_stride;
+    }
+    stage(src, ch_stride, col_stride, v0, ncols, width, nch, ld, dst);
+    *stride = ld;
+    return dst;
+}
+
 /* One work item: segment sg, output channels [k0, k0 + nk), input channels [c0, c0 + nc), rows
  * [i0, i0 + ni) of dW, written to out (dw or a bucket in dw's layout; add: out += result). */
 struct item {
@@ -271,24 +295,23 @@ struct item {
     int add;
 };
 
-static void run_item(const struct wino_f32_winrs *w, const struct wino_conv2d_desc *d, int p,
-                     int q, const float *x, const float *dy, const struct item *it, char *mine)
+/* M = the alpha products of the units of kind kd in columns [q0, q1) of the item's segment,
+ * summed over them: for every row of dW and tile, U (G g) once per chunk of units, V (B^T d)
+ * per row of dW, and the GEMMs M[a] += U[a]^T V[a]. */
+static void accumulate(const struct wino_f32_winrs *w, const struct wino_conv2d_desc *d, int p,
+                       int q, const float *x, const float *dy, const struct item *it,
+                       const struct wino_winrs_kind *kd, int q0, int q1, char *mine)
 {
     const struct wino_winrs_segment *sg = it->sg;
-    const struct wino_winrs_kind *kd = &w->kind[sg->kind];
-    const int tiles = tiles_of(kd), r = kd->r, kb = w->kb, kbp = w->kbp, cbp = w->cbp;
+    const int tiles = tiles_of(kd), r = kd->r, kbp = w->kbp, cbp = w->cbp;
     const int lb = w->lb, sa = w->sum_alpha;
-    float *u_buf[2] = {(float *)mine,
-                       (float *)mine + (size_t)kd->kernel[0].alpha * kb * lb};
+    float *u_buf[2] = {(float *)mine, (float *)mine + (size_t)kd->kernel[0].alpha * lb * kbp};
     float *v = (float *)(mine + w->off_v), *m = (float *)(mine + w->off_m);
     float *sdy = (float *)(mine + w->off_sdy), *sx = (float *)(mine + w->off_sx);
-    float *tmp = (float *)(mine + w->off_tmp);
     struct piece *pc = (struct piece *)(mine + w->off_pieces);
-    void *gemm_scratch = mine + w->off_gemm;
-    const struct wino_strides4 xs = wino_x_strides(d), ys = wino_y_strides(d, p, q),
-                               ws = wino_w_strides(d);
-    memset(m, 0, sizeof(float) * (size_t)it->ni * sa * kb * cbp);
-    const int per_row = (sg->q1 - sg->q0) / r;
+    const struct wino_strides4 xs = wino_x_strides(d), ys = wino_y_strides(d, p, q);
+    memset(m, 0, sizeof(float) * (size_t)it->ni * sa * kbp * cbp);
+    const int per_row = (q1 - q0) / r;
     const long rows = (long)(sg->p1 - sg->p0) * d->n;
     long row = 0;
     int unit = 0;
@@ -309,18 +332,16 @@ static void run_item(const struct wino_f32_winrs *w, const struct wino_conv2d_de
         /* U = G g of every unit of the chunk, for both kernels of the tiles */
         for (int e = 0; e < np; e++) {
             const struct piece *pe = &pc[e];
-            stage(dy + pe->n * ys.a + it->k0 * ys.b + pe->p * ys.c, ys.b, ys.d,
-                  sg->q0 + pe->u0 * r, (pe->u1 - pe->u0) * r, q, it->nk, kbp, sdy);
+            ptrdiff_t ld;
+            const float *g = channel_rows(dy + pe->n * ys.a + it->k0 * ys.b + pe->p * ys.c, ys.b,
+                                          ys.d, q0 + pe->u0 * r, (pe->u1 - pe->u0) * r, q,
+                                          it->nk, kbp, sdy, &ld);
             for (int u = pe->u0; u < pe->u1; u++)
-                for (int kk = 0; kk < 1 + (kd->rest > 0); kk++) {
-                    const struct wino_winrs_kernel *kn = &kd->kernel[kk];
-                    wino_f32_winrs_transform(w->isa, &kn->g, sdy + (size_t)(u - pe->u0) * r * kbp, kbp,
-                                             tmp, kbp, kbp / LANES);
-                    float *dst = u_buf[kk] + pe->l0 + (u - pe->u0);
-                    for (int a = 0; a < kn->alpha; a++)
-                        for (int k = 0; k < it->nk; k++)
-                            dst[((size_t)a * kb + k) * lb] = tmp[(size_t)a * kbp + k];
-                }
+                for (int kk = 0; kk < 1 + (kd->rest > 0); kk++)
+                    wino_f32_winrs_transform(w->isa, &kd->kernel[kk].g,
+                                             g + (u - pe->u0) * r * ld, ld,
+                                             u_buf[kk] + (size_t)(pe->l0 + u - pe->u0) * kbp,
+                                             (ptrdiff_t)lb * kbp, kbp / LANES);
         }
         for (int ii = 0; ii < it->ni; ii++) {
             const int i = it->i0 + ii;
@@ -333,51 +354,89 @@ static void run_item(const struct wino_f32_winrs *w, const struct wino_conv2d_de
                 ;
             if (lo == hi)
                 continue;
-            const int l_lo = pc[lo].l0, count = pc[hi - 1].l0 + pc[hi - 1].u1 - pc[hi - 1].u0 - l_lo;
+            const int l_lo = pc[lo].l0;
+            const int count = pc[hi - 1].l0 + pc[hi - 1].u1 - pc[hi - 1].u0 - l_lo;
             for (int e = lo; e < hi; e++) {
                 const struct piece *pe = &pc[e];
                 const int h = pe->p + i - d->pad_h;
-                stage(x + pe->n * xs.a + it->c0 * xs.b + h * xs.c, xs.b, xs.d,
-                      sg->q0 + pe->u0 * r - d->pad_w, (pe->u1 - pe->u0) * r + d->s - 1, d->w,
-                      it->nc, cbp, sx);
+                ptrdiff_t ld;
+                const float *d_in = channel_rows(
+                    x + pe->n * xs.a + it->c0 * xs.b + h * xs.c, xs.b, xs.d,
+                    q0 + pe->u0 * r - d->pad_w, (pe->u1 - pe->u0) * r + d->s - 1, d->w, it->nc,
+                    cbp, sx, &ld);
                 for (int t = 0; t < tiles; t++) {
                     const struct wino_winrs_kernel *kn = tile_kernel(kd, t);
                     float *vt = v + (size_t)alpha_offset(kd, t) * lb * cbp;
                     for (int u = pe->u0; u < pe->u1; u++)
                         wino_f32_winrs_transform(
-                            w->isa, &kn->bt, sx + ((size_t)(u - pe->u0) * r + (size_t)t * kd->n) * cbp, cbp,
+                            w->isa, &kn->bt, d_in + ((u - pe->u0) * r + t * kd->n) * ld, ld,
                             vt + (size_t)(pe->l0 + u - pe->u0 - l_lo) * cbp, (ptrdiff_t)lb * cbp,
                             cbp / LANES);
                 }
             }
-            /* the alpha GEMMs of each tile: M[a] += U[a] V[a] over the units */
+            /* the alpha GEMMs of each tile: M[a] += U[a]^T V[a] over the units */
             for (int t = 0; t < tiles; t++) {
                 const struct wino_winrs_kernel *kn = tile_kernel(kd, t);
-                const float *ut = u_buf[t < kd->full ? 0 : 1] + l_lo;
+                const float *ut = u_buf[t < kd->full ? 0 : 1] + (size_t)l_lo * kbp;
                 const float *vt = v + (size_t)alpha_offset(kd, t) * lb * cbp;
-                float *mt = m + ((size_t)ii * sa + alpha_offset(kd, t)) * kb * cbp;
+                float *mt = m + ((size_t)ii * sa + alpha_offset(kd, t)) * kbp * cbp;
                 for (int a = 0; a < kn->alpha; a++)
-                    wino_f32_gemm(w->isa, it->nk, it->nc, count, ut + (size_t)a * kb * lb, lb,
-                                  vt + (size_t)a * lb * cbp, cbp, mt + (size_t)a * kb * cbp, cbp,
-                                  1, gemm_scratch);
+                    wino_f32_winrs_gemm(w->isa, kbp, cbp, count, ut + (size_t)a * lb * kbp, kbp,
+                                        vt + (size_t)a * lb * cbp, cbp,
+                                        mt + (size_t)a * kbp * cbp, cbp);
             }
         }
     }
-    /* the output transform A^T M of every tile, once */
+}
+
+/* dst[e * stride] (+)= src[e] for e < n. */
+static void store_row(float *dst, ptrdiff_t stride, const float *src, int n, int add)
+{
+    if (stride == 1 && add)
+        for (int e = 0; e < n; e++)
+            dst[e] += src[e];
+    else if (stride == 1)
+        memcpy(dst, src, sizeof(float) * (size_t)n);
+    else
+        for (int e = 0; e < n; e++)
+            dst[e * stride] = (add ? dst[e * stride] : 0.0f) + src[e];
+}
+
+/* The output transform A^T M of every tile of kind kd, once, into the item's part of out. */
+static void output(const struct wino_f32_winrs *w, const struct wino_conv2d_desc *d,
+                   const struct item *it, const struct wino_winrs_kind *kd, int add, char *mine)
+{
+    const int kbp = w->kbp, cbp = w->cbp;
+    const float *m = (const float *)(mine + w->off_m);
+    float *tmp = (float *)(mine + w->off_tmp);
+    const struct wino_strides4 ws = wino_w_strides(d);
     for (int ii = 0; ii < it->ni; ii++)
-        for (int t = 0; t < tiles; t++) {
+        for (int t = 0; t < tiles_of(kd); t++) {
             const struct wino_winrs_kernel *kn = tile_kernel(kd, t);
-            const float *mt = m + ((size_t)ii * sa + alpha_offset(kd, t)) * kb * cbp;
+            const float *mt = m + ((size_t)ii * w->sum_alpha + alpha_offset(kd, t)) * kbp * cbp;
             for (int k = 0; k < it->nk; k++) {
-                wino_f32_winrs_transform(w->isa, &kn->at, mt + (size_t)k * cbp, (ptrdiff_t)kb * cbp, tmp,
-                                         cbp, cbp / LANES);
-                for (int j = 0; j < kn->n; j++) {
-                    float *dst = it->out + (it->k0 + k) * ws.a + it->c0 * ws.b +
-                                 (it->i0 + ii) * ws.c + (t * kd->n + j) * ws.d;
-                    for (int c = 0; c < it->nc; c++)
-                        dst[c * ws.b] = (it->add ? dst[c * ws.b] : 0.0f) + tmp[(size_t)j * cbp + c];
-                }
+                wino_f32_winrs_transform(w->isa, &kn->at, mt + (size_t)k * cbp,
+                                         (ptrdiff_t)kbp * cbp, tmp, cbp, cbp / LANES);
+                for (int j = 0; j < kn->n; j++)
+                    store_row(it->out + (it->k0 + k) * ws.a + it->c0 * ws.b +
+                                  (it->i0 + ii) * ws.c + (t * kd->n + j) * ws.d,
+                              ws.b, tmp + (size_t)j * cbp, it->nc, add);
             }
+        }
+}
+
+/* Both kinds of units of the item's segment, the second adding onto the first. */
+static void run_item(const struct wino_f32_winrs *w, const struct wino_conv2d_desc *d, int p,
+                     int q, const float *x, const float *dy, const struct item *it, char *mine)
+{
+    const struct wino_winrs_segment *sg = it->sg;
+    const int bounds[3] = {sg->q0, sg->qs, sg->q1};
+    int add = it->add;
+    for (int k = 0; k < w->plan.kinds; k++)
+        if (bounds[k + 1] > bounds[k]) {
+            accumulate(w, d, p, q, x, dy, it, &w->kind[k], bounds[k], bounds[k + 1], mine);
+            output(w, d, it, &w->kind[k], add, mine);
+            add = 1;
         }
 }
 

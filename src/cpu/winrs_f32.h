@@ -13,9 +13,11 @@
  *
  * A row of Q columns is covered by units of two kinds (widths r0 and r1, the fastest pair of
  * section 4.1); a filter row of S taps by S / n tiles of n and, when n does not divide S, one
- * of S mod n. dy is cut into segments (Algorithms 1 and 2), each of one kind of unit, computed
- * apart: the first into dw, the others into buckets of the workspace, summed at the end with
- * Kahan summation. Rows of a segment whose row of x lies in the height padding are skipped
+ * of S mod n. dy is cut into segments (Algorithms 1 and 2) computed apart: the first into dw,
+ * the others into buckets of the workspace, summed at the end with Kahan summation. Unlike
+ * the GPU kernels, which run one kind per segment, a work item here runs both kinds of its
+ * segment one after the other, so the residual units need no segment (nor bucket) of their
+ * own. Rows of a segment whose row of x lies in the height padding are skipped
  * (Fig. 7's clipping). A work item is one segment and one block of K and C channels. */
 #ifndef WINO_CPU_WINRS_F32_H
 #define WINO_CPU_WINRS_F32_H
@@ -50,10 +52,10 @@ struct wino_winrs_kind {
     struct wino_winrs_kernel kernel[2]; /* F(n, r) and F(rest, r) */
 };
 
-/* A rectangle of dy computed apart: rows [p0, p1) x columns [q0, q1) of every image, all of one
- * kind of unit. */
+/* A rectangle of dy computed apart: rows [p0, p1) x columns [q0, q1) of every image, units of
+ * kind 0 in [q0, qs), of kind 1 in [qs, q1) (the last column of segments only). */
 struct wino_winrs_segment {
-    int p0, p1, q0, q1, kind;
+    int p0, p1, q0, qs, q1;
 };
 
 /* What the planner may be told instead of choosing (tests; 0 = choose). */
@@ -67,8 +69,8 @@ struct wino_winrs_plan {
     int kinds;
     int n[2], r[2], units[2];
     int segment_h, segment_w; /* the usual shape; the last band and column may differ */
-    int bands, columns;       /* segments: bands x columns, the last column of kind 1 when
-                               * there is one */
+    int bands, columns;       /* segments: bands x columns; the last column also holds the
+                               * units of kind 1 */
 };
 
 /* Multiplications of the plan per row of dy and per (k, c) pair, against Q * S direct. */
@@ -101,8 +103,8 @@ struct wino_f32_winrs {
     int rows_per_item, row_groups; /* rows of dW per work item, and how many groups of them */
     int lb;                  /* units per chunk (the GEMMs' k) */
     int sum_alpha;           /* the largest sum of alpha over the tiles of a filter row */
-    size_t off_v, off_m, off_sdy, off_sx, off_tmp, off_pieces, off_gemm; /* per-thread scratch
-                              * (see .c): byte offsets of its parts, U at 0 */
+    size_t off_v, off_m, off_sdy, off_sx, off_tmp, off_pieces; /* per-thread scratch (see .c):
+                              * byte offsets of its parts, U at 0 */
     size_t thread_bytes;
     size_t bucket_floats;    /* one bucket, a 64-byte multiple */
 };
@@ -121,8 +123,13 @@ size_t wino_f32_winrs_workspace_bytes(const struct wino_f32_winrs *w);
 void wino_f32_winrs_run(const struct wino_f32_winrs *w, const struct wino_conv2d_desc *desc,
                         int p, int q, const float *x, const float *dy, float *dw, void *ws);
 
+/* c[i][j] += sum_l a[l][i] * b[l][j] for i < m, j < n, l < k: m and n multiples of 16, rows
+ * of a, b, c at lda, ldb, ldc floats; isa <= wino_cpu_isa(). src/cpu/winrs_gemm_f32.c. */
+void wino_f32_winrs_gemm(enum wino_isa isa, int m, int n, int k, const float *a, ptrdiff_t lda,
+                         const float *b, ptrdiff_t ldb, float *c, ptrdiff_t ldc);
+
 /* out[a][v] = sum_t m[a][t] * in[t][v] for the rows a of m, over vecs (1 to 4) x 16 lanes v;
- * in row t at in + t * in_stride, out row a at out + a * out_stride, all 16-float aligned; isa
+ * in row t at in + t * in_stride, out row a at out + a * out_stride (16-float aligned); isa
  * <= wino_cpu_isa(). src/cpu/winrs_transform_f32.c. */
 void wino_f32_winrs_transform(enum wino_isa isa, const struct wino_winrs_matrix *m,
                               const float *in, ptrdiff_t in_stride, float *out,

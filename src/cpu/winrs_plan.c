@@ -143,6 +143,5 @@ void wino_winrs_plan_segments(const struct wino_conv2d_desc *d, int p, int q,
     segment_shape(z, p, d->pad_h, plan->r[0], plan->units[0], &plan->segment_h,
                   &plan->segment_w);
     plan->bands = p / plan->segment_h;
-    plan->columns = (plan->units[0] * plan->r[0] + plan->segment_w - 1) / plan->segment_w +
-                    (plan->kinds > 1);
+    plan->columns = (plan->units[0] * plan->r[0] + plan->segment_w - 1) / plan->segment_w;
 }

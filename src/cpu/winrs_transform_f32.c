@@ -18,6 +18,7 @@
  * target TGT: up to 4 x 16 floats per row, accumulated in 64 / W registers. */
 #define WINRS_TRANSFORM(NAME, TGT, W)                                                           \
     typedef float NAME##_vec __attribute__((vector_size(4 * W)));                              \
+    typedef float NAME##_in __attribute__((vector_size(4 * W), aligned(4)));                   \
     static inline __attribute__((always_inline)) TGT void NAME##_n(                            \
         const struct wino_winrs_matrix *m, const float *in, ptrdiff_t in_stride, float *out,    \
         ptrdiff_t out_stride, const int n)                                                     \
@@ -28,7 +29,7 @@
                 acc[v] = (NAME##_vec){0};                                                      \
             for (int e = m->start[a]; e < m->start[a + 1]; e++) {                              \
                 const NAME##_vec c = m->val[e] - (NAME##_vec){0};                              \
-                const NAME##_vec *row = (const NAME##_vec *)(in + m->col[e] * in_stride);       \
+                const NAME##_in *row = (const NAME##_in *)(in + m->col[e] * in_stride);         \
                 for (int v = 0; v < n; v++)                                                    \
                     acc[v] += c * row[v];                                                      \
             }                                                                                  \

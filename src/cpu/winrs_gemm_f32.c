@@ -1,0 +1,105 @@
+/* The GEMMs of WinRS: M[a] += U[a]^T V[a], both operands as the transforms write them (one row
+ * of channels per unit), so neither is transposed nor packed: per unit l, MR consecutive
+ * output channels of U are broadcast against one or two vectors of input channels of V, into
+ * an MR x (16 or 32) block summed from zero in registers over the chunk's units and added to M
+ * once (blocked summation: M's long sum takes one rounding per chunk, not per unit). Rows (K) and columns (C) are
+ * padded to 16 by the caller, so blocks have no edges. AVX-512: 8 rows x 2 zmm (16
+ * accumulators); AVX2 + FMA: 4 rows x 2 ymm; baseline: plain loops. Function-level target
+ * attributes, runtime dispatch by the caller's isa. */
+#include "cpu/winrs_f32.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+
+#include <immintrin.h>
+
+#define TGT512 __attribute__((target("avx512f,fma")))
+#define TGT256 __attribute__((target("avx2,fma")))
+
+#define ROWS8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+#define ROWS4(X) X(0) X(1) X(2) X(3)
+
+/* c[0:8][0:16 or 32] += a^T b over k units (two: the second 16 columns too). */
+TGT512 static void block_avx512(int k, int two, const float *a, ptrdiff_t lda, const float *b,
+                                ptrdiff_t ldb, float *c, ptrdiff_t ldc)
+{
+#define LOAD(i) __m512 c##i##a = _mm512_setzero_ps(), c##i##b = _mm512_setzero_ps();
+#define STEP(i)                                                                                    \
+    {                                                                                              \
+        const __m512 ai = _mm512_set1_ps(al[i]);                                                   \
+        c##i##a = _mm512_fmadd_ps(ai, b0, c##i##a);                                                \
+        if (two)                                                                                   \
+            c##i##b = _mm512_fmadd_ps(ai, b1, c##i##b);                                            \
+    }
+#define STORE(i)                                                                                   \
+    _mm512_storeu_ps(c + (i) * ldc, _mm512_add_ps(_mm512_loadu_ps(c + (i) * ldc), c##i##a));       \
+    if (two)                                                                                       \
+        _mm512_storeu_ps(c + (i) * ldc + 16,                                                       \
+                         _mm512_add_ps(_mm512_loadu_ps(c + (i) * ldc + 16), c##i##b));
+    ROWS8(LOAD)
+    for (int l = 0; l < k; l++) {
+        const float *al = a + l * lda;
+        const __m512 b0 = _mm512_loadu_ps(b + l * ldb);
+        const __m512 b1 = two ? _mm512_loadu_ps(b + l * ldb + 16) : b0;
+        ROWS8(STEP)
+    }
+    ROWS8(STORE)
+#undef LOAD
+#undef STEP
+#undef STORE
+}
+
+/* c[0:4][0:16] += a^T b over k units. */
+TGT256 static void block_avx2(int k, const float *a, ptrdiff_t lda, const float *b,
+                              ptrdiff_t ldb, float *c, ptrdiff_t ldc)
+{
+#define LOAD(i) __m256 c##i##a = _mm256_setzero_ps(), c##i##b = _mm256_setzero_ps();
+#define STEP(i)                                                                                    \
+    {                                                                                              \
+        const __m256 ai = _mm256_broadcast_ss(al + i);                                             \
+        c##i##a = _mm256_fmadd_ps(ai, b0, c##i##a);                                                \
+        c##i##b = _mm256_fmadd_ps(ai, b1, c##i##b);                                                \
+    }
+#define STORE(i)                                                                                   \
+    _mm256_storeu_ps(c + (i) * ldc, _mm256_add_ps(_mm256_loadu_ps(c + (i) * ldc), c##i##a));       \
+    _mm256_storeu_ps(c + (i) * ldc + 8, _mm256_add_ps(_mm256_loadu_ps(c + (i) * ldc + 8), c##i##b));
+    ROWS4(LOAD)
+    for (int l = 0; l < k; l++) {
+        const float *al = a + l * lda;
+        const __m256 b0 = _mm256_loadu_ps(b + l * ldb), b1 = _mm256_loadu_ps(b + l * ldb + 8);
+        ROWS4(STEP)
+    }
+    ROWS4(STORE)
+#undef LOAD
+#undef STEP
+#undef STORE
+}
+
+#endif
+
+void wino_f32_winrs_gemm(enum wino_isa isa, int m, int n, int k, const float *a, ptrdiff_t lda,
+                         const float *b, ptrdiff_t ldb, float *c, ptrdiff_t ldc)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (isa == WINO_ISA_AVX512) {
+        for (int j = 0; j < n; j += 32)
+            for (int i = 0; i < m; i += 8)
+                block_avx512(k, n - j >= 32, a + i, lda, b + j, ldb, c + i * ldc + j, ldc);
+        return;
+    }
+    if (isa == WINO_ISA_AVX2) {
+        for (int j = 0; j < n; j += 16)
+            for (int i = 0; i < m; i += 4)
+                block_avx2(k, a + i, lda, b + j, ldb, c + i * ldc + j, ldc);
+        return;
+    }
+#else
+    (void)isa;
+#endif
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++) {
+            float sum = 0.0f;
+            for (int l = 0; l < k; l++)
+                sum += a[l * lda + i] * b[l * ldb + j];
+            c[i * ldc + j] += sum;
+        }
+}
