@@ -339,7 +339,7 @@ static void accumulate(const struct wino_f32_winrs *w, const struct wino_conv2d_
             for (int u = pe->u0; u < pe->u1; u++)
                 for (int kk = 0; kk < 1 + (kd->rest > 0); kk++)
                     wino_f32_winrs_transform(w->isa, &kd->kernel[kk].g,
-                                             g + (u - pe->u0) * r * ld, ld,
+                                             g + (u - pe->u0) * r * ld, ld, 0, r,
                                              u_buf[kk] + (size_t)(pe->l0 + u - pe->u0) * kbp,
                                              (ptrdiff_t)lb * kbp, kbp / LANES);
         }
@@ -357,21 +357,29 @@ static void accumulate(const struct wino_f32_winrs *w, const struct wino_conv2d_
             const int l_lo = pc[lo].l0;
             const int count = pc[hi - 1].l0 + pc[hi - 1].u1 - pc[hi - 1].u0 - l_lo;
             for (int e = lo; e < hi; e++) {
+                /* the windows of x: in place where the channels are contiguous and fill their
+                 * vectors, else the piece staged at once (NCHW, a partial channel block) */
                 const struct piece *pe = &pc[e];
-                const int h = pe->p + i - d->pad_h;
-                ptrdiff_t ld;
-                const float *d_in = channel_rows(
-                    x + pe->n * xs.a + it->c0 * xs.b + h * xs.c, xs.b, xs.d,
-                    q0 + pe->u0 * r - d->pad_w, (pe->u1 - pe->u0) * r + d->s - 1, d->w, it->nc,
-                    cbp, sx, &ld);
+                const float *row = x + pe->n * xs.a + it->c0 * xs.b + (pe->p + i - d->pad_h) * xs.c;
+                const int in_place = xs.b == 1 && it->nc == cbp, v0 = q0 + pe->u0 * r - d->pad_w;
+                if (!in_place)
+                    stage(row, xs.b, xs.d, v0, (pe->u1 - pe->u0) * r + d->s - 1, d->w, it->nc,
+                          cbp, sx);
                 for (int t = 0; t < tiles; t++) {
                     const struct wino_winrs_kernel *kn = tile_kernel(kd, t);
                     float *vt = v + (size_t)alpha_offset(kd, t) * lb * cbp;
-                    for (int u = pe->u0; u < pe->u1; u++)
-                        wino_f32_winrs_transform(
-                            w->isa, &kn->bt, d_in + ((u - pe->u0) * r + t * kd->n) * ld, ld,
-                            vt + (size_t)(pe->l0 + u - pe->u0 - l_lo) * cbp, (ptrdiff_t)lb * cbp,
-                            cbp / LANES);
+                    for (int u = pe->u0; u < pe->u1; u++) {
+                        /* window columns col .. col + alpha - 1; in place, those outside the
+                         * image are skipped as zeros */
+                        const int col = v0 + (u - pe->u0) * r + t * kd->n;
+                        const int lo = in_place && col < 0 ? -col : 0;
+                        const int hi = in_place && col + kn->alpha > d->w ? d->w - col : kn->alpha;
+                        const float *in = in_place ? row + (col + lo) * xs.d
+                                                   : sx + (ptrdiff_t)(col - v0) * cbp;
+                        wino_f32_winrs_transform(w->isa, &kn->bt, in, in_place ? xs.d : cbp,
+                                                 lo, hi, vt + (size_t)(pe->l0 + u - pe->u0 - l_lo) * cbp,
+                                                 (ptrdiff_t)lb * cbp, cbp / LANES);
+                    }
                 }
             }
             /* the alpha GEMMs of each tile: M[a] += U[a]^T V[a] over the units */
@@ -416,7 +424,8 @@ static void output(const struct wino_f32_winrs *w, const struct wino_conv2d_desc
             const float *mt = m + ((size_t)ii * w->sum_alpha + alpha_offset(kd, t)) * kbp * cbp;
             for (int k = 0; k < it->nk; k++) {
                 wino_f32_winrs_transform(w->isa, &kn->at, mt + (size_t)k * cbp,
-                                         (ptrdiff_t)kbp * cbp, tmp, cbp, cbp / LANES);
+                                         (ptrdiff_t)kbp * cbp, 0, kn->alpha, tmp, cbp,
+                                         cbp / LANES);
                 for (int j = 0; j < kn->n; j++)
                     store_row(it->out + (it->k0 + k) * ws.a + it->c0 * ws.b +
                                   (it->i0 + ii) * ws.c + (t * kd->n + j) * ws.d,

@@ -129,10 +129,11 @@ void wino_f32_winrs_gemm(enum wino_isa isa, int m, int n, int k, const float *a,
                          const float *b, ptrdiff_t ldb, float *c, ptrdiff_t ldc);
 
 /* out[a][v] = sum_t m[a][t] * in[t][v] for the rows a of m, over vecs (1 to 4) x 16 lanes v;
- * in row t at in + t * in_stride, out row a at out + a * out_stride (16-float aligned); isa
- * <= wino_cpu_isa(). src/cpu/winrs_transform_f32.c. */
+ * in[t] is zero for t outside [lo, hi), and row t in [lo, hi) at in + (t - lo) * in_stride; out
+ * row a at out + a * out_stride (16-float aligned); isa <= wino_cpu_isa().
+ * src/cpu/winrs_transform_f32.c. */
 void wino_f32_winrs_transform(enum wino_isa isa, const struct wino_winrs_matrix *m,
-                              const float *in, ptrdiff_t in_stride, float *out,
+                              const float *in, ptrdiff_t in_stride, int lo, int hi, float *out,
                               ptrdiff_t out_stride, int vecs);
 
 #endif

@@ -14,22 +14,24 @@
 #error "the WinRS transforms use GCC / Clang vector extensions"
 #endif
 
-/* Defines NAME(m, in, in_stride, out, out_stride, vecs) for vectors of W floats, built for the
- * target TGT: up to 4 x 16 floats per row, accumulated in 64 / W registers. */
+/* Defines NAME(m, in, in_stride, lo, hi, out, out_stride, vecs) for vectors of W floats, built
+ * for the target TGT: up to 4 x 16 floats per row, accumulated in 64 / W registers. */
 #define WINRS_TRANSFORM(NAME, TGT, W)                                                           \
     typedef float NAME##_vec __attribute__((vector_size(4 * W)));                              \
     typedef float NAME##_in __attribute__((vector_size(4 * W), aligned(4)));                   \
     static inline __attribute__((always_inline)) TGT void NAME##_n(                            \
-        const struct wino_winrs_matrix *m, const float *in, ptrdiff_t in_stride, float *out,    \
-        ptrdiff_t out_stride, const int n)                                                     \
+        const struct wino_winrs_matrix *m, const float *in, ptrdiff_t in_stride, int lo,        \
+        int hi, float *out, ptrdiff_t out_stride, const int n)                                 \
     {                                                                                          \
         for (int a = 0; a < m->rows; a++) {                                                    \
             NAME##_vec acc[64 / W];                                                            \
             for (int v = 0; v < n; v++)                                                        \
                 acc[v] = (NAME##_vec){0};                                                      \
             for (int e = m->start[a]; e < m->start[a + 1]; e++) {                              \
+                if (m->col[e] < lo || m->col[e] >= hi)                                         \
+                    continue;                                                                  \
                 const NAME##_vec c = m->val[e] - (NAME##_vec){0};                              \
-                const NAME##_in *row = (const NAME##_in *)(in + m->col[e] * in_stride);         \
+                const NAME##_in *row = (const NAME##_in *)(in + (m->col[e] - lo) * in_stride);  \
                 for (int v = 0; v < n; v++)                                                    \
                     acc[v] += c * row[v];                                                      \
             }                                                                                  \
@@ -39,20 +41,21 @@
         }                                                                                      \
     }                                                                                          \
     static TGT void NAME(const struct wino_winrs_matrix *m, const float *in,                   \
-                         ptrdiff_t in_stride, float *out, ptrdiff_t out_stride, int vecs)      \
+                         ptrdiff_t in_stride, int lo, int hi, float *out,                      \
+                         ptrdiff_t out_stride, int vecs)                                       \
     {                                                                                          \
         switch (vecs) {                                                                        \
         case 1:                                                                                \
-            NAME##_n(m, in, in_stride, out, out_stride, 16 / W);                               \
+            NAME##_n(m, in, in_stride, lo, hi, out, out_stride, 16 / W);                       \
             break;                                                                             \
         case 2:                                                                                \
-            NAME##_n(m, in, in_stride, out, out_stride, 32 / W);                               \
+            NAME##_n(m, in, in_stride, lo, hi, out, out_stride, 32 / W);                       \
             break;                                                                             \
         case 3:                                                                                \
-            NAME##_n(m, in, in_stride, out, out_stride, 48 / W);                               \
+            NAME##_n(m, in, in_stride, lo, hi, out, out_stride, 48 / W);                       \
             break;                                                                             \
         default:                                                                               \
-            NAME##_n(m, in, in_stride, out, out_stride, 64 / W);                               \
+            NAME##_n(m, in, in_stride, lo, hi, out, out_stride, 64 / W);                       \
             break;                                                                             \
         }                                                                                      \
     }
@@ -64,15 +67,15 @@ WINRS_TRANSFORM(transform_avx512, __attribute__((target("avx512f"))), 16)
 #endif
 
 void wino_f32_winrs_transform(enum wino_isa isa, const struct wino_winrs_matrix *m,
-                              const float *in, ptrdiff_t in_stride, float *out,
+                              const float *in, ptrdiff_t in_stride, int lo, int hi, float *out,
                               ptrdiff_t out_stride, int vecs)
 {
 #if defined(__x86_64__)
     if (isa == WINO_ISA_AVX512)
-        transform_avx512(m, in, in_stride, out, out_stride, vecs);
+        transform_avx512(m, in, in_stride, lo, hi, out, out_stride, vecs);
     else if (isa == WINO_ISA_AVX2)
-        transform_avx2(m, in, in_stride, out, out_stride, vecs);
+        transform_avx2(m, in, in_stride, lo, hi, out, out_stride, vecs);
     else
 #endif
-        transform_scalar(m, in, in_stride, out, out_stride, vecs);
+        transform_scalar(m, in, in_stride, lo, hi, out, out_stride, vecs);
 }
