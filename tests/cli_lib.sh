@@ -22,3 +22,20 @@ expect_usage_error() {
         cat "$tmp/err"
     fi
 }
+
+# expect_usage_message NAME PATTERN ARGS...: as expect_usage_error, and the stderr line matches
+# the extended regular expression PATTERN.
+expect_usage_message() {
+    local name=$1 pattern=$2
+    shift 2
+    "$wino" "$verb" "$@" >"$tmp/out" 2>"$tmp/err"
+    local rc=$? lines
+    lines=$(wc -l <"$tmp/err")
+    if [ "$rc" -eq 2 ] && [ "$lines" -eq 1 ] && [ ! -s "$tmp/out" ] &&
+        grep -Eq -- "$pattern" "$tmp/err"; then
+        ok
+    else
+        fail "$name: exit $rc, $lines stderr lines, expected /$pattern/ (wino $verb $*)"
+        cat "$tmp/err"
+    fi
+}

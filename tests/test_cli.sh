@@ -22,7 +22,7 @@ expect_ok() {
 }
 
 expect_ok --help
-for verb in gen points demo info; do expect_ok "$verb" --help; done
+for verb in bench calibrate demo gen info points tune; do expect_ok "$verb" --help; done
 expect_bad
 expect_bad frobnicate
 
@@ -65,12 +65,16 @@ fi
 
 out=$("$wino" demo --c 2 --hw 5 --k 3) || fail "small demo failed"
 case "$out" in *"Winograd F(4x4,3x3)"*"relative L1"*) pass ;; *) fail "demo output: $out" ;; esac
+# the demo times warm runs (a cold first call would mostly time page faults) and says so
+case "$out" in *"median of 5 warm runs after one warm-up"*) pass ;;
+  *) fail "demo timing: $out" ;; esac
+expect_bad demo --reps 0
 
 # `wino info` recomputes Mori et al. Table 1 (their ResNet-18 column: 1.76, 2.05, 2.45, 2.24).
 out=$("$wino" info) || fail "wino info failed"
 case "$out" in *"| F(4,3) | 100x | 4x | 4x | 2.45x |"*"| F(6,3) | 225x | 7.11x | 5.06x | 2.24x |"*) pass ;;
   *) fail "wino info output: $out" ;; esac
-expect_bad info --layers no-such-set
+expect_bad info --set no-such-set
 expect_bad info --bogus
 
 echo "$passed passed, $failed failed"

@@ -65,6 +65,17 @@ expect_usage_error "points without eval" --alpha 6 --points 0,1,-1,2,-2
 expect_usage_error "all with alpha" --all --alpha 6
 expect_usage_error "write-db without all" --alpha 6 --write-db "$tmp/db.c"
 
+# Points whose FP32 Winograd overflows: a clear error and a failing exit, never "nan" and 0.
+"$wino" points --eval --alpha 8 --points 0,1,-1,100000,-100000,1000000,-1000000 --trials 20 \
+    >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ "$rc" -eq 1 ] && [ ! -s "$tmp/out" ] && [ "$(wc -l <"$tmp/err")" -eq 1 ]; then
+    ok
+else
+    fail "non-finite --eval: exit $rc"
+    cat "$tmp/out" "$tmp/err"
+fi
+
 expect_json "search --json" --alpha 5 --trials 200 --json
 expect_json "eval --json" --eval --alpha 6 --points 0,1,-1,1/2,-2 --trials 200 --json
 

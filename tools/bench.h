@@ -8,43 +8,108 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "cli.h"
 #include "wino.h"
 
-/* ---- layer sets (tools/bench_layers.c) ---- */
+/* ---- layers (tools/bench_layers.c) ---- */
 
 #define BENCH_NAME_MAX 64
+#define BENCH_INLINE_MAX 16 /* --layer options per command */
 
 struct bench_layer {
     char name[BENCH_NAME_MAX];
     int n, c, h, w, k, r, s, pad, stride;
 };
 
-/* Reads DIR/SET.txt: one layer a line, `name N C H W K R S pad stride`; blank lines and text
- * after '#' are ignored. On success returns 0 with a malloc'ed array in *layers (free() it).
- * On a missing file or a malformed line prints one line "wino bench: ..." to stderr and
- * returns 2 (bad usage: the user named it). */
-int bench_read_set(const char *dir, const char *set, struct bench_layer **layers, int *count);
+/* The layers a command names: --set NAME|FILE (a set file has one layer a line,
+ * `name N C H W K R S pad stride`; blank lines and text after '#' are ignored), --sets-dir DIR
+ * and --layer "N C H W K R S pad stride" (repeatable, a name may come first). */
+struct bench_layer_args {
+    const char *set;      /* NULL: not given */
+    const char *sets_dir; /* NULL: set names are looked up beside the binary */
+    struct bench_layer inline_layers[BENCH_INLINE_MAX];
+    int inline_count;
+};
+
+/* The rows of a verb's option table (tools/cli.h) for struct bench_layer_args *a, in modes. */
+#define BENCH_LAYER_OPTIONS(a, in_modes)                                                         \
+    {"--set", CLI_STRING, &(a)->set, in_modes, 0, 0, NULL, NULL},                                \
+        {"--sets-dir", CLI_STRING, &(a)->sets_dir, in_modes, 0, 0, NULL, NULL},                   \
+        {"--layer", CLI_CALL, (a), in_modes, 0, 0, NULL, bench_layer_option}
+
+/* Their lines in a verb's usage. */
+#define BENCH_LAYER_USAGE                                                                         \
+    "  --set NAME|FILE  a layer set: NAME.txt of the sets installed with wino (bench/sets),\n"   \
+    "                   or a file (a path with '/' or ending in .txt); lines\n"                   \
+    "                   `name N C H W K R S pad stride`\n"                                         \
+    "  --layer L        one more layer \"N C H W K R S pad stride\" (a name may come first);\n"    \
+    "                   repeatable\n"                                                             \
+    "  --sets-dir DIR   look set names up in DIR instead\n"
+
+/* The CLI_CALL handler of --layer: parses value into the next inline layer of the
+ * struct bench_layer_args at dest. */
+int bench_layer_option(void *dest, const char *value, char *why, size_t cap);
+
+/* The layers of a: the set's (default_set when neither --set nor --layer was given; NULL: one
+ * of them is required), then the inline ones, as a malloc'ed array (free() it). name receives
+ * the set's name for reports ("inline" for --layer alone). On a missing file, a malformed line
+ * or a layer the library refuses, prints one line "wino VERB: ..." and returns 2 (bad usage). */
+int bench_load_layers(const char *verb, const struct bench_layer_args *a, const char *default_set,
+                      struct bench_layer **layers, int *count, char *name, size_t name_cap);
 
 /* The descriptor of a layer: NCHW, FP32, symmetric padding, square stride, no dilation. */
 struct wino_conv2d_desc bench_layer_desc(const struct bench_layer *layer);
 
+/* ---- options of `wino bench`, both backends (parsed by tools/cmd_bench.c) ---- */
+
+enum bench_backend { BENCH_CPU, BENCH_CUDA };    /* the index of --backend cpu|cuda: its mode */
+enum bench_dtype { BENCH_F32, BENCH_F16, BENCH_INT8 }; /* the index of --dtype f32|f16|int8 */
+
+struct bench_args {
+    struct bench_layer_args layers;
+    int backend, dtype;
+    const char *tuning_cache;          /* CPU: for wino-auto, or NULL */
+    long batch, threads, reps, warmup; /* batch 0: as in the set; threads 0, reps and warmup -1:
+                                          the backend's default */
+    long device;                       /* CUDA */
+    int csv;
+    unsigned impls;                    /* CPU: bit i = implementation i selected */
+    char set[BENCH_NAME_MAX];          /* the set's name, for reports */
+};
+
 /* ---- helpers of both backends (tools/bench_common.c) ---- */
 
-/* The CSV header of DESIGN.md; the CUDA bench appends columns after it. */
+/* The CSV header of DESIGN.md, and the columns both backends print after it; the CUDA bench
+ * appends its own after those. */
 #define BENCH_CSV_HEADER                                                                          \
     "set,layer,N,C,H,W,K,R,S,pad,dtype,backend,impl,tile,ms,eff_gflops,workspace_bytes,device"
+#define BENCH_CSV_COLUMNS BENCH_CSV_HEADER ",stride,rel_l1,prepare_ms,variant,threads,choice"
+
+/* One row of BENCH_CSV_COLUMNS. */
+struct bench_csv_row {
+    const char *set;
+    const struct bench_layer *layer; /* with the batch size that ran */
+    const char *dtype, *backend, *impl, *tile;
+    double ms, gflop;                /* gflop: direct-convolution GFLOP of the layer */
+    size_t workspace_bytes;
+    const char *device;
+    double rel_l1;                   /* error against the FP64 reference */
+    double prepare_ms;               /* creation and filter preparation, untimed in ms */
+    const char *variant;             /* wino's Winograd variant, or "" */
+    long threads;                    /* 0: not applicable (an empty field) */
+    const char *choice;              /* wino-auto: what it chose and why; others "" */
+};
+
+/* Prints the row to stdout without a newline (the CUDA bench appends its columns). */
+void bench_csv_row(const struct bench_csv_row *row);
+
+/* Milliseconds of CLOCK_MONOTONIC. */
+double bench_now_ms(void);
 
 /* Largest relative L1 error of a dequantized INT8 output against the FP64 reference that still
  * counts as right: 8-bit steps alone give a few percent, Winograd's enlarged ranges more; an
  * all-zero output is 1. (wino's INT8 rows are also checked byte for byte.) */
 #define BENCH_BOUND_INT8 0.9
-
-/* Prints "wino bench: MSG WHAT" to stderr and returns 2 (bad usage). */
-int bench_usage_error(const char *msg, const char *what);
-
-/* Parses the value of option argv[*i] (advancing *i) as an integer in [min, max]; returns 0, or 2
- * after one line on stderr. */
-int bench_numeric_option(int argc, char **argv, int *i, long min, long max, long *out);
 
 /* n values uniform in (-1, 1), a pure function of seed (splitmix64). */
 void bench_fill_uniform(float *v, size_t n, uint64_t seed);
@@ -67,9 +132,6 @@ enum wino_status bench_int8_calibrate(const struct wino_conv2d_desc *desc, int t
 /* The median of v[0..n-1], n >= 1 (sorts v). */
 double bench_median(double *v, long n);
 
-/* Prints s to stdout as one CSV field, quoted when it holds a comma, a quote or a newline. */
-void bench_csv_field(const char *s);
-
 /* ---- runners ---- */
 
 /* What prepare functions return. */
@@ -87,6 +149,7 @@ struct bench_runner {
     void (*destroy)(void *state);
     size_t workspace_bytes;                    /* scratch memory the run needs besides x, w, y */
     char tile[24];                             /* "F4x4_3x3" or "" */
+    char variant[16];                          /* wino's "fused", "non-fused", ... or "" */
     char info[160];                            /* table text (e.g. oneDNN's impl name); on
                                                   BENCH_SKIP / BENCH_FAIL: the reason */
 };

@@ -1,23 +1,20 @@
 /* Helpers shared by `wino bench` on the CPU (tools/cmd_bench.c) and on CUDA
- * (tools/cmd_bench_cuda.c): option parsing, reproducible data, INT8 scales, medians, CSV. */
+ * (tools/cmd_bench_cuda.c): reproducible data, INT8 scales, medians, time, CSV rows. */
+#define _POSIX_C_SOURCE 200112L /* clock_gettime */
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "bench.h"
-#include "cli.h"
 
-int bench_usage_error(const char *msg, const char *what)
+double bench_now_ms(void)
 {
-    fprintf(stderr, "wino bench: %s%s\n", msg, what);
-    return 2;
-}
-
-int bench_numeric_option(int argc, char **argv, int *i, long min, long max, long *out)
-{
-    const char *v = cli_value("bench", argc, argv, i);
-    return v && !cli_parse_long("bench", argv[*i - 1] + 2, v, min, max, out) ? 0 : 2;
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return 1e3 * (double)t.tv_sec + 1e-6 * (double)t.tv_nsec;
 }
 
 /* splitmix64 mapped to (-1, 1): reproducible inputs without touching the C library's rand(). */
@@ -62,7 +59,8 @@ double bench_median(double *v, long n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-void bench_csv_field(const char *s)
+/* s as one CSV field, quoted when it holds a comma, a quote or a newline. */
+static void csv_field(const char *s)
 {
     if (!strpbrk(s, ",\"\n")) {
         fputs(s, stdout);
@@ -75,6 +73,23 @@ void bench_csv_field(const char *s)
         putchar(*s);
     }
     putchar('"');
+}
+
+void bench_csv_row(const struct bench_csv_row *r)
+{
+    const struct bench_layer *l = r->layer;
+    csv_field(r->set);
+    putchar(',');
+    csv_field(l->name);
+    printf(",%d,%d,%d,%d,%d,%d,%d,%d,%s,%s,%s,%s,%.5g,%.5g,%zu,", l->n, l->c, l->h, l->w, l->k,
+           l->r, l->s, l->pad, r->dtype, r->backend, r->impl, r->tile, r->ms,
+           r->gflop / r->ms * 1e3, r->workspace_bytes);
+    csv_field(r->device);
+    printf(",%d,%.3g,%.4g,%s,", l->stride, r->rel_l1, r->prepare_ms, r->variant);
+    if (r->threads)
+        printf("%ld", r->threads);
+    putchar(',');
+    csv_field(r->choice);
 }
 
 enum wino_status bench_int8_calibrate(const struct wino_conv2d_desc *desc, int tile_m,

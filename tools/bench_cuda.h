@@ -7,12 +7,15 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "bench.h"
 #include "wino.h"
 
-/* The verb `wino bench` hands over to when --backend cuda is given (same argv). */
-int wino_cmd_bench_cuda(int argc, char **argv);
+/* `wino bench --backend cuda` (tools/cmd_bench_cuda.c): its usage, and the bench of the layers
+ * with the options that tools/cmd_bench.c parsed. Returns the exit status. */
+void bench_cuda_usage(FILE *out);
+int bench_cuda_run(const struct bench_args *a, const struct bench_layer *layers, int count);
 
 /* One layer on the GPU, shared by every implementation. The runners use struct bench_runner
  * (bench.h) with two differences: run() only enqueues one execution on `stream`, and output()

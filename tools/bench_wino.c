@@ -106,13 +106,15 @@ enum bench_prep bench_wino_prepare(const struct bench_problem *pb, enum wino_alg
     int m = 0;
     wino_conv2d_algo(st->op, &chosen, &m);
     wino_conv2d_variant(st->op, &variant);
-    if (chosen == WINO_ALGO_WINOGRAD)
+    if (chosen == WINO_ALGO_WINOGRAD) {
         bench_tile_name(out->tile, sizeof out->tile, m, pb->desc.r, pb->desc.s);
-    snprintf(out->info, sizeof out->info, "%s, NHWC",
-             chosen != WINO_ALGO_WINOGRAD        ? "direct"
-             : variant == WINO_VARIANT_FUSED     ? "winograd fused"
-             : variant == WINO_VARIANT_NON_FUSED ? "winograd non-fused"
-                                                 : "winograd scalar");
+        snprintf(out->variant, sizeof out->variant, "%s",
+                 variant == WINO_VARIANT_FUSED       ? "fused"
+                 : variant == WINO_VARIANT_NON_FUSED ? "non-fused"
+                                                     : "scalar");
+    }
+    snprintf(out->info, sizeof out->info, "%s%s, NHWC",
+             chosen == WINO_ALGO_WINOGRAD ? "winograd " : "direct", out->variant);
     out->state = st;
     out->run = wino_run;
     out->output = wino_output;

@@ -53,7 +53,10 @@ static void wino_cuda_destroy(void *p)
 
 static const char *variant_name(enum wino_variant v)
 {
-    return v == WINO_VARIANT_FUSED ? "fused" : v == WINO_VARIANT_NON_FUSED ? "non-fused" : "auto";
+    return v == WINO_VARIANT_FUSED            ? "fused"
+           : v == WINO_VARIANT_NON_FUSED      ? "non-fused"
+           : v == WINO_VARIANT_FUSED_OUTPUT ? "fused-output"
+                                              : "auto";
 }
 
 /* A state for the problem with its output allocated and poisoned; NULL with the error recorded. */
@@ -109,6 +112,7 @@ static enum bench_prep finish(struct wino_cuda_state *st, enum wino_status creat
         return BENCH_FAIL;
     }
     bench_tile_name(out->tile, sizeof out->tile, m, pb->desc.r, pb->desc.s);
+    snprintf(out->variant, sizeof out->variant, "%s", variant_name(v));
     snprintf(out->info, sizeof out->info, "%s", variant_name(v));
     out->workspace_bytes = st->workspace_bytes;
     out->state = st;

@@ -38,19 +38,10 @@ static const char *const impl_names[IMPL_COUNT] = {"wino-auto",      "wino-winog
                                                    "onednn-winograd", "openblas-im2col"};
 static const int winograd_tiles[] = {2, 4, 6}; /* the m of wino-winograd's rows */
 
-struct args {
-    const char *set, *sets_dir;
-    const char *tuning_cache; /* for wino-auto, or NULL */
-    long batch, threads, reps, warmup; /* batch 0 = as in the set file */
-    int csv;
-    int int8; /* --dtype int8 */
-    unsigned impls; /* bit i = enum impl i selected */
-};
-
 /* One (layer, implementation) result. */
 struct row {
     enum impl impl;
-    char tile[24], info[160];
+    char tile[24], variant[16], info[160], choice[160];
     enum { ROW_OK, ROW_WRONG, ROW_ERROR } status;
     double ms, prep_ms, rel_l1;
     size_t workspace;
@@ -68,12 +59,15 @@ static int impl_available(enum impl i)
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: wino bench --backend cpu --set NAME [--batch N] [--dtype f32|int8] [--threads T]\n"
-            "                  [--reps R] [--warmup W] [--impl LIST] [--sets-dir DIR] [--csv]\n"
-            "       wino bench --backend cuda --set NAME ...   (GPU: wino bench --backend cuda --help)\n"
+            "usage: wino bench [--backend cpu] --set NAME|FILE [--layer L ...] [--batch N]\n"
+            "                  [--dtype f32|int8] [--threads T] [--reps R] [--warmup W]\n"
+            "                  [--impl LIST] [--tuning-cache FILE] [--sets-dir DIR] [--csv]\n"
+            "       wino bench --backend cuda --set NAME ...\n"
+            "                  (the GPU bench: wino bench --backend cuda --help)\n"
             "\n"
-            "Times FP32 NCHW forward convolution of every layer of a set (inputs and weights\n"
-            "uniform in (-1, 1)) with wino and the baselines, in this process. Each implementation\n"
+            "Times FP32 forward convolution of every layer of a set (inputs and weights uniform\n"
+            "in (-1, 1), given as NCHW; wino runs NHWC and oneDNN its blocked layouts, converted\n"
+            "outside the timing) with wino and the baselines, in this process. Each implementation\n"
             "is first checked once against wino's FP64 reference (relative L1 error at most %g,\n"
             "%g with a Winograd tile); a wrong result is refused (stderr, exit 1). Time = median\n"
             "of R runs after W warm-ups, CLOCK_MONOTONIC around the run alone: filter preparation,\n"
@@ -87,8 +81,7 @@ static void usage(FILE *out)
             "of wino's best tile and oneDNN's direct kernel, measured in this run, and says which.\n"
             "\n"
             "  --backend cpu    the backend (cuda: wino vs cuDNN, see --backend cuda --help)\n"
-            "  --set NAME       layer set DIR/NAME.txt, lines `name N C H W K R S pad stride`\n"
-            "  --sets-dir DIR   where the sets are (default bench/sets, from the repository root)\n"
+            BENCH_LAYER_USAGE
             "  --tuning-cache F wino-auto follows the choices `wino tune` recorded in F\n"
             "  --batch N        override every layer's batch size\n"
             "  --dtype T        f32 (default) or int8\n"
@@ -109,107 +102,83 @@ static void usage(FILE *out)
         else
             fprintf(out, "                     %s\n", impl_names[i]);
     }
-    fprintf(out, "  --csv            machine-readable rows, one per (layer, impl), header set,layer,N,...,device\n"
-                 "  -h, --help       this text\n");
+    fprintf(out,
+            "  --csv            machine-readable rows, one per (layer, impl), with the header\n"
+            "                   %s\n"
+            "                   (rel_l1: error against FP64; prepare_ms: untimed preparation;\n"
+            "                   variant: wino's Winograd variant; choice: what wino-auto ran)\n"
+            "  -h, --help       this text\n"
+            "Options may also be written --name=value.\n",
+            BENCH_CSV_COLUMNS);
 }
 
-/* Parses --impl's comma list into a bit set; returns 0 or 2 (message printed). */
-static int parse_impls(const char *list, unsigned *bits)
+/* The CLI_CALL handler of --impl: the comma list into the bit set at dest. */
+static int parse_impls(void *dest, const char *list, char *why, size_t cap)
 {
+    unsigned *bits = dest;
     *bits = 0;
-    const char *p = list;
-    for (;;) {
+    for (const char *p = list;; p++) {
         const size_t len = strcspn(p, ",");
         int found = -1;
         for (int i = 0; i < IMPL_COUNT; i++)
             if (strlen(impl_names[i]) == len && !strncmp(p, impl_names[i], len))
                 found = i;
         if (found < 0) {
-            fprintf(stderr, "wino " VERB ": --impl: unknown implementation \"%.*s\" (see --help)\n",
-                    (int)len, p);
-            return 2;
+            snprintf(why, cap, "unknown implementation \"%.*s\" (see --help)",
+                     (int)(len < 40 ? len : 40), p);
+            return 1;
         }
-        if (!impl_available((enum impl)found))
-            return bench_usage_error(impl_names[found],
-                                     ": not available (its library was not found at build)");
+        if (!impl_available((enum impl)found)) {
+            snprintf(why, cap, "%s is not available (its library was not found at build)",
+                     impl_names[found]);
+            return 1;
+        }
         *bits |= 1u << found;
-        if (!p[len])
+        p += len;
+        if (!*p)
             return 0;
-        p += len + 1;
     }
 }
 
 /* Returns 0, -1 for --help (printed), or 2 after one line on stderr. */
-static int parse_args(int argc, char **argv, struct args *a)
+static int parse_args(int argc, char **argv, struct bench_args *a)
 {
-    const char *backend = "cpu", *dtype = "f32", *v;
     memset(a, 0, sizeof *a);
-    a->sets_dir = "bench/sets";
-    a->reps = 10;
-    a->warmup = 2;
-    a->threads = sysconf(_SC_NPROCESSORS_ONLN);
-    if (a->threads < 1)
-        a->threads = 1;
+    a->reps = a->warmup = -1;
     for (int i = 0; i < IMPL_COUNT; i++)
         if (impl_available((enum impl)i))
             a->impls |= 1u << i;
-    for (int i = 1; i < argc; i++) {
-        const char *opt = argv[i];
-        int rc = 0;
-        if (cli_is_help(opt)) {
-            usage(stdout);
-            return -1;
-        } else if (!strcmp(opt, "--csv"))
-            a->csv = 1;
-        else if (!strcmp(opt, "--batch"))
-            rc = bench_numeric_option(argc, argv, &i, 1, 65536, &a->batch);
-        else if (!strcmp(opt, "--threads"))
-            rc = bench_numeric_option(argc, argv, &i, 1, 1024, &a->threads);
-        else if (!strcmp(opt, "--reps"))
-            rc = bench_numeric_option(argc, argv, &i, 1, 1000000, &a->reps);
-        else if (!strcmp(opt, "--warmup"))
-            rc = bench_numeric_option(argc, argv, &i, 0, 1000000, &a->warmup);
-        else if (!strcmp(opt, "--set") || !strcmp(opt, "--sets-dir") ||
-                 !strcmp(opt, "--backend") || !strcmp(opt, "--dtype") ||
-                 !strcmp(opt, "--impl") || !strcmp(opt, "--tuning-cache")) {
-            if (!(v = cli_value(VERB, argc, argv, &i)))
-                return 2;
-            if (!strcmp(opt, "--set"))
-                a->set = v;
-            else if (!strcmp(opt, "--sets-dir"))
-                a->sets_dir = v;
-            else if (!strcmp(opt, "--tuning-cache"))
-                a->tuning_cache = v;
-            else if (!strcmp(opt, "--backend"))
-                backend = v;
-            else if (!strcmp(opt, "--dtype"))
-                dtype = v;
-            else if ((rc = parse_impls(v, &a->impls)) != 0)
-                return rc;
-        } else if (opt[0] == '-')
-            return bench_usage_error("unknown option ", opt);
+    enum { CPU = 1u << BENCH_CPU, CUDA = 1u << BENCH_CUDA };
+    const struct cli_option options[] = {
+        {"--backend", CLI_MODE, &a->backend, 0, 0, 0, "cpu|cuda", NULL},
+        BENCH_LAYER_OPTIONS(&a->layers, 0),
+        {"--dtype", CLI_CHOICE, &a->dtype, 0, 0, 0, "f32|f16|int8", NULL},
+        {"--batch", CLI_LONG, &a->batch, 0, 1, 65536, NULL, NULL},
+        {"--reps", CLI_LONG, &a->reps, 0, 1, 1000000, NULL, NULL},
+        {"--warmup", CLI_LONG, &a->warmup, 0, 0, 1000000, NULL, NULL},
+        {"--csv", CLI_FLAG, &a->csv, 0, 0, 0, NULL, NULL},
+        {"--threads", CLI_LONG, &a->threads, CPU, 1, 1024, NULL, NULL},
+        {"--impl", CLI_CALL, &a->impls, CPU, 0, 0, NULL, parse_impls},
+        {"--tuning-cache", CLI_STRING, &a->tuning_cache, CPU, 0, 0, NULL, NULL},
+        {"--device", CLI_LONG, &a->device, CUDA, 0, 1023, NULL, NULL},
+        {NULL, CLI_FLAG, NULL, 0, 0, 0, NULL, NULL}};
+    const enum cli_result r = cli_parse_args(VERB, options, argc, argv, NULL);
+    if (r == CLI_HELP) {
+        if (a->backend == BENCH_CUDA)
+            bench_cuda_usage(stdout);
         else
-            return bench_usage_error("unexpected argument ", opt);
-        if (rc)
-            return rc;
+            usage(stdout);
+        return -1;
     }
-    if (strcmp(backend, "cpu"))
-        return bench_usage_error("--backend: unknown backend (cpu or cuda): ", backend);
-    if (!strcmp(dtype, "f16"))
-        return bench_usage_error("--dtype f16 runs on --backend cuda only", "");
-    if (strcmp(dtype, "f32") && strcmp(dtype, "int8"))
-        return bench_usage_error("--dtype: unknown element type (f32 or int8): ", dtype);
-    a->int8 = !strcmp(dtype, "int8");
-    if (!a->set)
-        return bench_usage_error("--set NAME is required (e.g. --set resnet18)", "");
+    if (r)
+        return r;
+    if (a->backend == BENCH_CPU && a->dtype == BENCH_F16)
+        return cli_usage_error(VERB, "--dtype f16 runs on --backend cuda only");
+    if (a->backend == BENCH_CPU && !a->threads) {
+        a->threads = sysconf(_SC_NPROCESSORS_ONLN);
+        a->threads = a->threads < 1 ? 1 : a->threads;
+    }
     return 0;
-}
-
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return 1e3 * (double)t.tv_sec + 1e-6 * (double)t.tv_nsec;
 }
 
 /* "MODEL (T threads)" from /proc/cpuinfo's first model name. */
@@ -254,8 +223,9 @@ static int measured_choice(const struct row *rows, int n, struct row *out)
         return 0;
     *out = *best;
     out->impl = IMPL_WINO_AUTO;
-    snprintf(out->info, sizeof out->info, "measured choice: %s%s%s",
-             impl_names[best->impl], best->tile[0] ? " " : "", best->tile);
+    snprintf(out->choice, sizeof out->choice, "measured: %s%s%s", impl_names[best->impl],
+             best->tile[0] ? " " : "", best->tile);
+    memcpy(out->info, out->choice, sizeof out->info);
     return 1;
 }
 
@@ -282,7 +252,7 @@ static enum bench_prep prepare(enum impl impl, int tile_m, const struct bench_pr
 
 /* Prepares, checks and times one implementation into *row; returns 0 when there is no row
  * (skipped), 1 when *row was filled (status says whether it may be reported). */
-static int measure(const struct args *a, const char *layer, enum impl impl, int tile_m,
+static int measure(const struct bench_args *a, const char *layer, enum impl impl, int tile_m,
                    const struct bench_problem *pb, const double *ref, float *y, double *times,
                    struct row *row)
 {
@@ -293,9 +263,9 @@ static int measure(const struct args *a, const char *layer, enum impl impl, int 
         snprintf(label, sizeof label, "%s m=%d", impl_names[impl], tile_m);
     memset(row, 0, sizeof *row);
     row->impl = impl;
-    double t0 = now_ms();
+    double t0 = bench_now_ms();
     const enum bench_prep prep = prepare(impl, tile_m, pb, &r);
-    row->prep_ms = now_ms() - t0;
+    row->prep_ms = bench_now_ms() - t0;
     snprintf(row->info, sizeof row->info, "%s", r.info);
     if (prep == BENCH_SKIP) {
         fprintf(stderr, "wino " VERB ": note: %s %s skipped: %s\n", layer, label, r.info);
@@ -307,6 +277,10 @@ static int measure(const struct args *a, const char *layer, enum impl impl, int 
         return 1;
     }
     snprintf(row->tile, sizeof row->tile, "%s", r.tile);
+    snprintf(row->variant, sizeof row->variant, "%s", r.variant);
+    if (impl == IMPL_WINO_AUTO) /* what the library chose */
+        snprintf(row->choice, sizeof row->choice, "%s%s%s%s", r.tile[0] ? "winograd " : "direct",
+                 r.tile, r.variant[0] ? " " : "", r.variant);
     row->workspace = r.workspace_bytes;
     const size_t y_elems = (size_t)pb->desc.n * pb->desc.k * pb->p * pb->q;
     for (size_t i = 0; i < y_elems; i++)
@@ -332,9 +306,9 @@ static int measure(const struct args *a, const char *layer, enum impl impl, int 
     for (long i = 0; i < a->warmup && !failed; i++)
         failed = r.run(r.state);
     for (long i = 0; i < a->reps && !failed; i++) {
-        t0 = now_ms();
+        t0 = bench_now_ms();
         failed = r.run(r.state);
-        times[i] = now_ms() - t0;
+        times[i] = bench_now_ms() - t0;
     }
     r.destroy(r.state);
     if (failed) {
@@ -369,29 +343,27 @@ static void print_table(const struct bench_layer *l, const struct bench_problem 
     }
 }
 
-static void print_csv_rows(const struct args *a, const struct bench_layer *l,
-                           const struct bench_problem *pb, double gflop, const struct row *rows,
-                           int n, const char *device)
+static void print_csv_rows(const struct bench_args *a, const struct bench_layer *l,
+                           double gflop, const struct row *rows, int n, const char *device)
 {
     for (int i = 0; i < n; i++) {
         const struct row *r = &rows[i];
         if (r->status != ROW_OK)
             continue; /* refused: the reason went to stderr */
-        bench_csv_field(a->set);
-        putchar(',');
-        bench_csv_field(l->name);
-        printf(",%d,%d,%d,%d,%d,%d,%d,%d,%s,cpu,%s,%s,%.5g,%.5g,%zu,", pb->desc.n, l->c, l->h,
-               l->w, l->k, l->r, l->s, l->pad, a->int8 ? "int8" : "f32", impl_names[r->impl],
-               r->tile, r->ms, gflop / r->ms * 1e3, r->workspace);
-        bench_csv_field(device);
+        const struct bench_csv_row csv = {
+            a->set, l, a->dtype == BENCH_INT8 ? "int8" : "f32", "cpu", impl_names[r->impl],
+            r->tile, r->ms, gflop, r->workspace, device, r->rel_l1, r->prep_ms, r->variant,
+            a->threads, r->choice};
+        bench_csv_row(&csv);
         putchar('\n');
     }
 }
 
 /* Runs every selected implementation on one layer. Returns 0, or 1 if any failed or was wrong. */
-static int bench_layer(const struct args *a, const struct bench_layer *l, int index,
+static int bench_layer(const struct bench_args *a, const struct bench_layer *l, int index,
                        const char *device)
 {
+    const int int8 = a->dtype == BENCH_INT8;
     struct bench_layer layer = *l;
     if (a->batch)
         layer.n = (int)a->batch;
@@ -418,12 +390,12 @@ static int bench_layer(const struct args *a, const struct bench_layer *l, int in
     bench_fill_uniform(w, w_n, 2 * (uint64_t)index + 2);
     pb.x = x;
     pb.w = w;
-    if (a->int8)
+    if (int8)
         int8_problem(&pb, x, x_n, ref, y_n);
     else
         wino_ref_conv2d_fwd(d, x, w, ref);
     for (int i = 0; i < IMPL_COUNT; i++) {
-        if (!(a->impls & (1u << i)) || (a->int8 && i == IMPL_WINO_AUTO)) /* INT8: see below */
+        if (!(a->impls & (1u << i)) || (int8 && i == IMPL_WINO_AUTO)) /* INT8: see below */
             continue;
         const int tiles = i == IMPL_WINO_WINOGRAD ? 3 : 1;
         for (int t = 0; t < tiles; t++) {
@@ -432,7 +404,7 @@ static int bench_layer(const struct args *a, const struct bench_layer *l, int in
                 status = 1;
         }
     }
-    if (a->int8 && (a->impls & (1u << IMPL_WINO_AUTO)) && measured_choice(rows, n, &rows[n]))
+    if (int8 && (a->impls & (1u << IMPL_WINO_AUTO)) && measured_choice(rows, n, &rows[n]))
         n++;
     double onednn_best = 0;
     for (int i = 0; i < n; i++)
@@ -441,7 +413,7 @@ static int bench_layer(const struct args *a, const struct bench_layer *l, int in
             (onednn_best == 0 || rows[i].ms < onednn_best))
             onednn_best = rows[i].ms;
     if (a->csv)
-        print_csv_rows(a, &layer, &pb, gflop, rows, n, device);
+        print_csv_rows(a, &layer, gflop, rows, n, device);
     else
         print_table(&layer, &pb, gflop, rows, n, onednn_best);
     fflush(stdout);
@@ -454,39 +426,34 @@ done:
     return status;
 }
 
-/* 1 when the last --backend given is cuda: that bench has options of its own. */
-static int wants_cuda(int argc, char **argv)
-{
-    int cuda = 0;
-    for (int i = 1; i + 1 < argc; i++)
-        if (!strcmp(argv[i], "--backend"))
-            cuda = !strcmp(argv[++i], "cuda");
-    return cuda;
-}
-
 int wino_cmd_bench(int argc, char **argv)
 {
-    if (wants_cuda(argc, argv))
-        return wino_cmd_bench_cuda(argc, argv);
-    struct args a;
+    struct bench_args a;
     int rc = parse_args(argc, argv, &a);
     if (rc)
         return rc < 0 ? 0 : rc;
     struct bench_layer *layers = NULL;
     int count = 0;
-    if ((rc = bench_read_set(a.sets_dir, a.set, &layers, &count)) != 0)
+    if ((rc = bench_load_layers(VERB, &a.layers, NULL, &layers, &count, a.set, sizeof a.set)))
         return rc;
+    if (a.backend == BENCH_CUDA) {
+        rc = bench_cuda_run(&a, layers, count);
+        free(layers);
+        return rc;
+    }
+    a.reps = a.reps < 0 ? 10 : a.reps;
+    a.warmup = a.warmup < 0 ? 2 : a.warmup;
     bench_onednn_set_threads((int)a.threads);
     bench_openblas_set_threads((int)a.threads);
     char device[320];
     device_name(device, sizeof device, a.threads);
     if (a.csv)
-        printf("%s\n", BENCH_CSV_HEADER);
+        printf("%s\n", BENCH_CSV_COLUMNS);
     else
         printf("wino bench: set %s (%d layers), cpu, %s, %s, median of %ld after %ld "
                "warm-up%s\n",
-               a.set, count, a.int8 ? "int8 (GOP/s for GFLOP/s)" : "f32 NCHW", device, a.reps,
-               a.warmup, a.warmup == 1 ? "" : "s");
+               a.set, count, a.dtype == BENCH_INT8 ? "int8 (GOP/s for GFLOP/s)" : "f32", device,
+               a.reps, a.warmup, a.warmup == 1 ? "" : "s");
     int status = 0;
     for (int i = 0; i < count; i++)
         status |= bench_layer(&a, &layers[i], i, device);

@@ -12,12 +12,19 @@
 
 #ifndef WINO_HAVE_CUDA
 
-int wino_cmd_bench_cuda(int argc, char **argv)
+#define NO_CUDA "--backend cuda: this build has no CUDA"
+
+void bench_cuda_usage(FILE *out)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "wino bench: --backend cuda: this build has no CUDA\n");
-    return 2;
+    fprintf(out, "wino bench " NO_CUDA "\n");
+}
+
+int bench_cuda_run(const struct bench_args *a, const struct bench_layer *layers, int count)
+{
+    (void)a;
+    (void)layers;
+    (void)count;
+    return cli_usage_error("bench", NO_CUDA);
 }
 
 #else
@@ -51,7 +58,7 @@ int wino_cmd_bench_cuda(int argc, char **argv)
 static const int int8_tiles[] = {2, 4, 6};
 
 struct cuda_args {
-    const char *set, *sets_dir;
+    const char *set;
     long batch, reps, warmup, device; /* batch 0 = as in the set file */
     int csv;
     enum wino_dtype dtype; /* F32, F16, or U8 for --dtype int8 */
@@ -91,7 +98,7 @@ struct row {
     const char *layout, *variant; /* "NHWC" / "NCHW"; wino's "fused" / "non-fused", or "" */
     enum { ROW_OK, ROW_SKIPPED, ROW_WRONG, ROW_ERROR } status;
     int m; /* wino's tile m; 0 for cuDNN */
-    double ms, err, bound, floor_ms;
+    double ms, err, bound, floor_ms, prepare_ms;
     size_t workspace;
 };
 
@@ -251,11 +258,12 @@ static const char *dtype_name(enum wino_dtype t)
     return t == WINO_DTYPE_F32 ? "f32" : t == WINO_DTYPE_F16 ? "f16" : "int8";
 }
 
-static void usage(FILE *out)
+void bench_cuda_usage(FILE *out)
 {
     fprintf(out,
-            "usage: wino bench --backend cuda --set NAME [--dtype f32|f16|int8] [--batch N]\n"
-            "                  [--reps R] [--warmup W] [--device D] [--sets-dir DIR] [--csv]\n"
+            "usage: wino bench --backend cuda --set NAME|FILE [--layer L ...]\n"
+            "                  [--dtype f32|f16|int8] [--batch N] [--reps R] [--warmup W]\n"
+            "                  [--device D] [--sets-dir DIR] [--csv]\n"
             "\n"
             "Times NHWC forward convolution of every layer of a set on one GPU (inputs and weights\n"
             "uniform in (-1, 1)) with wino's CUDA Winograd, one row per tile m in 2..%d and\n"
@@ -280,77 +288,19 @@ static void usage(FILE *out)
             "wino-auto is the fastest row of the layer, wino or cuDNN, and says why.\n"
             "\n"
             "  --backend cuda   this GPU bench (cpu: wino bench --backend cpu --help)\n"
-            "  --set NAME       layer set DIR/NAME.txt, lines `name N C H W K R S pad stride`\n"
-            "  --sets-dir DIR   where the sets are (default bench/sets, from the repository root)\n"
+            BENCH_LAYER_USAGE
             "  --dtype T        f32 (default), f16 or int8\n"
             "  --batch N        override every layer's batch size\n"
             "  --reps R         timed runs per implementation (default 30)\n"
             "  --warmup W       untimed runs before them (default 5)\n"
             "  --device D       the CUDA device ordinal (default 0)\n"
-            "  --csv            machine-readable rows, the CPU bench's columns then\n"
-            "                   layout,floor_ms,of_floor,error,choice\n"
+            "  --csv            machine-readable rows, the CPU bench's columns (threads empty) then\n"
+            "                   layout,floor_ms,of_floor\n"
             "  -h, --help       this text\n"
+            "Options may also be written --name=value.\n"
             "%s",
             MAX_TILE_M, BOUND_WINO_F32, BOUND_CUDNN_F32, BOUND_F16,
             bench_cudnn_available() ? "" : "\nThis build has no cuDNN: wino is timed alone.\n");
-}
-
-/* Returns 0, -1 for --help (printed), or 2 after one line on stderr. */
-static int parse_args(int argc, char **argv, struct cuda_args *a)
-{
-    const char *dtype = "f32", *v;
-    memset(a, 0, sizeof *a);
-    a->sets_dir = "bench/sets";
-    a->reps = 30;
-    a->warmup = 5;
-    for (int i = 1; i < argc; i++) {
-        const char *opt = argv[i];
-        int rc = 0;
-        if (cli_is_help(opt)) {
-            usage(stdout);
-            return -1;
-        } else if (!strcmp(opt, "--csv"))
-            a->csv = 1;
-        else if (!strcmp(opt, "--batch"))
-            rc = bench_numeric_option(argc, argv, &i, 1, 65536, &a->batch);
-        else if (!strcmp(opt, "--reps"))
-            rc = bench_numeric_option(argc, argv, &i, 1, 1000000, &a->reps);
-        else if (!strcmp(opt, "--warmup"))
-            rc = bench_numeric_option(argc, argv, &i, 0, 1000000, &a->warmup);
-        else if (!strcmp(opt, "--device"))
-            rc = bench_numeric_option(argc, argv, &i, 0, 1023, &a->device);
-        else if (!strcmp(opt, "--set") || !strcmp(opt, "--sets-dir") ||
-                 !strcmp(opt, "--backend") || !strcmp(opt, "--dtype")) {
-            if (!(v = cli_value("bench", argc, argv, &i)))
-                return 2;
-            if (!strcmp(opt, "--set"))
-                a->set = v;
-            else if (!strcmp(opt, "--sets-dir"))
-                a->sets_dir = v;
-            else if (!strcmp(opt, "--dtype"))
-                dtype = v;
-            /* --backend: wino_cmd_bench saw cuda as the last one */
-        } else if (!strcmp(opt, "--threads") || !strcmp(opt, "--impl") ||
-                   !strcmp(opt, "--tuning-cache"))
-            return bench_usage_error(opt, ": applies to --backend cpu only");
-        else if (opt[0] == '-')
-            return bench_usage_error("unknown option ", opt);
-        else
-            return bench_usage_error("unexpected argument ", opt);
-        if (rc)
-            return rc;
-    }
-    if (!strcmp(dtype, "f32"))
-        a->dtype = WINO_DTYPE_F32;
-    else if (!strcmp(dtype, "f16"))
-        a->dtype = WINO_DTYPE_F16;
-    else if (!strcmp(dtype, "int8"))
-        a->dtype = WINO_DTYPE_U8;
-    else
-        return bench_usage_error("--dtype: unknown element type (f32, f16 or int8): ", dtype);
-    if (!a->set)
-        return bench_usage_error("--set NAME is required (e.g. --set resnet18)", "");
-    return 0;
 }
 
 /* ---- timing ---- */
@@ -415,7 +365,7 @@ static int copy_run(void *p)
 static int measure_bandwidth(struct gpu *g)
 {
     struct copy_state c = {NULL, NULL, g->stream};
-    const struct bench_runner r = {&c, copy_run, NULL, NULL, 0, "", ""};
+    const struct bench_runner r = {&c, copy_run, NULL, NULL, 0, "", "", ""};
     double ms = 0.0;
     const int rc = bench_cuda_alloc(BANDWIDTH_BYTES, 1, &c.src) ||
                    bench_cuda_alloc(BANDWIDTH_BYTES, 0, &c.dst) ||
@@ -746,9 +696,11 @@ static int wino_rows(const struct cuda_args *a, const struct gpu *g, struct laye
             if ((!v && refused) || !(row = new_row(t, impls[v], "NHWC", tiles[i], bound)))
                 continue;
             row->variant = names[v];
+            const double t0 = bench_now_ms();
             const enum bench_prep prep =
                 int8 ? bench_wino_cuda_int8_prepare(&lr->pb, tiles[i], variants[v], &r)
                      : bench_wino_cuda_prepare(&lr->pb, tiles[i], variants[v], &r);
+            row->prepare_ms = bench_now_ms() - t0;
             t->failed |= check_and_time(a, g, lr, prep, &r, row);
             if (gpu_broken())
                 return 1;
@@ -784,7 +736,9 @@ static int cudnn_rows(const struct cuda_args *a, const struct gpu *g, struct lay
             struct row *row = new_row(t, impl, nchw ? "NCHW" : "NHWC", 0, bound);
             if (!row)
                 return 0;
+            const double t0 = bench_now_ms();
             const enum bench_prep prep = bench_cudnn_prepare(&lr->pb, algo, nchw, &r);
+            row->prepare_ms = bench_now_ms() - t0;
             t->failed |= check_and_time(a, g, lr, prep, &r, row);
             if (gpu_broken())
                 return 1;
@@ -860,21 +814,16 @@ static void print_table(const struct layer_run *lr, const struct layer_rows *t, 
 static void print_csv(const struct cuda_args *a, const struct gpu *g, const struct layer_run *lr,
                       const struct layer_rows *t)
 {
-    const struct bench_layer *l = &lr->layer;
     for (int i = 0; i < t->n; i++) {
         const struct row *r = &t->rows[i];
         if (r->status != ROW_OK)
             continue; /* refusals are table notes, failures went to stderr */
-        bench_csv_field(a->set);
-        putchar(',');
-        bench_csv_field(l->name);
-        printf(",%d,%d,%d,%d,%d,%d,%d,%d,%s,cuda,%s,%s,%.5g,%.5g,%zu,", l->n, l->c, l->h, l->w,
-               l->k, l->r, l->s, l->pad, dtype_name(a->dtype), r->impl, r->tile, r->ms,
-               lr->gflop / r->ms * 1e3, r->workspace);
-        bench_csv_field(g->name);
-        printf(",%s,%.5g,%.3g,%.3g,", r->layout, r->floor_ms, r->floor_ms / r->ms, r->err);
-        bench_csv_field(r->choice);
-        putchar('\n');
+        const struct bench_csv_row csv = {
+            a->set,     &lr->layer, dtype_name(a->dtype), "cuda", r->impl, r->tile,
+            r->ms,      lr->gflop,  r->workspace,         g->name, r->err, r->prepare_ms,
+            r->variant, 0,          r->choice};
+        bench_csv_row(&csv);
+        printf(",%s,%.5g,%.3g\n", r->layout, r->floor_ms, r->floor_ms / r->ms);
     }
 }
 
@@ -925,7 +874,7 @@ static void print_header(const struct cuda_args *a, const struct gpu *g, int lay
         snprintf(cudnn, sizeof cudnn, "cuDNN %s", bench_cudnn_version());
     FILE *out = a->csv ? stderr : stdout; /* CSV: stdout holds rows only */
     if (a->csv)
-        printf("%s,layout,floor_ms,of_floor,error,choice\n", BENCH_CSV_HEADER);
+        printf("%s,layout,floor_ms,of_floor\n", BENCH_CSV_COLUMNS);
     else
         printf("wino bench: set %s (%d layers), cuda, %s NHWC, %s (%d SMs, %d MHz, sm_%d%d), %s,"
                " median of %ld after %ld warm-up%s\n",
@@ -942,20 +891,20 @@ static void print_header(const struct cuda_args *a, const struct gpu *g, int lay
             g->major == 9 ? "" : "; Hopper's rates, this GPU is not sm_90: rough");
 }
 
-int wino_cmd_bench_cuda(int argc, char **argv)
+int bench_cuda_run(const struct bench_args *args, const struct bench_layer *layers, int count)
 {
-    struct cuda_args a;
-    int rc = parse_args(argc, argv, &a);
-    if (rc)
-        return rc < 0 ? 0 : rc;
-    struct bench_layer *layers = NULL;
-    int count = 0;
-    if ((rc = bench_read_set(a.sets_dir, a.set, &layers, &count)) != 0)
-        return rc;
+    static const enum wino_dtype dtypes[3] = {WINO_DTYPE_F32, WINO_DTYPE_F16, WINO_DTYPE_U8};
+    const struct cuda_args a = {args->set,
+                                args->batch,
+                                args->reps < 0 ? 30 : args->reps,
+                                args->warmup < 0 ? 5 : args->warmup,
+                                args->device,
+                                args->csv,
+                                dtypes[args->dtype]};
     struct gpu g;
+    int rc;
     if ((rc = open_gpu(&a, &g)) != 0) {
         close_gpu(&g);
-        free(layers);
         return rc;
     }
     print_header(&a, &g, count);
@@ -967,7 +916,6 @@ int wino_cmd_bench_cuda(int argc, char **argv)
         status = 1;
     }
     close_gpu(&g);
-    free(layers);
     return status ? 1 : 0;
 }
 

@@ -15,18 +15,24 @@
 #include "wino.h"
 
 static const char *const usage_text =
-    "usage: wino calibrate [--set NAME] [--tile M] [--method percentile|mse] [--percentile P]\n"
-    "                      [--image FILE.ppm] [--seed S] [--study] [--csv] [--sets-dir DIR]\n"
-    "  For every 3x3 stride-1 layer of SET (default resnet18) on synthetic data shaped like a\n"
+    "usage: wino calibrate [--set NAME|FILE] [--layer L ...] [--tile 2|4|6]\n"
+    "                      [--method percentile|mse] [--percentile P] [--image FILE.ppm]\n"
+    "                      [--seed S] [--csv] [--sets-dir DIR]\n"
+    "       wino calibrate --study [--set NAME|FILE] [--layer L ...] [--image FILE.ppm]\n"
+    "                      [--seed S] [--csv] [--sets-dir DIR]\n"
+    "  For every 3x3 stride-1 layer of the set (default resnet18) on synthetic data shaped like a\n"
     "  trained network's (post-ReLU activations with spatial correlation, Laplace weights; see\n"
     "  tools/int8_data.h), prints the INT8 Winograd parameters wino_int8_calibrate finds for\n"
-    "  tile F(M,3) (M = 2, 4 or 6; default 4) at the P-th percentile (default 99.9) or with the\n"
-    "  least squared error, and the SQNR of the calibrated layer against FP32.\n"
+    "  tile F(M,3) (--tile, default 4) at the P-th percentile (default 99.9) or with the\n"
+    "  least squared error (--method mse), and the SQNR of the calibrated layer against FP32.\n"
+    "  Other layers are skipped (a note on stderr); a set without any is refused.\n"
+    BENCH_LAYER_USAGE
     "  --image FILE.ppm  adds a first layer, 3 -> 64 channels, on this photograph (binary PPM)\n"
     "  --study           instead: every tile x {no clipping, 99.9th percentile, MSE} and INT8\n"
     "                    direct convolution (per-channel weight scales), SQNR and relative L2\n"
-    "  --csv             machine-readable rows\n";
-
+    "  --csv             machine-readable rows\n"
+    "  A progress bar is drawn on stderr when stderr is a terminal. Options may also be written\n"
+    "  --name=value.\n";
 struct layer_data {
     struct wino_conv2d_desc desc; /* FP32 NHWC */
     float *x, *w;
@@ -148,20 +154,40 @@ static void free_layer(struct layer_data *L)
     free(L->x), free(L->w), free(L->ref);
 }
 
-/* One output line: a table row or a CSV row (NaN: the layer was refused). */
-static void report(int csv, const char *set, const char *layer, const char *input, const char *what,
+/* A run over the layers: where the output goes and how far it is, for the progress bar. */
+struct job {
+    const char *set;
+    int csv;
+    struct cli_progress bar;
+    long done, total; /* steps: a layer's preparation, then each calibrated configuration */
+};
+
+/* The progress bar before the next step. */
+static void step(struct job *j, const char *layer, const char *what)
+{
+    char label[96];
+    snprintf(label, sizeof label, "calibrate %-12.40s %-24.40s", layer, what);
+    cli_progress_draw(&j->bar, label, j->done++, j->total, NULL);
+}
+
+/* One output line of the study: a table row or a CSV row (NaN: the layer was refused). */
+static void report(struct job *j, const char *layer, const char *input, const char *what,
                    const char *clip, double db, double rel)
 {
-    if (csv)
-        printf("%s,%s,%s,%s,%s,%.2f,%.4g\n", set, layer, input, what, clip, db, rel);
+    cli_progress_clear(&j->bar);
+    if (j->csv)
+        printf("%s,%s,%s,%s,%s,%.2f,%.4g\n", j->set, layer, input, what, clip, db, rel);
     else
         printf("  %-12s %-12s %-10s %-16s %8.2f dB  %.3g\n", layer, input, what, clip, db, rel);
+    fflush(stdout);
 }
+
+#define STUDY_STEPS 10 /* 3 tiles x 3 clips, then direct */
 
 /* Every layer of the study quantizes x with max |x| / 255 and y with max |y| / 127; only the
  * clipping of the transformed activations and weights differs. */
-static int study_layer(const char *set, const char *name, const char *input,
-                       const struct layer_data *L, int csv)
+static int study_layer(struct job *j, const char *name, const char *input,
+                       const struct layer_data *L)
 {
     double *y = malloc(sizeof(double) * L->yn), rel = 0.0, db;
     static const char *const clips[3] = {"none (max)", "99.9th pct", "MSE-optimal"};
@@ -169,6 +195,10 @@ static int study_layer(const char *set, const char *name, const char *input,
     struct wino_int8_params q, full;
     for (int m = 2; m <= 6 && !rc; m += 2)
         for (int c = 0; c < 3 && !rc; c++) {
+            char what[16], doing[48];
+            snprintf(what, sizeof what, "F%dx%d_3x3", m, m);
+            snprintf(doing, sizeof doing, "%s %s", what, clips[c]);
+            step(j, name, doing);
             rc = wino_int8_calibrate(&L->desc, m, L->x, L->w, NULL, 0, 0.0f,
                                      WINO_CALIBRATE_PERCENTILE, 100.0, &full) ||
                  wino_int8_calibrate(&L->desc, m, L->x, L->w, NULL, 0, 0.0f,
@@ -177,40 +207,44 @@ static int study_layer(const char *set, const char *name, const char *input,
             q.clip_c = full.clip_c;
             q.y_scale = full.y_scale;
             const enum wino_status st = rc ? WINO_INVALID_ARGUMENT : run_int8_winograd(L, m, &q, y);
-            char what[16];
-            snprintf(what, sizeof what, "F%dx%d_3x3", m, m);
             if (st == WINO_UNSUPPORTED) /* the int32 bound: a gap in the table, not an error */
-                report(csv, set, name, input, what, clips[c], NAN, NAN);
+                report(j, name, input, what, clips[c], NAN, NAN);
             else if (!(rc = st != WINO_SUCCESS)) {
                 db = sqnr_db(L->ref, y, L->yn, &rel);
-                report(csv, set, name, input, what, clips[c], db, rel);
+                report(j, name, input, what, clips[c], db, rel);
             }
         }
+    if (!rc)
+        step(j, name, "direct");
     if (!rc && !(rc = run_int8_direct(L, &full, y))) { /* the same input and output scales */
         db = sqnr_db(L->ref, y, L->yn, &rel);
-        report(csv, set, name, input, "direct", "per-channel w", db, rel);
+        report(j, name, input, "direct", "per-channel w", db, rel);
     }
-    if (rc)
+    if (rc) {
+        cli_progress_clear(&j->bar);
         fprintf(stderr, "wino calibrate: %s: %s\n", name, wino_last_error());
+    }
     free(y);
     return rc;
 }
 
-static int calibrate_layer(const char *name, const struct layer_data *L, int m,
-                           enum wino_calibration method, double pct, int csv)
+static int calibrate_layer(struct job *j, const char *name, const struct layer_data *L, int m,
+                           enum wino_calibration method, double pct)
 {
     struct wino_int8_params q;
     double *y = malloc(sizeof(double) * L->yn), rel = 0.0;
+    step(j, name, "calibrate, run");
     int rc = !y || wino_int8_calibrate(&L->desc, m, L->x, L->w, NULL, 0, 0.0f, method, pct, &q) ||
              run_int8_winograd(L, m, &q, y) != WINO_SUCCESS;
+    cli_progress_clear(&j->bar);
     if (!rc) {
         const double db = sqnr_db(L->ref, y, L->yn, &rel);
-        (void)rel;
-        printf(csv ? "%s,%d,%g,%g,%g,%g,%g,%.2f\n"
-                   : "  %-12s F(%d,3)  x_scale %-10.4g alpha_ta %-10.4g alpha_tw %-10.4g "
-                     "c %-10.4g y_scale %-10.4g SQNR %.2f dB\n",
+        printf(j->csv ? "%s,%d,%g,%g,%g,%g,%g,%.2f\n"
+                      : "  %-12s F(%d,3)  x_scale %-10.4g alpha_ta %-10.4g alpha_tw %-10.4g "
+                        "c %-10.4g y_scale %-10.4g SQNR %.2f dB\n",
                name, m, (double)q.x_scale, (double)q.alpha_ta, (double)q.alpha_tw,
                (double)q.clip_c, (double)q.y_scale, db);
+        fflush(stdout);
     } else {
         fprintf(stderr, "wino calibrate: %s: %s\n", name, wino_last_error());
     }
@@ -218,67 +252,75 @@ static int calibrate_layer(const char *name, const struct layer_data *L, int m,
     return rc;
 }
 
+/* The CLI_CALL handler of --percentile: a number in (0, 100]. */
+static int parse_percentile(void *dest, const char *value, char *why, size_t cap)
+{
+    char *end;
+    const double p = strtod(value, &end);
+    if (!*value || *end || !(p > 0.0 && p <= 100.0)) {
+        snprintf(why, cap, "a number in (0, 100]");
+        return 1;
+    }
+    *(double *)dest = p;
+    return 0;
+}
+
+/* INT8 Winograd F(m, 3) needs a 3x3 filter and stride 1. */
+static int eligible(const struct bench_layer *l)
+{
+    return l->r == 3 && l->s == 3 && l->stride == 1;
+}
+
 int wino_cmd_calibrate(int argc, char **argv)
 {
-    const char *set = "resnet18", *dir = "bench/sets", *image = NULL, *v;
-    long tile = 4, seed = 1;
+    struct bench_layer_args layer_args;
+    const char *image = NULL;
+    long seed = 1;
     double pct = 99.9;
-    int study = 0, csv = 0;
-    enum wino_calibration method = WINO_CALIBRATE_PERCENTILE;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (cli_is_help(a)) {
-            fputs(usage_text, stdout);
-            return 0;
-        } else if (!strcmp(a, "--study")) {
-            study = 1;
-        } else if (!strcmp(a, "--csv")) {
-            csv = 1;
-        } else if (!(v = cli_value("calibrate", argc, argv, &i))) {
-            return 2;
-        } else if (!strcmp(a, "--set")) {
-            set = v;
-        } else if (!strcmp(a, "--sets-dir")) {
-            dir = v;
-        } else if (!strcmp(a, "--image")) {
-            image = v;
-        } else if (!strcmp(a, "--tile")) {
-            if (cli_parse_long("calibrate", "tile", v, 2, 6, &tile) || tile % 2) {
-                if (tile % 2)
-                    fprintf(stderr, "wino calibrate: --tile: 2, 4 or 6\n");
-                return 2;
-            }
-        } else if (!strcmp(a, "--seed")) {
-            if (cli_parse_long("calibrate", "seed", v, 0, 1L << 30, &seed))
-                return 2;
-        } else if (!strcmp(a, "--percentile")) {
-            char *end;
-            pct = strtod(v, &end);
-            if (*end || !(pct > 0.0 && pct <= 100.0)) {
-                fprintf(stderr, "wino calibrate: --percentile: a number in (0, 100]\n");
-                return 2;
-            }
-        } else if (!strcmp(a, "--method")) {
-            if (strcmp(v, "percentile") && strcmp(v, "mse")) {
-                fprintf(stderr, "wino calibrate: --method: percentile or mse\n");
-                return 2;
-            }
-            method = strcmp(v, "mse") ? WINO_CALIBRATE_PERCENTILE : WINO_CALIBRATE_MSE;
-        } else {
-            fprintf(stderr, "wino calibrate: unknown option %s (wino calibrate --help)\n", a);
-            return 2;
-        }
-    }
+    int tile = 1, method = 0, study = 0, csv = 0; /* tile, method: indices of their choices */
+    enum { CALIBRATE = 1, STUDY = 2 };
+    memset(&layer_args, 0, sizeof layer_args);
+    const struct cli_option options[] = {
+        BENCH_LAYER_OPTIONS(&layer_args, 0),
+        {"--image", CLI_STRING, &image, 0, 0, 0, NULL, NULL},
+        {"--seed", CLI_LONG, &seed, 0, 0, 1L << 30, NULL, NULL},
+        {"--csv", CLI_FLAG, &csv, 0, 0, 0, NULL, NULL},
+        {"--tile", CLI_CHOICE, &tile, CALIBRATE, 0, 0, "2|4|6", NULL},
+        {"--method", CLI_CHOICE, &method, CALIBRATE, 0, 0, "percentile|mse", NULL},
+        {"--percentile", CLI_CALL, &pct, CALIBRATE, 0, 0, NULL, parse_percentile},
+        {"--study", CLI_FLAG, &study, STUDY, 0, 0, NULL, NULL},
+        {NULL, CLI_FLAG, NULL, 0, 0, 0, NULL, NULL}};
+    const int parsed = cli_parse_verb("calibrate", options, argc, argv, usage_text);
+    if (parsed >= 0)
+        return parsed;
     struct bench_layer *layers;
-    int count, rc = bench_read_set(dir, set, &layers, &count);
+    char set[BENCH_NAME_MAX];
+    int count, usable = 0;
+    int rc = bench_load_layers("calibrate", &layer_args, "resnet18", &layers, &count, set,
+                               sizeof set);
     if (rc)
         return rc;
+    for (int i = 0; i < count; i++)
+        usable += eligible(&layers[i]);
+    if (!usable && !image) {
+        free(layers);
+        return cli_usage_error("calibrate", "no layer of %s has a 3x3 filter and stride 1: "
+                                            "nothing to calibrate",
+                               set);
+    }
     int ih = 0, iw = 0;
     float *photo = image ? int8_data_read_ppm(image, &ih, &iw) : NULL;
     if (image && !photo) {
         free(layers);
         return 2;
     }
+    if (usable < count)
+        fprintf(stderr, "wino calibrate: note: %d of the %d layers of %s skipped (INT8 Winograd "
+                        "needs a 3x3 filter and stride 1)\n",
+                count - usable, count, set);
+    struct job job = {set, csv, {0, 0, "", 0}, 0, 0};
+    job.total = (long)(usable + (photo != NULL)) * (study ? 1 + STUDY_STEPS : 2);
+    cli_progress_start(&job.bar);
     if (csv)
         printf(study ? "set,layer,input,algo,clip,sqnr_db,rel_l2\n"
                      : "layer,tile,x_scale,alpha_ta,alpha_tw,clip_c,y_scale,sqnr_db\n");
@@ -292,19 +334,23 @@ int wino_cmd_calibrate(int argc, char **argv)
             input = "photograph";
         } else {
             bl = layers[i];
-            if (bl.r != 3 || bl.s != 3 || bl.stride != 1)
+            if (!eligible(&bl))
                 continue;
         }
         struct layer_data L;
+        step(&job, bl.name, "data and FP32 reference");
         rc = make_layer(&bl, i < 0 ? photo : NULL, (uint64_t)seed * 1000 + (uint64_t)(i + 1), &L);
-        if (rc)
+        if (rc) {
+            cli_progress_clear(&job.bar);
             fprintf(stderr, "wino calibrate: out of memory\n");
-        else if (study)
-            rc = study_layer(set, bl.name, input, &L, csv);
+        } else if (study)
+            rc = study_layer(&job, bl.name, input, &L);
         else
-            rc = calibrate_layer(bl.name, &L, (int)tile, method, pct, csv);
+            rc = calibrate_layer(&job, bl.name, &L, 2 * (tile + 1),
+                                 method ? WINO_CALIBRATE_MSE : WINO_CALIBRATE_PERCENTILE, pct);
         free_layer(&L);
     }
+    cli_progress_clear(&job.bar);
     free(photo);
     free(layers);
     return rc ? 1 : 0;

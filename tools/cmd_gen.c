@@ -9,22 +9,25 @@
 #include "wino.h"
 
 static const char *const usage_text =
-    "usage: wino gen --m M --r R [--points P] [--integer-bt] [--integer-at] [--emit c|cuda] [--out FILE] "
-    "[--json]\n"
+    "usage: wino gen --m M --r R [--points P] [--integer-bt] [--integer-at] [--json]\n"
+    "                [--emit c|cuda [--out FILE]]\n"
     "  Prints the points, the exact A^T, G, B^T of F(M, R) and the op counts of the 2D\n"
     "  transforms F(MxM, RxR) before and after the recipe optimizer.\n"
     "  --points P     comma-separated alpha-1 distinct rationals, e.g. 0,1,-1,2,-2 (default:\n"
     "                 the recorded most accurate points; infinity is always added last)\n"
     "  --integer-bt   rescale B^T rows to integers (factors moved into G)\n"
     "  --integer-at   rescale A^T columns to integers (factors moved into G)\n"
-    "  --emit LANG    also print the generated transforms as C or CUDA source\n"
-    "  --out FILE     write the emitted source to FILE instead of standard output\n"
-    "  --json         print one JSON object with exact rational strings\n"
+    "  --emit LANG    print the generated transforms as C or CUDA source instead of the report:\n"
+    "                 standard output then holds the source alone (wino gen ... --emit c > f.c)\n"
+    "  --out FILE     with --emit: write the source to FILE (standard output stays empty)\n"
+    "  --json         print one JSON object with exact rational strings; with --emit and no\n"
+    "                 --out, its \"code\" member holds the source\n"
     "usage: wino gen --op-table\n"
     "  Prints the op-count table of docs/transform-ops.md (m in [2,10], r in {3,5,7}).\n"
     "usage: wino gen --write-defaults DIR\n"
     "  Regenerates the committed transforms of the default tiles (DIR/src/cpu/generated,\n"
-    "  DIR/src/cuda/generated) and the table in DIR/docs/transform-ops.md.\n";
+    "  DIR/src/cuda/generated) and the table in DIR/docs/transform-ops.md.\n"
+    "Options may also be written --name=value.\n";
 
 static const char *const matrix_names[3] = {"AT", "G", "BT"};
 static const char *const transform_names[3] = {"input", "filter", "output"};
@@ -183,107 +186,104 @@ static int write_defaults(const char *dir)
     return 0;
 }
 
+/* The finite points, each printed with fmt (one %s). */
+static void print_points(const wino_tile *t, const char *fmt)
+{
+    for (int i = 0; i < wino_tile_alpha(t) - 1; i++) {
+        char *p = point(t, i);
+        printf(fmt, p ? p : "?");
+        free(p);
+    }
+}
+
+/* The report: points, matrices and op counts as text. Returns 0 or 1. */
+static int print_report(const wino_tile *t)
+{
+    printf("F(%d, %d): alpha = %d\npoints:", wino_tile_m(t), wino_tile_r(t), wino_tile_alpha(t));
+    print_points(t, " %s");
+    printf(" inf\n");
+    print_matrix_text(t, WINO_MATRIX_AT, "A^T");
+    print_matrix_text(t, WINO_MATRIX_G, "G");
+    print_matrix_text(t, WINO_MATRIX_BT, "B^T");
+    return print_ops(t, 0);
+}
+
+/* One JSON object; code (NULL: none) becomes its "code" member. Returns 0 or 1. */
+static int print_json(const wino_tile *t, const char *code)
+{
+    printf("{\"m\":%d,\"r\":%d,\"alpha\":%d,\"points\":[", wino_tile_m(t), wino_tile_r(t),
+           wino_tile_alpha(t));
+    print_points(t, "\"%s\",");
+    printf("\"inf\"]");
+    for (int k = 0; k < 3; k++) {
+        printf(",");
+        print_matrix_json(t, (enum wino_matrix)k);
+    }
+    const int rc = print_ops(t, 1);
+    if (code) {
+        printf(",\"code\":");
+        print_json_string(code);
+    }
+    printf("}\n");
+    return rc;
+}
+
+/* Writes code to path, or to standard output when path is NULL. Returns 0 or 1. */
+static int write_code(const char *code, const char *path)
+{
+    FILE *f = path ? fopen(path, "w") : stdout;
+    int failed = !f || fputs(code, f) < 0;
+    failed |= f && (path ? fclose(f) : fflush(f)) != 0;
+    if (failed)
+        fprintf(stderr, "wino gen: cannot write %s\n", path ? path : "to standard output");
+    return failed;
+}
+
 int wino_cmd_gen(int argc, char **argv)
 {
-    if (argc == 2 && !strcmp(argv[1], "--op-table"))
-        return op_table();
-    if (argc == 3 && !strcmp(argv[1], "--write-defaults"))
-        return write_defaults(argv[2]);
     long m = 0, r = 0;
-    const char *points = NULL, *out_path = NULL, *v;
-    int json = 0, lang = -1;
-    unsigned flags = WINO_TILE_DEFAULT;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (cli_is_help(a)) {
-            fputs(usage_text, stdout);
-            return 0;
-        } else if (!strcmp(a, "--json")) {
-            json = 1;
-        } else if (!strcmp(a, "--integer-bt")) {
-            flags |= WINO_TILE_INTEGER_BT;
-        } else if (!strcmp(a, "--integer-at")) {
-            flags |= WINO_TILE_INTEGER_AT;
-        } else if (!strcmp(a, "--m") || !strcmp(a, "--r")) {
-            if (!(v = cli_value("gen", argc, argv, &i)) ||
-                cli_parse_long("gen", a + 2, v, 1, WINO_MAX_ALPHA, a[2] == 'm' ? &m : &r))
-                return 2;
-        } else if (!strcmp(a, "--points")) {
-            if (!(points = cli_value("gen", argc, argv, &i)))
-                return 2;
-        } else if (!strcmp(a, "--out")) {
-            if (!(out_path = cli_value("gen", argc, argv, &i)))
-                return 2;
-        } else if (!strcmp(a, "--emit")) {
-            if (!(v = cli_value("gen", argc, argv, &i)))
-                return 2;
-            if (strcmp(v, "c") && strcmp(v, "cuda")) {
-                fprintf(stderr, "wino gen: --emit: \"%s\" is not c or cuda\n", v);
-                return 2;
-            }
-            lang = strcmp(v, "c") ? WINO_EMIT_CUDA : WINO_EMIT_C;
-        } else {
-            fprintf(stderr, "wino gen: unknown option \"%s\" (wino gen --help)\n", a);
-            return 2;
-        }
-    }
-    if (!m || !r) {
-        fprintf(stderr, "wino gen: --m and --r are required (wino gen --help)\n");
-        return 2;
-    }
-    if (out_path && lang < 0) {
-        fprintf(stderr, "wino gen: --out needs --emit\n");
-        return 2;
-    }
+    const char *points = NULL, *out_path = NULL, *defaults_dir = NULL;
+    int json = 0, lang = -1, integer_bt = 0, integer_at = 0, table = 0;
+    enum { TILE = 1, OP_TABLE = 2, DEFAULTS = 4 };
+    const struct cli_option options[] = {
+        {"--m", CLI_LONG, &m, TILE, 1, WINO_MAX_ALPHA, NULL, NULL},
+        {"--r", CLI_LONG, &r, TILE, 1, WINO_MAX_ALPHA, NULL, NULL},
+        {"--points", CLI_STRING, &points, TILE, 0, 0, NULL, NULL},
+        {"--integer-bt", CLI_FLAG, &integer_bt, TILE, 0, 0, NULL, NULL},
+        {"--integer-at", CLI_FLAG, &integer_at, TILE, 0, 0, NULL, NULL},
+        {"--emit", CLI_CHOICE, &lang, TILE, 0, 0, "c|cuda", NULL},
+        {"--out", CLI_STRING, &out_path, TILE, 0, 0, NULL, NULL},
+        {"--json", CLI_FLAG, &json, TILE, 0, 0, NULL, NULL},
+        {"--op-table", CLI_FLAG, &table, OP_TABLE, 0, 0, NULL, NULL},
+        {"--write-defaults", CLI_STRING, &defaults_dir, DEFAULTS, 0, 0, NULL, NULL},
+        {NULL, CLI_FLAG, NULL, 0, 0, 0, NULL, NULL}};
+    const int parsed = cli_parse_verb("gen", options, argc, argv, usage_text);
+    if (parsed >= 0)
+        return parsed;
+    if (table)
+        return op_table();
+    if (defaults_dir)
+        return write_defaults(defaults_dir);
+    if (!m || !r)
+        return cli_usage_error("gen", "--m and --r are required (wino gen --help)");
+    if (out_path && lang < 0)
+        return cli_usage_error("gen", "--out needs --emit");
     wino_tile *t = NULL;
+    const unsigned flags = (integer_bt ? WINO_TILE_INTEGER_BT : 0u) |
+                           (integer_at ? WINO_TILE_INTEGER_AT : 0u);
     enum wino_status st = wino_tile_create((int)m, (int)r, points, flags, &t);
     if (st) {
         fprintf(stderr, "wino gen: %s\n", wino_last_error());
         return st == WINO_INVALID_ARGUMENT ? 2 : 1;
     }
-    char *code = lang >= 0 ? emit(t, (enum wino_emit_lang)lang) : NULL;
+    char *code = lang >= 0 ? emit(t, lang ? WINO_EMIT_CUDA : WINO_EMIT_C) : NULL;
     int rc = lang >= 0 && !code;
-    if (!rc && out_path) {
-        FILE *f = fopen(out_path, "w");
-        if (!f || fputs(code, f) < 0 || fclose(f)) {
-            fprintf(stderr, "wino gen: cannot write %s\n", out_path);
-            rc = 1;
-        }
-    }
-    const int a = wino_tile_alpha(t);
-    if (!rc && json) {
-        printf("{\"m\":%ld,\"r\":%ld,\"alpha\":%d,\"points\":[", m, r, a);
-        for (int i = 0; i < a - 1; i++) {
-            char *p = point(t, i);
-            printf("\"%s\",", p ? p : "?");
-            free(p);
-        }
-        printf("\"inf\"]");
-        for (int k = 0; k < 3; k++) {
-            printf(",");
-            print_matrix_json(t, (enum wino_matrix)k);
-        }
-        rc = print_ops(t, 1);
-        if (code && !out_path) {
-            printf(",\"code\":");
-            print_json_string(code);
-        }
-        printf("}\n");
-    } else if (!rc) {
-        printf("F(%ld, %ld): alpha = %d\npoints:", m, r, a);
-        for (int i = 0; i < a - 1; i++) {
-            char *p = point(t, i);
-            printf(" %s", p ? p : "?");
-            free(p);
-        }
-        printf(" inf\n");
-        print_matrix_text(t, WINO_MATRIX_AT, "A^T");
-        print_matrix_text(t, WINO_MATRIX_G, "G");
-        print_matrix_text(t, WINO_MATRIX_BT, "B^T");
-        rc = print_ops(t, 0);
-        if (code && !out_path)
-            fputs(code, stdout);
-    }
+    if (!rc && code && (out_path || !json))
+        rc = write_code(code, out_path);
+    if (!rc && json)
+        rc = print_json(t, out_path ? NULL : code);
+    else if (!rc && lang < 0)
+        rc = print_report(t);
     free(code);
     wino_tile_destroy(t);
     return rc;

@@ -12,13 +12,14 @@
 #include "wino.h"
 
 static const char *const usage_text =
-    "usage: wino info [--layers SET] [--sets-dir DIR]\n"
+    "usage: wino info [--set NAME|FILE] [--layer L ...] [--sets-dir DIR]\n"
     "  For F(2,3), F(3,3), F(4,3), F(6,3) on the integer-friendly points 0, 1, -1, 2, -2, 1/2,\n"
     "  -1/2 (as many as the tile needs): gamma, the largest factor by which B^T d B can exceed\n"
     "  max |d| (the squared largest absolute row sum of B^T); the weight memory alpha^2 / 9;\n"
-    "  the theoretical MAC reduction 9 m^2 / alpha^2; and, over every layer of SET (default\n"
+    "  the theoretical MAC reduction 9 m^2 / alpha^2; and, over every layer of the set (default\n"
     "  resnet18-all: all convolutions of ResNet-18), direct MACs over MACs with Winograd on\n"
-    "  the stride-1 3x3 layers (whole tiles, eq. 6 of Mori et al.).\n";
+    "  the stride-1 3x3 layers (whole tiles, eq. 6 of Mori et al.).\n"
+    BENCH_LAYER_USAGE;
 
 static const char *const points[] = {"0,1,-1", "0,1,-1,2", "0,1,-1,2,-2", "",
                                      "0,1,-1,2,-2,1/2,-1/2"};
@@ -55,24 +56,17 @@ static int gamma_of(const wino_tile *t, double *gamma)
 
 int wino_cmd_info(int argc, char **argv)
 {
-    const char *set = "resnet18-all", *dir = "bench/sets";
-    for (int i = 1; i < argc; i++) {
-        if (cli_is_help(argv[i])) {
-            fputs(usage_text, stdout);
-            return 0;
-        } else if (!strcmp(argv[i], "--layers")) {
-            if (!(set = cli_value("info", argc, argv, &i)))
-                return 2;
-        } else if (!strcmp(argv[i], "--sets-dir")) {
-            if (!(dir = cli_value("info", argc, argv, &i)))
-                return 2;
-        } else {
-            fprintf(stderr, "wino info: unknown option %s (wino info --help)\n", argv[i]);
-            return 2;
-        }
-    }
+    struct bench_layer_args layer_args;
+    memset(&layer_args, 0, sizeof layer_args);
+    const struct cli_option options[] = {BENCH_LAYER_OPTIONS(&layer_args, 0),
+                                         {NULL, CLI_FLAG, NULL, 0, 0, 0, NULL, NULL}};
+    const int parsed = cli_parse_verb("info", options, argc, argv, usage_text);
+    if (parsed >= 0)
+        return parsed;
     struct bench_layer *layers;
-    int count, rc = bench_read_set(dir, set, &layers, &count);
+    char set[BENCH_NAME_MAX];
+    int count, rc = bench_load_layers("info", &layer_args, "resnet18-all", &layers, &count, set,
+                                      sizeof set);
     if (rc)
         return rc;
     double direct = 0.0;

@@ -1,15 +1,15 @@
 /* `wino points`: the interpolation-point search of src/gen/point_search.c for one tile size, the
  * measurement of a given point set, and the regeneration of the recipe database
  * (src/gen/point_db.c) for every tile size. */
-#define _POSIX_C_SOURCE 200112L /* isatty, fileno */
+#define _POSIX_C_SOURCE 200112L /* clock_gettime */
 
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "cli.h"
 #include "gen/point_search.h"
@@ -59,127 +59,75 @@ static void usage(FILE *out)
 struct args {
     long alpha; /* 0 when not given */
     struct wino_point_search_options opts;
-    int json, eval, all, screen_given;
+    int json, eval, all;
     const char *points, *db;
-    const char *search_option; /* the first search-only option given, for --eval's check */
 };
 
-static int bad(const char *msg, const char *what)
-{
-    fprintf(stderr, "wino " VERB ": %s%s\n", msg, what);
-    return 2;
-}
-
-/* Parses the value of a numeric option into *out; returns 0 or 2 (message printed). */
-static int numeric(int argc, char **argv, int *i, long min, long max, long *out)
-{
-    const char *v = cli_value(VERB, argc, argv, i);
-    return v && !cli_parse_long(VERB, argv[*i - 1] + 2, v, min, max, out) ? 0 : 2;
-}
-
-/* Returns 0, or the exit status (2 after one line on stderr) of a bad command line. */
+/* Returns 0, or the exit status (2 after one line on stderr) of a bad command line; -1 after
+ * --help. */
 static int parse_args(int argc, char **argv, struct args *a)
 {
     memset(a, 0, sizeof *a);
     a->opts = wino_point_search_defaults();
-    for (int i = 1; i < argc; i++) {
-        const char *opt = argv[i];
-        long v = 0;
-        int rc = 0;
-        if (!strcmp(opt, "--json"))
-            a->json = 1;
-        else if (!strcmp(opt, "--eval"))
-            a->eval = 1;
-        else if (!strcmp(opt, "--all"))
-            a->all = 1;
-        else if (!strcmp(opt, "--alpha"))
-            rc = numeric(argc, argv, &i, WINO_POINT_SEARCH_MIN_ALPHA, WINO_MAX_ALPHA, &a->alpha);
-        else if (!strcmp(opt, "--trials"))
-            rc = numeric(argc, argv, &i, 1, WINO_POINT_SEARCH_MAX_TRIALS, &a->opts.trials);
-        else if (!strcmp(opt, "--seed")) {
-            rc = numeric(argc, argv, &i, 0, LONG_MAX, &v);
-            a->opts.seed = (uint64_t)v;
-        } else if (!strcmp(opt, "--screen")) {
-            rc = numeric(argc, argv, &i, 0, WINO_POINT_SEARCH_MAX_TRIALS, &a->opts.screen_trials);
-            a->screen_given = 1;
-            a->search_option = a->search_option ? a->search_option : opt;
-        } else if (!strcmp(opt, "--tie")) {
-            rc = numeric(argc, argv, &i, 0, 100, &v);
-            a->opts.tie = (double)v / 100.0;
-            a->search_option = a->search_option ? a->search_option : opt;
-        } else if (!strcmp(opt, "--beam") || !strcmp(opt, "--threads")) {
-            const int beam = !strcmp(opt, "--beam");
-            rc = numeric(argc, argv, &i, 1,
-                         beam ? WINO_POINT_SEARCH_MAX_BEAM : WINO_POINT_SEARCH_MAX_THREADS, &v);
-            *(beam ? &a->opts.beam : &a->opts.threads) = (int)v;
-            a->search_option = a->search_option ? a->search_option : opt;
-        } else if (!strcmp(opt, "--points")) {
-            if (!(a->points = cli_value(VERB, argc, argv, &i)))
-                return 2;
-        } else if (!strcmp(opt, "--write-db")) {
-            if (!(a->db = cli_value(VERB, argc, argv, &i)))
-                return 2;
-        } else
-            return bad(opt[0] == '-' ? "unknown option " : "unexpected argument ", opt);
-        if (rc)
-            return rc;
+    long trials = a->opts.trials, screen = -1, seed = (long)a->opts.seed, tie = -1,
+         beam = a->opts.beam, threads = a->opts.threads;
+    enum { SEARCH = 1, EVAL = 2, ALL = 4 };
+    const struct cli_option options[] = {
+        {"--alpha", CLI_LONG, &a->alpha, SEARCH | EVAL, WINO_POINT_SEARCH_MIN_ALPHA,
+         WINO_MAX_ALPHA, NULL, NULL},
+        {"--trials", CLI_LONG, &trials, 0, 1, WINO_POINT_SEARCH_MAX_TRIALS, NULL, NULL},
+        {"--seed", CLI_LONG, &seed, 0, 0, LONG_MAX, NULL, NULL},
+        {"--json", CLI_FLAG, &a->json, 0, 0, 0, NULL, NULL},
+        {"--screen", CLI_LONG, &screen, SEARCH | ALL, 0, WINO_POINT_SEARCH_MAX_TRIALS, NULL,
+         NULL},
+        {"--tie", CLI_LONG, &tie, SEARCH | ALL, 0, 100, NULL, NULL},
+        {"--beam", CLI_LONG, &beam, SEARCH | ALL, 1, WINO_POINT_SEARCH_MAX_BEAM, NULL, NULL},
+        {"--threads", CLI_LONG, &threads, SEARCH | ALL, 1, WINO_POINT_SEARCH_MAX_THREADS, NULL,
+         NULL},
+        {"--eval", CLI_FLAG, &a->eval, EVAL, 0, 0, NULL, NULL},
+        {"--points", CLI_STRING, &a->points, EVAL, 0, 0, NULL, NULL},
+        {"--all", CLI_FLAG, &a->all, ALL, 0, 0, NULL, NULL},
+        {"--write-db", CLI_STRING, &a->db, ALL, 0, 0, NULL, NULL},
+        {NULL, CLI_FLAG, NULL, 0, 0, 0, NULL, NULL}};
+    const enum cli_result r = cli_parse_args(VERB, options, argc, argv, NULL);
+    if (r == CLI_HELP) {
+        usage(stdout);
+        return -1;
     }
-    if (a->all && (a->alpha || a->points || a->eval))
-        return bad("--all searches every alpha: it takes no --alpha, --points or --eval", "");
+    if (r)
+        return r;
+    a->opts.trials = trials;
+    a->opts.seed = (uint64_t)seed;
+    a->opts.beam = (int)beam;
+    a->opts.threads = (int)threads;
+    if (screen >= 0)
+        a->opts.screen_trials = screen;
+    if (tie >= 0)
+        a->opts.tie = (double)tie / 100.0;
     if (!a->all && !a->alpha)
-        return bad("--alpha is required (or --all)", "");
+        return cli_usage_error(VERB, "--alpha is required (or --all)");
     if (a->eval && !a->points)
-        return bad("--eval needs --points", "");
+        return cli_usage_error(VERB, "--eval needs --points");
     if (a->points && !a->eval)
-        return bad("--points is only for --eval", "");
-    if (a->eval && a->search_option)
-        return bad("--eval measures one set: this option is only for the search: ",
-                   a->search_option);
-    if (a->db && !a->all)
-        return bad("--write-db is only for --all", "");
-    if (a->screen_given && a->opts.screen_trials > a->opts.trials)
-        return bad("--screen must not exceed --trials", "");
+        return cli_usage_error(VERB, "--points is only for --eval");
+    if (screen >= 0 && screen > trials)
+        return cli_usage_error(VERB, "--screen must not exceed --trials");
     return 0;
 }
 
 /* ---- progress bar on a terminal ---- */
 
-struct bar {
-    const char *stage;
-    int round, start, percent;
-};
-
 static void draw_bar(void *user, const struct wino_point_search_progress *p)
 {
-    struct bar *b = user;
-    const int percent = p->total ? (int)(100 * p->done / p->total) : 100;
-    if (b->stage == p->stage && b->round == p->round && b->start == p->start &&
-        b->percent == percent)
-        return; /* redraw only when something shown changes */
-    b->stage = p->stage;
-    b->round = p->round;
-    b->start = p->start;
-    b->percent = percent;
-    char cells[21];
-    for (int i = 0; i < 20; i++)
-        cells[i] = i < percent / 5 ? '#' : '.';
-    cells[20] = '\0';
-    char round[24] = "", best[32] = "";
+    char label[64] = "", round[24] = "", best[32] = "";
     if (!strcmp(p->stage, "beam"))
         snprintf(round, sizeof round, "%d points", p->round);
     else if (!strcmp(p->stage, "refine"))
         snprintf(round, sizeof round, "set %d pass %d", p->start, p->round);
     if (p->best > 0)
         snprintf(best, sizeof best, "best %.3e", p->best);
-    fprintf(stderr, "\ralpha %2d  %-6s %-13s [%s] %3d%%  %-16s", p->alpha, p->stage, round,
-            cells, percent, best);
-    fflush(stderr);
-}
-
-static void clear_bar(void)
-{
-    fprintf(stderr, "\r%80s\r", "");
-    fflush(stderr);
+    snprintf(label, sizeof label, "alpha %2d  %-6s %-13s", p->alpha, p->stage, round);
+    cli_progress_draw(user, label, p->done, p->total, best);
 }
 
 /* ---- output ---- */
@@ -287,6 +235,11 @@ static int run_eval(const struct args *a)
         fprintf(stderr, "wino " VERB ": --points: %s\n", wino_last_error());
         return st == WINO_INVALID_ARGUMENT ? 2 : 1;
     }
+    if (!isfinite(r.median_rel_l1)) { /* overflowing transforms: nothing to report as a number */
+        fprintf(stderr, "wino " VERB ": --points %s: the measured error is not finite (%g): "
+                        "these points overflow FP32\n", a->points, r.median_rel_l1);
+        return 1;
+    }
     r.alpha = (int)a->alpha;
     r.trials = a->opts.trials;
     r.seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
@@ -307,15 +260,14 @@ static int run_eval(const struct args *a)
 static int search_one(const struct args *a, int alpha, struct wino_point_search_result *r)
 {
     struct wino_point_search_options o = a->opts;
-    struct bar bar = {NULL, -1, -1, -1};
-    const int tty = isatty(fileno(stderr));
-    if (tty) {
+    struct cli_progress bar;
+    cli_progress_start(&bar);
+    if (bar.on) {
         o.progress = draw_bar;
         o.progress_user = &bar;
     }
     enum wino_status st = wino_point_search(alpha, &o, r);
-    if (tty)
-        clear_bar();
+    cli_progress_clear(&bar);
     if (st) {
         fprintf(stderr, "wino " VERB ": alpha %d: %s\n", alpha, wino_last_error());
         return st == WINO_INVALID_ARGUMENT ? 2 : 1;
@@ -332,7 +284,7 @@ static int run_all(const struct args *a, int argc, char **argv)
     if (a->db) {
         /* written aside and renamed at the end: a failed search leaves the old file intact */
         if (snprintf(tmp, sizeof tmp, "%s.tmp", a->db) >= (int)sizeof tmp)
-            return bad("--write-db: path too long: ", a->db);
+            return cli_usage_error(VERB, "--write-db: path too long: %s", a->db);
         if (!(f = fopen(tmp, "w"))) {
             fprintf(stderr, "wino " VERB ": cannot write %s: %s\n", tmp, strerror(errno));
             return 1;
@@ -377,15 +329,10 @@ static int run_all(const struct args *a, int argc, char **argv)
 
 int wino_cmd_points(int argc, char **argv)
 {
-    for (int i = 1; i < argc; i++)
-        if (cli_is_help(argv[i])) {
-            usage(stdout);
-            return 0;
-        }
     struct args a;
     int rc = parse_args(argc, argv, &a);
     if (rc)
-        return rc;
+        return rc < 0 ? 0 : rc;
     if (a.eval)
         return run_eval(&a);
     if (a.all)

@@ -9,13 +9,15 @@
 #include "wino.h"
 
 static const char *const usage_text =
-    "usage: wino tune --cache FILE --set NAME [--batch N] [--layout nchw|nhwc] [--threads T]\n"
-    "                 [--reps R] [--sets-dir DIR]\n"
+    "usage: wino tune --cache FILE --set NAME|FILE [--layer L ...] [--batch N]\n"
+    "                 [--layout nchw|nhwc] [--threads T] [--reps R] [--sets-dir DIR]\n"
     "       wino tune --check FILE\n"
     "  Times direct convolution and Winograd with each generated tile m in 2..6, fused and\n"
-    "  non-fused, for every layer of bench/sets/NAME.txt (FP32, median of R runs, default 10),\n"
-    "  and records the fastest per layer, ISA and thread count in FILE (updated atomically).\n"
-    "  --threads T defaults to the online cores. --check validates FILE.\n";
+    "  non-fused, for every layer (FP32, median of R runs, default 10), and records the fastest\n"
+    "  per layer, ISA and thread count in FILE (updated atomically).\n"
+    BENCH_LAYER_USAGE
+    "  --threads T defaults to the online cores. --check validates FILE.\n"
+    "  Options may also be written --name=value.\n";
 
 static const char *choice_name(const struct wino_tuning_choice *c, char *buf, size_t cap)
 {
@@ -28,43 +30,24 @@ static const char *choice_name(const struct wino_tuning_choice *c, char *buf, si
 
 int wino_cmd_tune(int argc, char **argv)
 {
-    const char *cache = NULL, *set = NULL, *dir = "bench/sets", *check = NULL, *v;
+    struct bench_layer_args layer_args;
+    const char *cache = NULL, *check = NULL;
     long batch = 0, threads = 0, reps = 10;
     int nhwc = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (cli_is_help(a)) {
-            fputs(usage_text, stdout);
-            return 0;
-        }
-        if (!strcmp(a, "--cache") || !strcmp(a, "--set") || !strcmp(a, "--sets-dir") ||
-            !strcmp(a, "--check") || !strcmp(a, "--layout")) {
-            if (!(v = cli_value("tune", argc, argv, &i)))
-                return 2;
-            if (!strcmp(a, "--cache"))
-                cache = v;
-            else if (!strcmp(a, "--set"))
-                set = v;
-            else if (!strcmp(a, "--sets-dir"))
-                dir = v;
-            else if (!strcmp(a, "--check"))
-                check = v;
-            else if (!strcmp(v, "nchw") || !strcmp(v, "nhwc"))
-                nhwc = !strcmp(v, "nhwc");
-            else {
-                fprintf(stderr, "wino tune: --layout: \"%s\" is not nchw or nhwc\n", v);
-                return 2;
-            }
-        } else if (!strcmp(a, "--batch") || !strcmp(a, "--threads") || !strcmp(a, "--reps")) {
-            long *dst = a[2] == 'b' ? &batch : a[2] == 't' ? &threads : &reps;
-            if (!(v = cli_value("tune", argc, argv, &i)) ||
-                cli_parse_long("tune", a + 2, v, 1, 1 << 20, dst))
-                return 2;
-        } else {
-            fprintf(stderr, "wino tune: unknown option \"%s\" (wino tune --help)\n", a);
-            return 2;
-        }
-    }
+    enum { TUNE = 1, CHECK = 2 };
+    memset(&layer_args, 0, sizeof layer_args);
+    const struct cli_option options[] = {
+        {"--cache", CLI_STRING, &cache, TUNE, 0, 0, NULL, NULL},
+        BENCH_LAYER_OPTIONS(&layer_args, TUNE),
+        {"--batch", CLI_LONG, &batch, TUNE, 1, 1 << 20, NULL, NULL},
+        {"--layout", CLI_CHOICE, &nhwc, TUNE, 0, 0, "nchw|nhwc", NULL},
+        {"--threads", CLI_LONG, &threads, TUNE, 1, 1 << 20, NULL, NULL},
+        {"--reps", CLI_LONG, &reps, TUNE, 1, 1 << 20, NULL, NULL},
+        {"--check", CLI_STRING, &check, CHECK, 0, 0, NULL, NULL},
+        {NULL, CLI_FLAG, NULL, 0, 0, 0, NULL, NULL}};
+    const int parsed = cli_parse_verb("tune", options, argc, argv, usage_text);
+    if (parsed >= 0)
+        return parsed;
     if (check) {
         enum wino_status st = wino_tuning_cache_check(check);
         if (st) {
@@ -74,13 +57,12 @@ int wino_cmd_tune(int argc, char **argv)
         printf("%s: a valid tuning cache\n", check);
         return 0;
     }
-    if (!cache || !set) {
-        fprintf(stderr, "wino tune: --cache and --set are required (wino tune --help)\n");
-        return 2;
-    }
+    if (!cache)
+        return cli_usage_error("tune", "--cache FILE is required (wino tune --help)");
     struct bench_layer *layers = NULL;
+    char set[BENCH_NAME_MAX];
     int count = 0;
-    int rc = bench_read_set(dir, set, &layers, &count);
+    int rc = bench_load_layers("tune", &layer_args, NULL, &layers, &count, set, sizeof set);
     if (rc)
         return rc;
     const struct wino_context ctx = {.threads = (int)threads, .tuning_cache = cache};

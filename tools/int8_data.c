@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
+
 /* splitmix64: independent streams from any seed. */
 static uint64_t next(uint64_t *s)
 {
@@ -110,14 +112,18 @@ float int8_data_quantize_s8(const float *v, size_t n, signed char *out)
 
 float *int8_data_read_ppm(const char *path, int *h, int *w)
 {
-    FILE *f = fopen(path, "rb");
+    char why[160];
+    FILE *f = cli_open_regular(path, "rb", why, sizeof why);
     int maxval = 0;
     char magic[3] = {0};
-    if (!f || fscanf(f, "%2s %d %d %d", magic, w, h, &maxval) != 4 || strcmp(magic, "P6") ||
+    if (!f) {
+        fprintf(stderr, "wino calibrate: --image %s: %s\n", path, why);
+        return NULL;
+    }
+    if (fscanf(f, "%2s %d %d %d", magic, w, h, &maxval) != 4 || strcmp(magic, "P6") ||
         maxval != 255 || *w < 1 || *h < 1 || *w > 16384 || *h > 16384 || fgetc(f) == EOF) {
         fprintf(stderr, "wino calibrate: %s: not a readable binary PPM (P6, maxval 255)\n", path);
-        if (f)
-            fclose(f);
+        fclose(f);
         return NULL;
     }
     const size_t n = (size_t)*h * *w * 3;

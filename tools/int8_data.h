@@ -24,7 +24,8 @@ void int8_data_quantize_u8(const float *x, size_t n, float scale, unsigned char 
 float int8_data_quantize_s8(const float *v, size_t n, signed char *out);
 
 /* Reads a binary PPM (P6, maxval 255) into a malloc'ed h x w x 3 float array scaled to [0, 1].
- * Returns NULL (with a line on stderr) when the file cannot be read. */
+ * Returns NULL (with a line on stderr) when the file cannot be read or is not a regular file
+ * (a FIFO would block). */
 float *int8_data_read_ppm(const char *path, int *h, int *w);
 
 #endif

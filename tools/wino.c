@@ -23,26 +23,54 @@ static const struct verb verbs[] = {
 
 static void usage(void)
 {
-    printf("usage: wino VERB [options]   (wino VERB --help for a verb's options)\n\n");
+    printf("usage: wino VERB [options]   (wino help VERB, or wino VERB --help, for its options)\n"
+           "       wino help | --help | --version\n\n");
     for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
         printf("  %-10s %s\n", verbs[i].name, verbs[i].summary);
-    printf("\nwino %s: Winograd convolution with exact generated transforms.\n",
-            wino_version());
+    printf("\nOptions are written --name value or --name=value. Layer sets (--set NAME) are\n"
+           "found beside the binary: <dir>/sets in a build tree, <dir>/../share/wino/sets when\n"
+           "installed; --set also takes a file, --layer one layer.\n"
+           "\nwino %s: Winograd convolution with exact generated transforms.\n",
+           wino_version());
+}
+
+static const struct verb *find_verb(const char *name)
+{
+    for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
+        if (!strcmp(name, verbs[i].name))
+            return &verbs[i];
+    return NULL;
 }
 
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "wino: no verb given (wino --help lists them)\n");
+        fprintf(stderr, "wino: no verb given (wino help lists them)\n");
         return 2;
     }
-    if (cli_is_help(argv[1])) {
+    const char *first = argv[1];
+    if (!strcmp(first, "--version")) {
+        printf("wino %s\n", wino_version());
+        return 0;
+    }
+    if (!strcmp(first, "-h") || !strcmp(first, "--help") || (!strcmp(first, "help") && argc == 2)) {
         usage();
         return 0;
     }
-    for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
-        if (!strcmp(argv[1], verbs[i].name))
-            return verbs[i].run(argc - 1, argv + 1);
-    fprintf(stderr, "wino: unknown verb \"%s\" (wino --help lists them)\n", argv[1]);
+    if (!strcmp(first, "help")) { /* wino help VERB: that verb's --help */
+        const struct verb *v = find_verb(argv[2]);
+        char help[] = "--help", *args[3] = {argv[2], help, NULL};
+        if (v && argc == 3)
+            return v->run(2, args);
+        if (argc > 3)
+            fprintf(stderr, "wino help: one verb at a time (wino help VERB)\n");
+        else
+            fprintf(stderr, "wino help: unknown verb \"%s\" (wino help lists them)\n", argv[2]);
+        return 2;
+    }
+    const struct verb *v = find_verb(first);
+    if (v)
+        return v->run(argc - 1, argv + 1);
+    fprintf(stderr, "wino: unknown verb \"%s\" (wino help lists them)\n", first);
     return 2;
 }
