@@ -17,6 +17,8 @@ float wino_q_to_float(mpq_srcptr q)
     /* mpq_get_d truncates, so the rounded double is within one float step of the answer: pick
      * the best of it and its two neighbours by exact distance. */
     float best = (float)mpq_get_d(q);
+    if (!isfinite(best)) /* outside the float range: mpq_set_d would trap on it */
+        return best;
     const float cand[2] = {nextafterf(best, -INFINITY), nextafterf(best, INFINITY)};
     mpq_t c, err, best_err;
     mpq_inits(c, err, best_err, NULL);

@@ -5,7 +5,8 @@
 #include <gmp.h>
 #include <stddef.h>
 
-/* The float nearest to q (ties to even), for q within the float range. */
+/* The float nearest to q (ties to even), for q within the float range (see gen/q_range.h);
+ * q that rounds beyond FLT_MAX gives +-infinity. */
 float wino_q_to_float(mpq_srcptr q);
 
 /* Writes the shortest decimal C literal that reads back as the finite float f, such as "0.5f",

@@ -1,12 +1,14 @@
 /* Public generator API: argument checks around the exact Toom-Cook construction. */
 #include "gen/tile.h"
 
+#include <float.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
 #include "gen/point_db.h"
 #include "gen/points.h"
+#include "gen/q_range.h"
 #include "gen/transform_ops.h"
 
 enum wino_status wino_tile_create(int m, int r, const char *points, unsigned flags,
@@ -94,7 +96,7 @@ enum wino_status wino_tile_point_string(const wino_tile *tile, int index, char *
     return put_rational(tile->toom.points[index], buf, cap, needed);
 }
 
-static const wino_qmat *pick(const wino_tile *tile, enum wino_matrix which)
+const wino_qmat *wino_tile_matrix(const wino_tile *tile, enum wino_matrix which)
 {
     switch (which) {
     case WINO_MATRIX_AT:
@@ -113,9 +115,28 @@ static enum wino_status checked_matrix(const wino_tile *tile, enum wino_matrix w
 {
     if (!tile)
         return wino_fail(WINO_INVALID_ARGUMENT, "tile is NULL");
-    *mat = pick(tile, which);
+    *mat = wino_tile_matrix(tile, which);
     if (!*mat)
         return wino_fail(WINO_INVALID_ARGUMENT, "unknown matrix %d", (int)which);
+    return WINO_SUCCESS;
+}
+
+enum wino_status wino_tile_check_range(const wino_tile *tile, enum wino_matrix which, double lo,
+                                       double hi, const char *format)
+{
+    static const char *const names[3] = {"A^T", "G", "B^T"};
+    const wino_qmat *m = wino_tile_matrix(tile, which);
+    for (int i = 0; i < m->rows; i++)
+        for (int j = 0; j < m->cols; j++) {
+            const int range = wino_q_range(wino_qmat_at(m, i, j), lo, hi);
+            if (!range)
+                continue;
+            char value[96], words[64];
+            wino_q_describe(wino_qmat_at(m, i, j), value, sizeof value);
+            wino_q_range_words(range, format, lo, hi, words, sizeof words);
+            return wino_fail(WINO_UNSUPPORTED, "F(%d, %d): %s[%d][%d] = %s %s", tile->toom.m,
+                             tile->toom.r, names[which], i, j, value, words);
+        }
     return WINO_SUCCESS;
 }
 
@@ -158,6 +179,8 @@ enum wino_status wino_tile_matrix_double(const wino_tile *tile, enum wino_matrix
         return st;
     if (!out)
         return wino_fail(WINO_INVALID_ARGUMENT, "wino_tile_matrix_double: out is NULL");
+    if ((st = wino_tile_check_range(tile, which, DBL_MIN, DBL_MAX, "double")))
+        return st;
     for (int i = 0; i < m->rows; i++)
         for (int j = 0; j < m->cols; j++)
             out[(size_t)i * (size_t)m->cols + (size_t)j] = mpq_get_d(wino_qmat_at(m, i, j));

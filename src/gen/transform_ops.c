@@ -6,6 +6,7 @@
  * (T = M X, p x n), then on the p rows of T. */
 #include "gen/transform_ops.h"
 
+#include <float.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,12 +14,14 @@
 #include "core/error.h"
 #include "gen/float_literal.h"
 #include "gen/points.h"
+#include "gen/q_range.h"
 #include "gen/recipe.h"
 #include "gen/strbuf.h"
 
 struct transform {
     const char *stage;   /* in the function name: wino_f32_<stage>_transform_<tile> */
     const char *formula; /* for the comments */
+    const char *matrix;  /* M's name, for messages */
     const char *in, *in_stride, *out, *out_stride; /* parameter names */
     const wino_qmat *mat;                          /* the 1D matrix M */
 };
@@ -26,9 +29,9 @@ struct transform {
 static void describe(const wino_toom *t, enum wino_transform which, struct transform *x)
 {
     static const struct transform forms[3] = {
-        {"input", "V = B^T d B", "d", "d", "v", "v", NULL},
-        {"filter", "U = G g G^T", "g", "g", "u", "u", NULL},
-        {"output", "Y = A^T M A", "mm", "m", "y", "y", NULL},
+        {"input", "V = B^T d B", "B^T", "d", "d", "v", "v", NULL},
+        {"filter", "U = G g G^T", "G", "g", "g", "u", "u", NULL},
+        {"output", "Y = A^T M A", "A^T", "mm", "m", "y", "y", NULL},
     };
     *x = forms[which];
     x->mat = which == WINO_TRANSFORM_INPUT    ? &t->BT
@@ -61,6 +64,26 @@ enum wino_status wino_gen_op_counts(const wino_toom *t, enum wino_transform whic
 /* ---- emission ---- */
 
 #define NAME_CAP 64 /* one operand expression such as "wino_load(d + 2 * d_row + 3 * d_col)" */
+
+/* WINO_SUCCESS when every constant of the recipe is zero or a normal float, so that its literal
+ * keeps the constant's meaning; else WINO_UNSUPPORTED naming the first one that is not. */
+static enum wino_status check_constants(const wino_toom *t, const struct transform *x,
+                                        const wino_recipe *rc)
+{
+    for (int k = 0; k < rc->n_inst; k++) {
+        const int range = wino_q_range(rc->inst[k].c, FLT_MIN, FLT_MAX);
+        if (!range)
+            continue;
+        char value[96], words[64];
+        wino_q_describe(rc->inst[k].c, value, sizeof value);
+        wino_q_range_words(range, "FP32", FLT_MIN, FLT_MAX, words, sizeof words);
+        return wino_fail(WINO_UNSUPPORTED,
+                         "wino_tile_emit: F(%d, %d) %s transform, constant of t%d in the recipe "
+                         "of %s: %s %s",
+                         t->m, t->r, x->stage, k, x->matrix, value, words);
+    }
+    return WINO_SUCCESS;
+}
 
 /* The constant c as a float literal, with the exact value in a comment when it is rounded. */
 static void put_constant(struct wino_strbuf *sb, mpq_srcptr c)
@@ -355,7 +378,8 @@ enum wino_status wino_gen_emit(const wino_toom *t, enum wino_emit_lang lang, cha
     struct wino_strbuf sb = {0};
     sb.failed = !in || !out;
     emit_banner(&sb, t, lang);
-    for (int w = WINO_TRANSFORM_INPUT; w <= WINO_TRANSFORM_OUTPUT && !sb.failed; w++) {
+    enum wino_status st = WINO_SUCCESS;
+    for (int w = WINO_TRANSFORM_INPUT; w <= WINO_TRANSFORM_OUTPUT && !sb.failed && !st; w++) {
         struct transform x;
         describe(t, (enum wino_transform)w, &x);
         wino_recipe rc;
@@ -364,21 +388,21 @@ enum wino_status wino_gen_emit(const wino_toom *t, enum wino_emit_lang lang, cha
             break;
         }
         wino_strbuf_printf(&sb, "\n");
-        (lang == WINO_EMIT_CUDA ? emit_cuda : emit_c)(&sb, &x, &rc, tile, in, out);
+        if (!(st = check_constants(t, &x, &rc)))
+            (lang == WINO_EMIT_CUDA ? emit_cuda : emit_c)(&sb, &x, &rc, tile, in, out);
         wino_recipe_clear(&rc);
     }
     if (lang == WINO_EMIT_CUDA)
         wino_strbuf_printf(&sb, "\n#endif\n");
     free(in);
     free(out);
-    if (sb.failed) {
+    if (st || sb.failed) {
         wino_strbuf_free(&sb);
-        return wino_fail(WINO_OUT_OF_MEMORY, "wino_tile_emit: out of memory");
+        return st ? st : wino_fail(WINO_OUT_OF_MEMORY, "wino_tile_emit: out of memory");
     }
     const size_t n = sb.len + 1;
     if (needed)
         *needed = n;
-    enum wino_status st = WINO_SUCCESS;
     if (buf && cap < n)
         st = wino_fail(WINO_INVALID_ARGUMENT,
                        "wino_tile_emit: buffer of %zu bytes too small for %zu", cap, n);
