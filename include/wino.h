@@ -212,7 +212,17 @@ struct wino_conv2d_options {
     int tile_m;                /* Winograd output tile m (0 = wino chooses) */
     const char *points;        /* Winograd points as in wino_tile_create (NULL = recorded best);
                                 * other points than the recorded ones run on the portable
-                                * scalar path */
+                                * scalar path (FP32 only), and only when the tile is sound in
+                                * FP32, else WINO_UNSUPPORTED with the reason: every entry of
+                                * A^T, G and B^T is 0 or a normal float (|x| in [FLT_MIN,
+                                * FLT_MAX]), and the error bound 2^-24 kappa^2 / r^2 <= 2, with
+                                * kappa = max_i sum_j |A^T[i][j]| sum_k |G[j][k]|
+                                * sum_l |B^T[j][l]| (the worst-case FP32 error of a tile
+                                * relative to r^2 max|x| max|w|; the recorded tiles' median
+                                * errors are 1.5 to 700 times smaller). The recorded points of
+                                * every tile pass (largest bound 1.29, F(16, 1));
+                                * 0,1,-1,1000000 for F(3, 3) (bound 1e5) does not. See
+                                * docs/points.md */
     enum wino_variant variant; /* Winograd staging; on CUDA, FUSED (and FUSED_OUTPUT for FP16)
                                 * exist for F(2x2, 3x3) and F(4x4, 3x3), and AUTO times the
                                 * variants at create */

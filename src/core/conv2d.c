@@ -12,6 +12,7 @@
 #include "core/conv2d_impl.h"
 #include "core/error.h"
 #include "core/tuning_cache.h"
+#include "gen/tile_accuracy.h"
 
 
 /* Tiles of F(m x m, .) covering the output of the whole batch. */
@@ -103,6 +104,8 @@ static enum wino_status plan(const struct wino_conv2d_desc *desc,
     if (*algo == WINO_ALGO_WINOGRAD && o->points) { /* validate the points without keeping them */
         wino_tile *t = NULL;
         st = wino_tile_create(*tile_m, desc->r, o->points, 0, &t);
+        if (!st) /* FP32 entries and error bound: the rule of wino_conv2d_options.points */
+            st = wino_tile_f32_check(t);
         wino_tile_destroy(t);
         if (st)
             return st;

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "core/error.h"
+#include "gen/tile_accuracy.h"
 
 #define FILTER 3         /* r: the search is for 3 x 3 filters */
 #define TB 32            /* trials per block: the vector dimension of every inner loop */
@@ -167,7 +168,7 @@ static enum wino_status trials_make(struct trials *tr, int alpha, long n, uint64
  * Measuring one point set: FP32 Winograd on every trial, median relative L1 error
  * ------------------------------------------------------------------------------------------- */
 
-struct mats { /* the transforms rounded to float */
+struct mats { /* the transforms rounded to the nearest floats */
     float at[MAX_POINTS * (MAX_POINTS + 1)];
     float g[(MAX_POINTS + 1) * FILTER];
     float bt[(MAX_POINTS + 1) * (MAX_POINTS + 1)];
@@ -180,26 +181,16 @@ struct scratch { /* per thread */
 
 static enum wino_status load_mats(int alpha, const char *points, struct mats *mt)
 {
-    const int m = alpha - FILTER + 1;
-    double at[MAX_POINTS * (MAX_POINTS + 1)], g[(MAX_POINTS + 1) * FILTER],
-        bt[(MAX_POINTS + 1) * (MAX_POINTS + 1)];
     wino_tile *tile = NULL;
-    enum wino_status st = wino_tile_create(m, FILTER, points, WINO_TILE_DEFAULT, &tile);
+    enum wino_status st = wino_tile_create(alpha - FILTER + 1, FILTER, points, WINO_TILE_DEFAULT,
+                                           &tile);
     if (st)
         return st; /* wino_last_error() already says why */
-    if (!(st = wino_tile_matrix_double(tile, WINO_MATRIX_AT, at)) &&
-        !(st = wino_tile_matrix_double(tile, WINO_MATRIX_G, g)))
-        st = wino_tile_matrix_double(tile, WINO_MATRIX_BT, bt);
+    if (!(st = wino_tile_matrix_f32(tile, WINO_MATRIX_AT, mt->at)) &&
+        !(st = wino_tile_matrix_f32(tile, WINO_MATRIX_G, mt->g)))
+        st = wino_tile_matrix_f32(tile, WINO_MATRIX_BT, mt->bt);
     wino_tile_destroy(tile);
-    if (st)
-        return st;
-    for (int i = 0; i < m * alpha; i++)
-        mt->at[i] = (float)at[i];
-    for (int i = 0; i < alpha * FILTER; i++)
-        mt->g[i] = (float)g[i];
-    for (int i = 0; i < alpha * alpha; i++)
-        mt->bt[i] = (float)bt[i];
-    return WINO_SUCCESS;
+    return st;
 }
 
 /* out[r][c][:] = sum_k a[r][k] x[k][c][:]; a is rows x inner. Zeros are skipped, which changes
@@ -890,6 +881,10 @@ enum wino_status wino_point_eval(int alpha, const char *points, long trials, uin
     if (!(st = trials_make(&tr, alpha, trials, seed)) &&
         !(st = scratch_make(&scr, alpha, trials)))
         *median_rel_l1 = measure(&tr, trials, &mt, &scr);
+    if (!st && !isfinite(*median_rel_l1))
+        st = wino_fail(WINO_UNSUPPORTED,
+                       "the FP32 Winograd result of these points is not finite (an intermediate "
+                       "value overflows FP32): median relative error %g", *median_rel_l1);
     trials_free(&tr);
     scratch_free(&scr);
     return st;

@@ -95,7 +95,10 @@ enum wino_status wino_point_search(int alpha, const struct wino_point_search_opt
 /* The median relative L1 error of a given set of alpha - 1 finite points (text form as in
  * wino_tile_create, measured in the order given), 4 <= alpha <= WINO_MAX_ALPHA, on the same
  * trials the search uses for this alpha, trials and seed: re-measuring a searched set
- * reproduces its reported error exactly. */
+ * reproduces its reported error exactly. WINO_UNSUPPORTED (with the reason) when an entry of the
+ * matrices is not zero or a normal float, or when the median is not finite; a finite median,
+ * however large, is a measurement and succeeds (wino_tile_f32_check in gen/tile_accuracy.h says
+ * whether the convolution operator would accept the points). */
 enum wino_status wino_point_eval(int alpha, const char *points, long trials, uint64_t seed,
                                  double *median_rel_l1);
 
