@@ -1,10 +1,11 @@
 /* The integer steps of the INT8 Winograd pipeline (docs/int8-winograd.md) on the GPU, NHWC: one
  * thread per (tile, channels) for the input transform and per (tile, output channels) for the
  * output transform. Integer arithmetic in int32 is exact (the layer's bounds were checked at
- * create), and the float steps are the spec's own functions, so the bits equal the CPU's. */
+ * create), and the float steps give the spec's functions' results (winograd_tile_io.cuh), so
+ * the bits equal the CPU's. */
 #include "cuda/winograd_tile_io.cuh"
 
-/* One channel per thread: the specification's functions as they are (any C, F(6, 3)). */
+/* One channel per thread: any C, and F(6, 3). */
 template <int M, int A>
 __global__ void s8_input_transform(const void *x, int8_t *v, struct wino_cuda_shape s,
                                    struct wino_cuda_s8_consts k)
