@@ -107,9 +107,9 @@ def torch_summary(path):
     for layer, ch, w, t in rows:
         ratio = float(t['ms']) / float(w['ms'])
         ratios.append(ratio)
-        print(f"| {layer} | {ch} | {w['tile']} {w['impl'][5:]} | {w['dtype']} | {float(w['ms']):.4f} |"
-              f" {float(w.get('of_floor') or 'nan'):.2f} | {t['dtype']} | {float(t['ms']):.4f} |"
-              f" {ratio:.2f} |")
+        print(f"| {layer} | {ch} | {w['tile']} {w['impl'][5:]} | {w['dtype']} |"
+              f" {float(w['ms']):.4f} | {float(w.get('of_floor') or 'nan'):.2f} | {t['dtype']} |"
+              f" {float(t['ms']):.4f} | {ratio:.2f} |")
     if not rows:
         print('\n(no layer has both a wino row and a torch row)\n')
         return
