@@ -156,8 +156,8 @@ static enum cli_result conflict(const char *verb, const struct cli_option *table
             continue;
         if (p->kind != CLI_MODE)
             return fail(out, verb, "%s cannot be combined with %s", o->name, p->name);
-        const char *c = p->choices;
-        for (int k = *(const int *)p->dest; k > 0; k--)
+        const char *c = p->choices; /* its value: choice number *dest */
+        for (int k = *(const int *)p->dest; k > 0 && c[strcspn(c, "|")]; k--)
             c += strcspn(c, "|") + 1;
         return fail(out, verb, "%s cannot be combined with %s %.*s%s", o->name, p->name,
                     (int)strcspn(c, "|"), c, was_given ? "" : " (the default)");
