@@ -273,9 +273,11 @@ enum wino_status wino_conv2d_can_implement(const struct wino_conv2d_desc *desc,
  * On the CUDA backend: desc->dtype FP32 or FP16 (x, weights and y all of that type; FP16
  * accumulates in FP32), Winograd with the generated tiles (WINO_ALGO_DIRECT and other points
  * are WINO_UNSUPPORTED: the caller falls back to the vendor library); weights in memory of
- * ctx->device; create() returns once the weights are transformed, run() only enqueues its work
- * on ctx->stream (a failing kernel shows at the caller's next synchronization). Host pointers
- * and a stream of another device are refused with WINO_INVALID_ARGUMENT; a build or machine
+ * ctx->device; create() returns once the weights are transformed, run() only enqueues its
+ * kernels on ctx->stream (a failing kernel shows at the caller's next synchronization): no
+ * allocation, synchronization or attribute call, so it may be captured in a CUDA graph. Host
+ * pointers and a stream of another device are refused with WINO_INVALID_ARGUMENT (run() asks
+ * CUDA about x, y and the workspace the first time it sees each pointer); a build or machine
  * without CUDA answers WINO_UNSUPPORTED. */
 enum wino_status wino_conv2d_create(const struct wino_conv2d_desc *desc, const void *weights,
                                     const struct wino_context *ctx,
