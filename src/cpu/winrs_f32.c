@@ -13,7 +13,7 @@
 #define LANES 16
 /* Channels per block of K and of C: a block's GEMMs are up to 64 x 64 x units. */
 #define CHANNEL_BLOCK 64
-#define MIN_BLOCK 16
+#define MIN_BLOCK 32
 /* Units per chunk: the GEMMs' k, and the columns of U and rows of V kept per thread. */
 #define CHUNK_UNITS 64
 /* Accumulators M of one work item, in bytes: the rows of dW it covers are fit to this. */
@@ -166,10 +166,10 @@ enum wino_status wino_f32_winrs_prepare(struct wino_f32_winrs *w,
         const int u = kd->kernel[0].alpha + kd->kernel[1].alpha;
         u_floats = u > u_floats ? u : u_floats;
     }
-    /* channel blocks of CHANNEL_BLOCK, halved down to MIN_BLOCK while they give threads fewer
-     * than four items a segment (each halving costs more transforms, but no bucket); the rows
-     * of dW per work item, as many as keep M within its budget */
-    size_t m_row;
+    /* channel blocks of CHANNEL_BLOCK, and the rows of dW per work item that keep M within its
+     * budget; then the segments (Algorithms 1 and 2) for four items per thread. When the
+     * buckets' budget leaves threads fewer items than that, the blocks are halved, down to
+     * MIN_BLOCK (each halving costs more transforms and smaller GEMMs, but no workspace). */
     for (int block = CHANNEL_BLOCK;; block /= 2) {
         w->kblocks = (d->k + block - 1) / block;
         w->cblocks = (d->c + block - 1) / block;
@@ -177,17 +177,18 @@ enum wino_status wino_f32_winrs_prepare(struct wino_f32_winrs *w,
         w->cb = (d->c + w->cblocks - 1) / w->cblocks;
         w->kbp = round_lanes(w->kb);
         w->cbp = round_lanes(w->cb);
-        m_row = sizeof(float) * (size_t)w->sum_alpha * w->kbp * w->cbp;
+        const size_t m_row = sizeof(float) * (size_t)w->sum_alpha * w->kbp * w->cbp;
         w->rows_per_item = (int)(M_BUDGET / m_row < 1 ? 1 : M_BUDGET / m_row);
         if (w->rows_per_item > d->r)
             w->rows_per_item = d->r;
         w->row_groups = (d->r + w->rows_per_item - 1) / w->rows_per_item;
         w->rows_per_item = (d->r + w->row_groups - 1) / w->row_groups;
-        if (block <= MIN_BLOCK || (long)w->kblocks * w->cblocks * w->row_groups >= 4L * threads)
+        const long items = (long)w->kblocks * w->cblocks * w->row_groups;
+        wino_winrs_plan_segments(d, sz.p, sz.q, items, threads, req, &w->plan);
+        if (block <= MIN_BLOCK || items * w->plan.bands * w->plan.columns >= 4L * threads)
             break;
     }
-    wino_winrs_plan_segments(d, sz.p, sz.q, (long)w->kblocks * w->cblocks * w->row_groups,
-                             threads, req, &w->plan);
+    const size_t m_row = sizeof(float) * (size_t)w->sum_alpha * w->kbp * w->cbp;
     w->segments = w->plan.bands * w->plan.columns;
     if (!(w->seg = malloc(sizeof *w->seg * (size_t)w->segments))) {
         wino_f32_winrs_release(w);
