@@ -31,7 +31,8 @@ struct wino_cuda_conv {
     struct wino_cuda_s8_consts s8;
     size_t v_bytes, m_bytes; /* the workspace parts: V, then M and cuBLAS's (non-fused) */
     /* The last x, y and workspace that run() found to be memory of the device: run() asks CUDA
-     * about a pointer only when it differs (atomic: operators may run from several threads). */
+     * about a pointer only when it differs (relaxed atomics: a run() from another thread may
+     * see a stale pointer and check it again, never a torn one). */
     const void *seen[3];
 };
 
