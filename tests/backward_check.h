@@ -76,6 +76,16 @@ static inline struct wino_conv2d_desc bwd_random_desc(struct test_rng *rng, int 
     }
 }
 
+/* Checks a status against the expected one, printing both and wino's reason. */
+static inline void bwd_expect(struct test_counts *tc, enum wino_status got, enum wino_status want,
+                              const char *what)
+{
+    char line[160];
+    snprintf(line, sizeof line, "%s -> %s (%s)", what, wino_status_string(got),
+             wino_last_error());
+    test_check(tc, got == want, line);
+}
+
 /* Prints one descriptor on a line of its own after a label. */
 static inline void bwd_print_desc(const char *label, const struct wino_conv2d_desc *d)
 {

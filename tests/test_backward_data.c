@@ -14,7 +14,8 @@
  * bound, docs/training.md). */
 static double bound(int alpha)
 {
-    static const double by_alpha[11] = {2e-6, 0, 1e-6, 1e-6, 2e-6, 5e-6, 1e-5, 2e-5, 5e-5, 1e-4, 2e-4};
+    static const double by_alpha[11] = {2e-6, 0,    1e-6, 1e-6, 2e-6, 5e-6,
+                                        1e-5, 2e-5, 5e-5, 1e-4, 2e-4};
     return alpha >= 0 && alpha <= 10 ? by_alpha[alpha] : 0.0;
 }
 
@@ -117,14 +118,6 @@ static void test_awkward(struct test_counts *tc, struct test_rng *rng)
         }
 }
 
-static void expect(struct test_counts *tc, enum wino_status got, enum wino_status want,
-                   const char *what)
-{
-    char line[160];
-    snprintf(line, sizeof line, "%s -> %s (%s)", what, wino_status_string(got), wino_last_error());
-    test_check(tc, got == want, line);
-}
-
 static void test_bad_input(struct test_counts *tc)
 {
     const struct wino_conv2d_desc good = wino_conv2d_desc_make(1, 2, 6, 6, 3, 3, 3, 1, 1);
@@ -132,56 +125,56 @@ static void test_bad_input(struct test_counts *tc)
     struct wino_conv2d_options o = {0};
     float w[54] = {0}, dy[108] = {0}, dx[72];
     wino_conv2d *op = NULL;
-    expect(tc, wino_conv2d_backward_data_create(&d, w, NULL, NULL, NULL), WINO_INVALID_ARGUMENT,
-           "op NULL");
-    expect(tc, wino_conv2d_backward_data_create(&d, NULL, NULL, NULL, &op),
-           WINO_INVALID_ARGUMENT, "weights NULL");
-    expect(tc, wino_conv2d_backward_data_create(NULL, w, NULL, NULL, &op), WINO_INVALID_ARGUMENT,
-           "desc NULL");
+    bwd_expect(tc, wino_conv2d_backward_data_create(&d, w, NULL, NULL, NULL), WINO_INVALID_ARGUMENT,
+               "op NULL");
+    bwd_expect(tc, wino_conv2d_backward_data_create(&d, NULL, NULL, NULL, &op),
+               WINO_INVALID_ARGUMENT, "weights NULL");
+    bwd_expect(tc, wino_conv2d_backward_data_create(NULL, w, NULL, NULL, &op),
+               WINO_INVALID_ARGUMENT, "desc NULL");
     d.s = 9;
-    expect(tc, wino_conv2d_backward_data_create(&d, w, NULL, NULL, &op), WINO_INVALID_ARGUMENT,
-           "filter larger than the padded image");
+    bwd_expect(tc, wino_conv2d_backward_data_create(&d, w, NULL, NULL, &op), WINO_INVALID_ARGUMENT,
+               "filter larger than the padded image");
     d = good;
     d.dtype = WINO_DTYPE_F16;
-    expect(tc, wino_conv2d_backward_data_create(&d, w, NULL, NULL, &op), WINO_UNSUPPORTED,
-           "FP16 on the CPU");
+    bwd_expect(tc, wino_conv2d_backward_data_create(&d, w, NULL, NULL, &op), WINO_UNSUPPORTED,
+               "FP16 on the CPU");
     d = good;
     o.accumulate = 1;
-    expect(tc, wino_conv2d_backward_data_create(&d, w, NULL, &o, &op), WINO_INVALID_ARGUMENT,
-           "accumulate");
+    bwd_expect(tc, wino_conv2d_backward_data_create(&d, w, NULL, &o, &op), WINO_INVALID_ARGUMENT,
+               "accumulate");
     o.accumulate = 0;
     o.bias = w;
-    expect(tc, wino_conv2d_backward_data_create(&d, w, NULL, &o, &op), WINO_INVALID_ARGUMENT,
-           "bias");
+    bwd_expect(tc, wino_conv2d_backward_data_create(&d, w, NULL, &o, &op), WINO_INVALID_ARGUMENT,
+               "bias");
     o.bias = NULL;
     o.algo = WINO_ALGO_WINOGRAD;
     d.stride_h = 2;
-    expect(tc, wino_conv2d_backward_data_can_implement(&d, &o, NULL), WINO_UNSUPPORTED,
-           "Winograd with stride 2");
+    bwd_expect(tc, wino_conv2d_backward_data_can_implement(&d, &o, NULL), WINO_UNSUPPORTED,
+               "Winograd with stride 2");
     d = good;
     d.pad_w = 3;
-    expect(tc, wino_conv2d_backward_data_can_implement(&d, &o, NULL), WINO_UNSUPPORTED,
-           "Winograd with pad > R-1");
+    bwd_expect(tc, wino_conv2d_backward_data_can_implement(&d, &o, NULL), WINO_UNSUPPORTED,
+               "Winograd with pad > R-1");
     d = good;
     o.tile_m = 15;
-    expect(tc, wino_conv2d_backward_data_can_implement(&d, &o, NULL), WINO_UNSUPPORTED,
-           "Winograd tile beyond alpha 16");
+    bwd_expect(tc, wino_conv2d_backward_data_can_implement(&d, &o, NULL), WINO_UNSUPPORTED,
+               "Winograd tile beyond alpha 16");
     o.tile_m = 0;
     o.points = "0,1,1,2,3"; /* a repeated point */
     o.tile_m = 4;
-    expect(tc, wino_conv2d_backward_data_can_implement(&d, &o, NULL), WINO_INVALID_ARGUMENT,
-           "bad points");
+    bwd_expect(tc, wino_conv2d_backward_data_can_implement(&d, &o, NULL), WINO_INVALID_ARGUMENT,
+               "bad points");
     o.points = NULL;
     o.tile_m = 0;
     o.algo = WINO_ALGO_DIRECT;
     o.variant = WINO_VARIANT_FUSED;
-    expect(tc, wino_conv2d_backward_data_create(&d, w, NULL, &o, &op), WINO_INVALID_ARGUMENT,
-           "variant with DIRECT");
+    bwd_expect(tc, wino_conv2d_backward_data_create(&d, w, NULL, &o, &op), WINO_INVALID_ARGUMENT,
+               "variant with DIRECT");
     o.variant = WINO_VARIANT_AUTO;
     struct wino_context ctx = {0};
     ctx.backend = WINO_BACKEND_CUDA;
-    expect(tc, wino_conv2d_backward_data_create(&d, w, &ctx, &o, &op), WINO_UNSUPPORTED,
-           "CUDA backend");
+    bwd_expect(tc, wino_conv2d_backward_data_create(&d, w, &ctx, &o, &op), WINO_UNSUPPORTED,
+               "CUDA backend");
     test_check(tc, op == NULL, "no operator after failures");
 
     for (int a = 1; a <= 2; a++) { /* run-time checks on each path */
@@ -190,18 +183,18 @@ static void test_bad_input(struct test_counts *tc)
         size_t bytes = 0;
         wino_conv2d_workspace_size(op, &bytes);
         char *ws = bwd_poisoned(bytes + 64);
-        expect(tc, wino_conv2d_run(op, NULL, dx, ws, bytes), WINO_INVALID_ARGUMENT, "dy NULL");
-        expect(tc, wino_conv2d_run(op, dy, NULL, ws, bytes), WINO_INVALID_ARGUMENT, "dx NULL");
+        bwd_expect(tc, wino_conv2d_run(op, NULL, dx, ws, bytes), WINO_INVALID_ARGUMENT, "dy NULL");
+        bwd_expect(tc, wino_conv2d_run(op, dy, NULL, ws, bytes), WINO_INVALID_ARGUMENT, "dx NULL");
         if (bytes) {
-            expect(tc, wino_conv2d_run(op, dy, dx, ws, bytes - 1), WINO_INSUFFICIENT_WORKSPACE,
-                   "workspace one byte short");
-            expect(tc, wino_conv2d_run(op, dy, dx, ws + 32, bytes), WINO_INSUFFICIENT_WORKSPACE,
-                   "workspace misaligned");
-            expect(tc, wino_conv2d_run(op, dy, dx, NULL, bytes), WINO_INSUFFICIENT_WORKSPACE,
-                   "workspace NULL");
+            bwd_expect(tc, wino_conv2d_run(op, dy, dx, ws, bytes - 1), WINO_INSUFFICIENT_WORKSPACE,
+                       "workspace one byte short");
+            bwd_expect(tc, wino_conv2d_run(op, dy, dx, ws + 32, bytes), WINO_INSUFFICIENT_WORKSPACE,
+                       "workspace misaligned");
+            bwd_expect(tc, wino_conv2d_run(op, dy, dx, NULL, bytes), WINO_INSUFFICIENT_WORKSPACE,
+                       "workspace NULL");
         }
-        expect(tc, wino_conv2d_backward_filter_run(op, dy, dy, w, ws, bytes),
-               WINO_INVALID_ARGUMENT, "backward_filter_run on a backward-data operator");
+        bwd_expect(tc, wino_conv2d_backward_filter_run(op, dy, dy, w, ws, bytes),
+                   WINO_INVALID_ARGUMENT, "backward_filter_run on a backward-data operator");
         enum wino_conv2d_kind kind = WINO_CONV2D_FORWARD;
         enum wino_variant variant = WINO_VARIANT_FUSED_OUTPUT;
         test_check(tc, !wino_conv2d_kind(op, &kind) && kind == WINO_CONV2D_BACKWARD_DATA &&

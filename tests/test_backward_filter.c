@@ -306,65 +306,57 @@ static void test_awkward(struct test_counts *tc, struct test_rng *rng)
         }
 }
 
-static void expect(struct test_counts *tc, enum wino_status got, enum wino_status want,
-                   const char *what)
-{
-    char line[160];
-    snprintf(line, sizeof line, "%s -> %s (%s)", what, wino_status_string(got), wino_last_error());
-    test_check(tc, got == want, line);
-}
-
 static void test_bad_input(struct test_counts *tc)
 {
     const struct wino_conv2d_desc good = wino_conv2d_desc_make(1, 2, 6, 6, 3, 3, 3, 1, 1);
     struct wino_conv2d_desc d = good;
     struct wino_conv2d_options o = {0};
     wino_conv2d *op = NULL;
-    expect(tc, wino_conv2d_backward_filter_create(&d, NULL, NULL, NULL), WINO_INVALID_ARGUMENT,
-           "op NULL");
-    expect(tc, wino_conv2d_backward_filter_create(NULL, NULL, NULL, &op), WINO_INVALID_ARGUMENT,
-           "desc NULL");
+    bwd_expect(tc, wino_conv2d_backward_filter_create(&d, NULL, NULL, NULL), WINO_INVALID_ARGUMENT,
+               "op NULL");
+    bwd_expect(tc, wino_conv2d_backward_filter_create(NULL, NULL, NULL, &op), WINO_INVALID_ARGUMENT,
+               "desc NULL");
     d.r = 9; /* larger than the padded image: no output, dy and x do not match */
-    expect(tc, wino_conv2d_backward_filter_create(&d, NULL, NULL, &op), WINO_INVALID_ARGUMENT,
-           "filter larger than the padded image");
+    bwd_expect(tc, wino_conv2d_backward_filter_create(&d, NULL, NULL, &op), WINO_INVALID_ARGUMENT,
+               "filter larger than the padded image");
     d = good;
     d.dtype = WINO_DTYPE_F16;
-    expect(tc, wino_conv2d_backward_filter_create(&d, NULL, NULL, &op), WINO_UNSUPPORTED,
-           "FP16 on the CPU");
+    bwd_expect(tc, wino_conv2d_backward_filter_create(&d, NULL, NULL, &op), WINO_UNSUPPORTED,
+               "FP16 on the CPU");
     d.dtype = WINO_DTYPE_S8;
-    expect(tc, wino_conv2d_backward_filter_can_implement(&d, NULL, NULL), WINO_UNSUPPORTED,
-           "INT8");
+    bwd_expect(tc, wino_conv2d_backward_filter_can_implement(&d, NULL, NULL), WINO_UNSUPPORTED,
+               "INT8");
     d = good;
     d.stride_w = 2;
     o.algo = WINO_ALGO_WINOGRAD;
-    expect(tc, wino_conv2d_backward_filter_can_implement(&d, &o, NULL), WINO_UNSUPPORTED,
-           "WinRS with stride 2");
+    bwd_expect(tc, wino_conv2d_backward_filter_can_implement(&d, &o, NULL), WINO_UNSUPPORTED,
+               "WinRS with stride 2");
     d = good;
     o.algo = WINO_ALGO_AUTO;
     o.accumulate = 2;
-    expect(tc, wino_conv2d_backward_filter_create(&d, NULL, &o, &op), WINO_INVALID_ARGUMENT,
-           "accumulate 2");
+    bwd_expect(tc, wino_conv2d_backward_filter_create(&d, NULL, &o, &op), WINO_INVALID_ARGUMENT,
+               "accumulate 2");
     o.accumulate = 0;
     o.tile_m = 2;
-    expect(tc, wino_conv2d_backward_filter_create(&d, NULL, &o, &op), WINO_INVALID_ARGUMENT,
-           "tile_m");
+    bwd_expect(tc, wino_conv2d_backward_filter_create(&d, NULL, &o, &op), WINO_INVALID_ARGUMENT,
+               "tile_m");
     o.tile_m = 0;
     o.relu = 1;
-    expect(tc, wino_conv2d_backward_filter_create(&d, NULL, &o, &op), WINO_INVALID_ARGUMENT,
-           "relu");
+    bwd_expect(tc, wino_conv2d_backward_filter_create(&d, NULL, &o, &op), WINO_INVALID_ARGUMENT,
+               "relu");
     o.relu = 0;
     o.algo = (enum wino_algo)7;
-    expect(tc, wino_conv2d_backward_filter_create(&d, NULL, &o, &op), WINO_INVALID_ARGUMENT,
-           "unknown algo");
+    bwd_expect(tc, wino_conv2d_backward_filter_create(&d, NULL, &o, &op), WINO_INVALID_ARGUMENT,
+               "unknown algo");
     o.algo = WINO_ALGO_AUTO;
     struct wino_context ctx = {0};
     ctx.backend = WINO_BACKEND_CUDA;
-    expect(tc, wino_conv2d_backward_filter_create(&d, &ctx, &o, &op), WINO_UNSUPPORTED,
-           "CUDA backend");
+    bwd_expect(tc, wino_conv2d_backward_filter_create(&d, &ctx, &o, &op), WINO_UNSUPPORTED,
+               "CUDA backend");
     ctx.backend = WINO_BACKEND_CPU;
     ctx.threads = -1;
-    expect(tc, wino_conv2d_backward_filter_create(&d, &ctx, &o, &op), WINO_INVALID_ARGUMENT,
-           "threads -1");
+    bwd_expect(tc, wino_conv2d_backward_filter_create(&d, &ctx, &o, &op), WINO_INVALID_ARGUMENT,
+               "threads -1");
     test_check(tc, op == NULL, "no operator after failures");
 
     /* run-time checks on a good operator */
@@ -373,25 +365,25 @@ static void test_bad_input(struct test_counts *tc)
     wino_conv2d_workspace_size(op, &bytes);
     float x[72] = {0}, dy[108] = {0}, dw[54];
     char *ws = bwd_poisoned(bytes + 64);
-    expect(tc, wino_conv2d_backward_filter_run(op, NULL, dy, dw, ws, bytes),
-           WINO_INVALID_ARGUMENT, "x NULL");
-    expect(tc, wino_conv2d_backward_filter_run(op, x, NULL, dw, ws, bytes),
-           WINO_INVALID_ARGUMENT, "dy NULL");
-    expect(tc, wino_conv2d_backward_filter_run(op, x, dy, NULL, ws, bytes),
-           WINO_INVALID_ARGUMENT, "dw NULL");
-    expect(tc, wino_conv2d_backward_filter_run(NULL, x, dy, dw, ws, bytes),
-           WINO_INVALID_ARGUMENT, "op NULL at run");
+    bwd_expect(tc, wino_conv2d_backward_filter_run(op, NULL, dy, dw, ws, bytes),
+               WINO_INVALID_ARGUMENT, "x NULL");
+    bwd_expect(tc, wino_conv2d_backward_filter_run(op, x, NULL, dw, ws, bytes),
+               WINO_INVALID_ARGUMENT, "dy NULL");
+    bwd_expect(tc, wino_conv2d_backward_filter_run(op, x, dy, NULL, ws, bytes),
+               WINO_INVALID_ARGUMENT, "dw NULL");
+    bwd_expect(tc, wino_conv2d_backward_filter_run(NULL, x, dy, dw, ws, bytes),
+               WINO_INVALID_ARGUMENT, "op NULL at run");
     if (bytes) {
-        expect(tc, wino_conv2d_backward_filter_run(op, x, dy, dw, ws, bytes - 1),
-               WINO_INSUFFICIENT_WORKSPACE, "workspace one byte short");
-        expect(tc, wino_conv2d_backward_filter_run(op, x, dy, dw, NULL, bytes),
-               WINO_INSUFFICIENT_WORKSPACE, "workspace NULL");
-        expect(tc, wino_conv2d_backward_filter_run(op, x, dy, dw, ws + 4, bytes),
-               WINO_INSUFFICIENT_WORKSPACE, "workspace misaligned");
+        bwd_expect(tc, wino_conv2d_backward_filter_run(op, x, dy, dw, ws, bytes - 1),
+                   WINO_INSUFFICIENT_WORKSPACE, "workspace one byte short");
+        bwd_expect(tc, wino_conv2d_backward_filter_run(op, x, dy, dw, NULL, bytes),
+                   WINO_INSUFFICIENT_WORKSPACE, "workspace NULL");
+        bwd_expect(tc, wino_conv2d_backward_filter_run(op, x, dy, dw, ws + 4, bytes),
+                   WINO_INSUFFICIENT_WORKSPACE, "workspace misaligned");
     }
-    expect(tc, wino_conv2d_run(op, x, dw, ws, bytes), WINO_INVALID_ARGUMENT,
-           "wino_conv2d_run on a backward-filter operator");
-    expect(tc, wino_conv2d_backward_filter_info(op, NULL), WINO_INVALID_ARGUMENT, "info NULL");
+    bwd_expect(tc, wino_conv2d_run(op, x, dw, ws, bytes), WINO_INVALID_ARGUMENT,
+               "wino_conv2d_run on a backward-filter operator");
+    bwd_expect(tc, wino_conv2d_backward_filter_info(op, NULL), WINO_INVALID_ARGUMENT, "info NULL");
     enum wino_conv2d_kind kind = WINO_CONV2D_FORWARD;
     test_check(tc, !wino_conv2d_kind(op, &kind) && kind == WINO_CONV2D_BACKWARD_FILTER, "kind");
     wino_conv2d_destroy(op);
@@ -401,15 +393,15 @@ static void test_bad_input(struct test_counts *tc)
     float w[54] = {0};
     o = (struct wino_conv2d_options){0};
     test_check(tc, !wino_conv2d_create(&good, w, NULL, NULL, &op), "forward create");
-    expect(tc, wino_conv2d_backward_filter_run(op, x, dy, dw, NULL, 0), WINO_INVALID_ARGUMENT,
-           "backward_filter_run on a forward operator");
+    bwd_expect(tc, wino_conv2d_backward_filter_run(op, x, dy, dw, NULL, 0), WINO_INVALID_ARGUMENT,
+               "backward_filter_run on a forward operator");
     struct wino_winrs_info info;
-    expect(tc, wino_conv2d_backward_filter_info(op, &info), WINO_INVALID_ARGUMENT,
-           "info of a forward operator");
+    bwd_expect(tc, wino_conv2d_backward_filter_info(op, &info), WINO_INVALID_ARGUMENT,
+               "info of a forward operator");
     wino_conv2d_destroy(op);
     o.accumulate = 1;
-    expect(tc, wino_conv2d_create(&good, w, NULL, &o, &op), WINO_INVALID_ARGUMENT,
-           "accumulate on a forward operator");
+    bwd_expect(tc, wino_conv2d_create(&good, w, NULL, &o, &op), WINO_INVALID_ARGUMENT,
+               "accumulate on a forward operator");
 }
 
 int main(void)

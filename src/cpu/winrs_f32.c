@@ -378,7 +378,8 @@ static void accumulate(const struct wino_f32_winrs *w, const struct wino_conv2d_
                         const float *in = in_place ? row + (col + lo) * xs.d
                                                    : sx + (ptrdiff_t)(col - v0) * cbp;
                         wino_f32_winrs_transform(w->isa, &kn->bt, in, in_place ? xs.d : cbp,
-                                                 lo, hi, vt + (size_t)(pe->l0 + u - pe->u0 - l_lo) * cbp,
+                                                 lo, hi,
+                                                 vt + (size_t)(pe->l0 + u - pe->u0 - l_lo) * cbp,
                                                  (ptrdiff_t)lb * cbp, cbp / LANES);
                     }
                 }
@@ -470,7 +471,8 @@ void wino_f32_winrs_run(const struct wino_f32_winrs *w, const struct wino_conv2d
         it.ni = d->r - it.i0 < w->rows_per_item ? d->r - it.i0 : w->rows_per_item;
         it.out = z ? buckets + (size_t)(z - 1) * w->bucket_floats : dw;
         it.add = !z && w->accumulate;
-        run_item(w, d, p, q, x, dy, &it, (char *)ws + w->thread_bytes * (size_t)omp_get_thread_num());
+        char *mine = (char *)ws + w->thread_bytes * (size_t)omp_get_thread_num();
+        run_item(w, d, p, q, x, dy, &it, mine);
     }
     wino_f32_buckets_reduce(dw, buckets, w->bucket_floats, w->segments - 1,
                             (size_t)d->k * d->c * d->r * d->s, w->threads);

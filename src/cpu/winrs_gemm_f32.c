@@ -2,10 +2,10 @@
  * of channels per unit), so neither is transposed nor packed: per unit l, MR consecutive
  * output channels of U are broadcast against one or two vectors of input channels of V, into
  * an MR x (16 or 32) block summed from zero in registers over the chunk's units and added to M
- * once (blocked summation: M's long sum takes one rounding per chunk, not per unit). Rows (K) and columns (C) are
- * padded to 16 by the caller, so blocks have no edges. AVX-512: 8 rows x 2 zmm (16
- * accumulators); AVX2 + FMA: 4 rows x 2 ymm; baseline: plain loops. Function-level target
- * attributes, runtime dispatch by the caller's isa. */
+ * once (blocked summation: M's long sum takes one rounding per chunk, not per unit). Rows (K)
+ * and columns (C) are padded to 16 by the caller, so blocks have no edges. AVX-512: 8 rows x 2
+ * zmm (16 accumulators); AVX2 + FMA: 4 rows x 2 ymm; baseline: plain loops. Function-level
+ * target attributes, runtime dispatch by the caller's isa. */
 #include "cpu/winrs_f32.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
