@@ -331,8 +331,16 @@ static void test_bad_input(struct test_counts *tc)
     o.algo = WINO_ALGO_WINOGRAD;
     bwd_expect(tc, wino_conv2d_backward_filter_can_implement(&d, &o, NULL), WINO_UNSUPPORTED,
                "WinRS with stride 2");
-    d = good;
+    /* a filter row wider than WinRS takes: AUTO falls back to the direct path */
+    struct wino_conv2d_desc wide = wino_conv2d_desc_make(1, 1, 1, 5003, 1, 1, 5000, 0, 0);
+    enum wino_algo algo = WINO_ALGO_AUTO;
+    bwd_expect(tc, wino_conv2d_backward_filter_can_implement(&wide, &o, NULL), WINO_UNSUPPORTED,
+               "WinRS with 5000 taps a row");
     o.algo = WINO_ALGO_AUTO;
+    test_check(tc, !wino_conv2d_backward_filter_can_implement(&wide, &o, &algo) &&
+                       algo == WINO_ALGO_DIRECT,
+               "AUTO with 5000 taps a row: direct");
+    d = good;
     o.accumulate = 2;
     bwd_expect(tc, wino_conv2d_backward_filter_create(&d, NULL, &o, &op), WINO_INVALID_ARGUMENT,
                "accumulate 2");

@@ -50,6 +50,12 @@ static int axis_phases(int size, int taps, int stride, int pad, int dilation, in
     return n;
 }
 
+static int min3(int a, int b, int c)
+{
+    const int ab = a < b ? a : b;
+    return ab < c ? ab : c;
+}
+
 /* The tap lists of phase f (row-major over phase rows and columns). */
 static const int *phase_h(const struct wino_f32_backward_data *bd,
                           const struct wino_conv2d_desc *d, int f)
@@ -73,10 +79,8 @@ enum wino_status wino_f32_backward_data_prepare(struct wino_f32_backward_data *b
         return WINO_INVALID_ARGUMENT;
     bd->threads = threads;
     bd->isa = wino_cpu_isa();
-    bd->taps_h = malloc(sizeof(int) * (size_t)(d->r < d->stride_h ? d->r : d->stride_h) *
-                        (size_t)(d->r + 2));
-    bd->taps_w = malloc(sizeof(int) * (size_t)(d->s < d->stride_w ? d->s : d->stride_w) *
-                        (size_t)(d->s + 2));
+    bd->taps_h = malloc(sizeof(int) * (size_t)min3(d->r, d->stride_h, d->h) * (size_t)(d->r + 2));
+    bd->taps_w = malloc(sizeof(int) * (size_t)min3(d->s, d->stride_w, d->w) * (size_t)(d->s + 2));
     if (!bd->taps_h || !bd->taps_w)
         return WINO_OUT_OF_MEMORY;
     bd->phase_rows = axis_phases(d->h, d->r, d->stride_h, d->pad_h, d->dilation_h, bd->taps_h);

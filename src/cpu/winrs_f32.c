@@ -18,8 +18,10 @@
 #define CHUNK_UNITS 64
 /* Accumulators M of one work item, in bytes: the rows of dW it covers are fit to this. */
 #define M_BUDGET ((size_t)1 << 20)
-/* Per-thread scratch beyond which WinRS declines (very wide filters): the direct path serves. */
+/* Per-thread scratch, and filter rows, beyond which WinRS declines (very wide filters): the
+ * direct path serves them. */
 #define THREAD_LIMIT ((size_t)256 << 20)
+#define MAX_WIDTH 4096
 
 /* Per-thread scratch, in order: U (per kernel: alpha x lb x kbp, [a][l][k]), V (per tile: alpha
  * x lb x cbp, [a][l][c]), M (per row of dW and tile: alpha x kbp x cbp), the staged dy (columns
@@ -136,6 +138,9 @@ enum wino_status wino_f32_winrs_prepare(struct wino_f32_winrs *w,
     memset(w, 0, sizeof *w);
     struct wino_conv_sizes sz;
     enum wino_status st = wino_conv_desc_check(d, &sz);
+    if (!st && d->s > MAX_WIDTH)
+        st = wino_fail(WINO_UNSUPPORTED, "WinRS: filter rows of %d taps (over %d)", d->s,
+                       MAX_WIDTH);
     if (!st)
         st = wino_winrs_plan_kernels(d, sz.q, req, &w->plan);
     if (st)
