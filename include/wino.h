@@ -327,11 +327,12 @@ void wino_conv2d_destroy(wino_conv2d *op); /* NULL is fine */
  *    Omega_alpha(n, r) = F(n, r) (n: a tile of the filter-gradient row, alpha = n + r - 1 <= 16,
  *    transforms from the generator's recorded points), the alpha products summed over all units
  *    of a segment of dy as alpha GEMMs over the channels, and the segments' partial results
- *    (buckets) reduced with Kahan summation. It needs stride 1 and dilation 1 (any R x S and
- *    padding); wino_conv2d_backward_filter_info tells the kernels and segments chosen.
+ *    (buckets) reduced with Kahan summation. It needs stride 1 and dilation 1 (any R, S up to
+ *    4096, any padding); wino_conv2d_backward_filter_info tells the kernels and segments.
  *    WINO_ALGO_DIRECT (any descriptor): im2col(x)^T x dy as GEMMs.
- * WINO_ALGO_AUTO takes WINO_ALGO_WINOGRAD where it applies and saves multiplications (R, S or the
- * filter-gradient width > 1), WINO_ALGO_DIRECT otherwise.
+ * WINO_ALGO_AUTO takes WINO_ALGO_WINOGRAD where it applies and saves multiplications (backward-
+ * data: R > 1; backward-filter: WinRS's plan needs fewer than direct, so not for S == 1),
+ * WINO_ALGO_DIRECT otherwise.
  * Options: bias and relu must be left 0 (a gradient has no epilogue); for backward-filter
  * tile_m, points and variant must be left 0 too (WinRS picks its kernels), and accumulate may
  * be 1. FP16 and INT8 are not served on the CPU (WINO_UNSUPPORTED). The CUDA backend answers
