@@ -15,8 +15,9 @@
 #endif
 
 /* Defines NAME(m, in, in_stride, lo, hi, out, out_stride, vecs) for vectors of W floats, built
- * for the target TGT: up to 4 x 16 floats per row, accumulated in 64 / W registers. */
-#define WINRS_TRANSFORM(NAME, TGT, W)                                                           \
+ * for the target TGT: up to 4 x 16 floats per row, accumulated in 64 / W registers with
+ * MADD(a, b, acc) = acc + a * b (one fused multiply-add where the ISA has it). */
+#define WINRS_TRANSFORM(NAME, TGT, W, MADD)                                                     \
     typedef float NAME##_vec __attribute__((vector_size(4 * W)));                              \
     typedef float NAME##_in __attribute__((vector_size(4 * W), aligned(4)));                   \
     static inline __attribute__((always_inline)) TGT void NAME##_n(                            \
@@ -33,7 +34,7 @@
                 const NAME##_vec c = m->val[e] - (NAME##_vec){0};                              \
                 const NAME##_in *row = (const NAME##_in *)(in + (m->col[e] - lo) * in_stride);  \
                 for (int v = 0; v < n; v++)                                                    \
-                    acc[v] += c * row[v];                                                      \
+                    acc[v] = MADD(c, (NAME##_vec)row[v], acc[v]);                              \
             }                                                                                  \
             NAME##_vec *dst = (NAME##_vec *)(out + a * out_stride);                            \
             for (int v = 0; v < n; v++)                                                        \
@@ -60,10 +61,12 @@
         }                                                                                      \
     }
 
-WINRS_TRANSFORM(transform_scalar, , 4)
+#define MADD_PLAIN(a, b, acc) ((acc) + (a) * (b))
+WINRS_TRANSFORM(transform_scalar, , 4, MADD_PLAIN)
 #if defined(__x86_64__)
-WINRS_TRANSFORM(transform_avx2, __attribute__((target("avx2,fma"))), 8)
-WINRS_TRANSFORM(transform_avx512, __attribute__((target("avx512f"))), 16)
+#include <immintrin.h>
+WINRS_TRANSFORM(transform_avx2, __attribute__((target("avx2,fma"))), 8, _mm256_fmadd_ps)
+WINRS_TRANSFORM(transform_avx512, __attribute__((target("avx512f"))), 16, _mm512_fmadd_ps)
 #endif
 
 void wino_f32_winrs_transform(enum wino_isa isa, const struct wino_winrs_matrix *m,
