@@ -175,6 +175,7 @@ enum wino_status wino_f32_winrs_prepare(struct wino_f32_winrs *w,
      * budget; then the segments (Algorithms 1 and 2) for four items per thread. When the
      * buckets' budget leaves threads fewer items than that, the blocks are halved, down to
      * MIN_BLOCK (each halving costs more transforms and smaller GEMMs, but no workspace). */
+    size_t m_row;
     for (int block = CHANNEL_BLOCK;; block /= 2) {
         w->kblocks = (d->k + block - 1) / block;
         w->cblocks = (d->c + block - 1) / block;
@@ -182,7 +183,7 @@ enum wino_status wino_f32_winrs_prepare(struct wino_f32_winrs *w,
         w->cb = (d->c + w->cblocks - 1) / w->cblocks;
         w->kbp = round_lanes(w->kb);
         w->cbp = round_lanes(w->cb);
-        const size_t m_row = sizeof(float) * (size_t)w->sum_alpha * w->kbp * w->cbp;
+        m_row = sizeof(float) * (size_t)w->sum_alpha * w->kbp * w->cbp;
         w->rows_per_item = (int)(M_BUDGET / m_row < 1 ? 1 : M_BUDGET / m_row);
         if (w->rows_per_item > d->r)
             w->rows_per_item = d->r;
@@ -193,7 +194,6 @@ enum wino_status wino_f32_winrs_prepare(struct wino_f32_winrs *w,
         if (block <= MIN_BLOCK || items * w->plan.bands * w->plan.columns >= 4L * threads)
             break;
     }
-    const size_t m_row = sizeof(float) * (size_t)w->sum_alpha * w->kbp * w->cbp;
     w->segments = w->plan.bands * w->plan.columns;
     if (!(w->seg = malloc(sizeof *w->seg * (size_t)w->segments))) {
         wino_f32_winrs_release(w);
