@@ -1,0 +1,342 @@
+/* Fuzz target: descriptor, options and context validation of the forward convolution.
+ * Input: the fields of struct wino_conv2d_desc, wino_conv2d_options, wino_context and (INT8)
+ * wino_int8_params, one byte each through the tables below (decode_int, decode_float), then a
+ * seed for the tensors. tests/fuzz/make_seeds.py writes inputs in this format.
+ * Checks, FP32: can_implement and create give the same status (for a context create accepts);
+ * a created operator reports what was asked; a run of a small layer, with a workspace of exactly
+ * the reported size and the output poisoned with NaN, gives finite values within a loose bound of
+ * the FP64 reference. INT8 (wino_conv2d_create_int8, optionally with wino_int8_calibrate): a
+ * run gives the bytes of the integer specification (src/ref). */
+#define _POSIX_C_SOURCE 200112L /* posix_memalign */
+
+#include <float.h>
+#include <limits.h>
+#include <math.h>
+
+#include "core/int8_layer.h"
+#include "fuzz/fuzz_run_check.h"
+#include "ref/int8_winograd_ref.h"
+
+/* Layers run only below these sizes, so one input takes milliseconds: multiply-adds of the
+ * direct convolution (the FP64 reference does them all), and tensor and weight elements. */
+#define RUN_MAX_MACS (1L << 19)
+#define RUN_MAX_ELEMS (1L << 18)
+#define RUN_MAX_THREADS 8
+/* A context whose threads create accepts whatever the library's maximum (can_implement has no
+ * context, so the two are compared only with these). */
+#define AGREE_MAX_THREADS 64
+
+/* Sizes: mostly small (-1..15), else one of the edge values. */
+static int decode_int(struct fuzz_input *in)
+{
+    static const int edges[32] = {16,      17,        31,          32,          33,
+                                  63,      64,        100,         127,         128,
+                                  255,     1000,      4096,        46340,       46341,
+                                  65535,   65536,     1 << 20,     1 << 24,     1 << 30,
+                                  INT_MAX / 2, INT_MAX - 1, INT_MAX, INT_MIN,     INT_MIN + 1,
+                                  -2,      -100,      -65536,      2,           3,
+                                  5,       7};
+    const uint8_t b = fuzz_u8(in);
+    return b < 0xe0 ? b % 17 - 1 : edges[b - 0xe0];
+}
+
+/* Scales and clips: a spread of ordinary values, else one of the edge values. */
+static float decode_float(struct fuzz_input *in)
+{
+    static const float edges[16] = {0.0f,    -0.0f,   1e-45f,  FLT_MIN, 1e-30f,   FLT_MAX,
+                                    1e30f,   -1.0f,   -1e-3f,  1.0f,    127.0f,   1e10f,
+                                    INFINITY, -INFINITY, NAN,  0.5f};
+    const uint8_t b = fuzz_u8(in);
+    return b < 0xf0 ? ldexpf(1.0f + (float)(b & 15) / 16.0f, (int)(b >> 4) - 10) : edges[b - 0xf0];
+}
+
+/* One of the listed enum values, or a value outside the enum. */
+static int decode_enum(struct fuzz_input *in, int count)
+{
+    const int v = fuzz_pick(in, count + 2);
+    return v < count ? v : v == count ? -1 : 1000;
+}
+
+static const int thread_choices[] = {0, 1, 2, 3, 4, 8, 64, 1024, 1025, 100000, -1, INT_MAX,
+                                     INT_MIN};
+
+/* Points: NULL, a few bytes of the input, or one of these sets (recorded, classic, and the
+ * ill-conditioned or out-of-range ones of issue 11). */
+static const char *const point_choices[] = {
+    "0,1,-1",
+    "0,1,-1,2,-2",
+    "0,1,-1,1/2,-2",
+    "0,1,-1,1000000",
+    "0,1,-1,100000000000000000000",
+    "0,1,-1,1/10000000000000000000000000000000000000000",
+    "0,1,-1,2,-2,1/2,-1/2",
+    "0,-1,1,1/2,-3,-1/2,3,1/3,-1/3,2,-2,3/2,-3/2,1/4,-4",
+};
+#define POINT_CHOICES (int)(sizeof point_choices / sizeof point_choices[0])
+
+struct fuzz_case {
+    struct wino_conv2d_desc desc;
+    struct wino_conv2d_options options;
+    struct wino_context ctx;
+    struct wino_int8_params params;
+    int use_ctx, use_options, int8, calibrate;
+    char *points; /* owned when read from the input */
+    float *bias, *alpha_tw_k;
+    uint64_t seed;
+};
+
+static void decode(struct fuzz_input *in, struct fuzz_case *c)
+{
+    const uint8_t mode = fuzz_u8(in);
+    c->int8 = mode & 1;
+    c->calibrate = (mode >> 1) & 1;
+    c->use_ctx = !((mode >> 2) & 1);
+    c->use_options = !((mode >> 3) & 1);
+    struct wino_conv2d_desc *d = &c->desc;
+    int *fields[] = {&d->n,     &d->c,     &d->h,        &d->w,        &d->k,
+                     &d->r,     &d->s,     &d->pad_h,    &d->pad_w,    &d->stride_h,
+                     &d->stride_w, &d->dilation_h, &d->dilation_w};
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+        *fields[i] = decode_int(in);
+    d->layout = (enum wino_layout)decode_enum(in, 2);
+    d->dtype = (enum wino_dtype)decode_enum(in, 4);
+
+    struct wino_conv2d_options *o = &c->options;
+    o->algo = (enum wino_algo)decode_enum(in, 3);
+    o->tile_m = decode_int(in);
+    o->variant = (enum wino_variant)decode_enum(in, 4);
+    const int points = fuzz_pick(in, 4 + POINT_CHOICES);
+    if (points == 1)
+        o->points = c->points = fuzz_string(in, fuzz_u8(in) % 24);
+    else if (points >= 4)
+        o->points = point_choices[points - 4];
+    const uint8_t flags = fuzz_u8(in);
+    o->relu = (flags & 3) == 3 ? 2 : flags & 1;
+    o->tf32 = (flags >> 2) & 1;
+
+    c->ctx.threads = thread_choices[fuzz_pick(in, sizeof thread_choices / sizeof(int))];
+    c->ctx.backend = (enum wino_backend)decode_enum(in, 2);
+    c->ctx.device = fuzz_pick(in, 3) - 1;
+    c->ctx.tuning_cache = (flags >> 3) & 1 ? "/nonexistent/wino-tuning-cache" : NULL;
+
+    struct wino_int8_params *q = &c->params;
+    q->x_scale = decode_float(in);
+    q->alpha_ta = decode_float(in);
+    q->alpha_tw = decode_float(in);
+    q->w_scale = decode_float(in);
+    q->y_scale = decode_float(in);
+    q->y_dtype = (enum wino_dtype)decode_enum(in, 4);
+    q->clip_c = decode_float(in);
+    const float tw_k = decode_float(in);
+    c->seed = fuzz_u32(in) | 1;
+    /* Per-channel clips and the bias need K values: only for a K that is small anyway. */
+    const int k_small = d->k >= 1 && d->k <= 4096;
+    if ((flags >> 4) & 1 && k_small && (c->alpha_tw_k = malloc(sizeof(float) * (size_t)d->k))) {
+        for (int k = 0; k < d->k; k++)
+            c->alpha_tw_k[k] = k % 2 ? tw_k : q->alpha_tw;
+        q->alpha_tw_k = c->alpha_tw_k;
+    }
+    if ((flags >> 5) & 1 && k_small && (c->bias = malloc(sizeof(float) * (size_t)d->k))) {
+        struct test_rng rng = {c->seed};
+        for (int k = 0; k < d->k; k++)
+            c->bias[k] = (float)test_rng_sym(&rng);
+        o->bias = c->bias;
+    }
+}
+
+/* Element counts of x, w and y and the multiply-adds of the layer in double (no overflow), or
+ * 0 when the descriptor has no output or a field below its minimum. */
+struct work {
+    double x, w, y, macs;
+};
+
+static struct work work_of(const struct wino_conv2d_desc *d)
+{
+    struct work t = {0, 0, 0, 0};
+    const int fields[] = {d->n, d->c, d->h, d->w, d->k, d->r, d->s, d->stride_h, d->stride_w,
+                          d->dilation_h, d->dilation_w};
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+        if (fields[i] < 1)
+            return t;
+    if (d->pad_h < 0 || d->pad_w < 0)
+        return t;
+    const double p = wino_ref_out_dim(d->h, d->pad_h, d->dilation_h, d->r, d->stride_h);
+    const double q = wino_ref_out_dim(d->w, d->pad_w, d->dilation_w, d->s, d->stride_w);
+    t.x = (double)d->n * d->c * d->h * d->w;
+    t.w = (double)d->k * d->c * d->r * d->s;
+    t.y = (double)d->n * d->k * p * q;
+    t.macs = t.y * d->c * d->r * d->s;
+    return t;
+}
+
+static int small_enough(const struct work *t)
+{
+    return t->macs >= 1 && t->macs <= RUN_MAX_MACS && t->x <= RUN_MAX_ELEMS &&
+           t->w <= RUN_MAX_ELEMS && t->y <= RUN_MAX_ELEMS;
+}
+
+/* can_implement and create on the FP32 path; a small layer that is created is run. */
+static void fuzz_f32(const struct fuzz_case *c)
+{
+    const struct wino_conv2d_desc *d = &c->desc;
+    const struct wino_conv2d_options *o = c->use_options ? &c->options : NULL;
+    const struct wino_context *ctx = c->use_ctx ? &c->ctx : NULL;
+    const enum wino_status can = wino_conv2d_can_implement(d, o);
+    FUZZ_REQUIRE(can == WINO_SUCCESS || can == WINO_INVALID_ARGUMENT || can == WINO_UNSUPPORTED,
+                 "can_implement: status %d", (int)can);
+    FUZZ_REQUIRE(!can == !*wino_last_error(), "can_implement: status %d, error \"%s\"", (int)can,
+                 wino_last_error());
+    const struct work t = work_of(d);
+    const int small = small_enough(&t);
+    if (!can && !small)
+        return; /* valid but too large to create here */
+    const size_t wn = small ? (size_t)t.w : 16;
+    float *w = malloc(sizeof(float) * wn);
+    FUZZ_REQUIRE(w, "out of memory");
+    struct test_rng rng = {c->seed ^ 0x5bd1e995u};
+    for (size_t i = 0; i < wn; i++)
+        w[i] = (float)test_rng_sym(&rng);
+    wino_conv2d *op = NULL;
+    const enum wino_status st = wino_conv2d_create(d, w, ctx, o, &op);
+    FUZZ_REQUIRE(!st == !!op && !st == !*wino_last_error(), "create: status %d, op %p, error "
+                 "\"%s\"", (int)st, (void *)op, wino_last_error());
+    const int agree = !ctx || (ctx->backend == WINO_BACKEND_CPU && ctx->threads >= 0 &&
+                               ctx->threads <= AGREE_MAX_THREADS);
+    if (agree && st != WINO_OUT_OF_MEMORY)
+        FUZZ_REQUIRE(st == can, "can_implement %d but create %d: %s", (int)can, (int)st,
+                     wino_last_error());
+    if (!st) {
+        enum wino_algo algo;
+        int tile_m;
+        FUZZ_REQUIRE(!wino_conv2d_algo(op, &algo, &tile_m), "%s", wino_last_error());
+        FUZZ_REQUIRE(algo == WINO_ALGO_DIRECT || algo == WINO_ALGO_WINOGRAD, "algo %d",
+                     (int)algo);
+        FUZZ_REQUIRE(!o || o->algo == WINO_ALGO_AUTO || o->algo == algo,
+                     "algo %d asked, %d used", (int)o->algo, (int)algo);
+        FUZZ_REQUIRE(algo != WINO_ALGO_WINOGRAD || !o || !o->tile_m || o->tile_m == tile_m,
+                     "tile m %d asked, %d used", o ? o->tile_m : 0, tile_m);
+        if (!ctx || (ctx->backend == WINO_BACKEND_CPU && ctx->threads <= RUN_MAX_THREADS))
+            fuzz_check_f32_run(d, op, w, o ? o->bias : NULL, o ? o->relu : 0, c->seed,
+                               o && o->points);
+    }
+    wino_conv2d_destroy(op);
+    free(w);
+}
+
+/* Calibrates c->params from random samples with a few special values; 0 when that failed (the
+ * status checked). */
+static int calibrate(struct fuzz_case *c, const float *w, const struct work *t)
+{
+    struct wino_conv2d_desc f = c->desc;
+    f.dtype = WINO_DTYPE_F32;
+    const size_t xn = (size_t)t->x;
+    float *samples = malloc(sizeof(float) * xn);
+    FUZZ_REQUIRE(samples, "out of memory");
+    struct test_rng rng = {c->seed};
+    static const float specials[] = {0.0f, 1e30f, -1e-30f, FLT_MAX, NAN, INFINITY};
+    const uint64_t special = test_rng_next(&rng);
+    for (size_t i = 0; i < xn; i++)
+        samples[i] = (float)test_rng_sym(&rng);
+    if (special % 2)
+        samples[special / 2 % xn] = specials[special / 2 / xn % 6];
+    int finite = 1;
+    for (size_t i = 0; i < xn; i++)
+        finite &= isfinite(samples[i]) != 0;
+    enum wino_status st = WINO_INVALID_ARGUMENT;
+    /* known defect, issue 11 #4: remove when fixed (non-finite samples reach (long long)q) */
+    if (finite) {
+        const int tile_m = c->use_options ? c->options.tile_m : 0;
+        const enum wino_calibration method = (enum wino_calibration)(special / 7 % 2);
+        st = wino_int8_calibrate(&f, tile_m, samples, w, c->use_options ? c->options.bias : NULL,
+                                 c->use_options ? c->options.relu : 0, c->params.x_scale, method,
+                                 99.9, &c->params);
+        FUZZ_REQUIRE(st == WINO_SUCCESS || st == WINO_INVALID_ARGUMENT ||
+                         st == WINO_UNSUPPORTED || st == WINO_OUT_OF_MEMORY,
+                     "calibrate: status %d", (int)st);
+        FUZZ_REQUIRE(!st == !*wino_last_error(), "calibrate: status %d, error \"%s\"", (int)st,
+                     wino_last_error());
+    }
+    free(samples);
+    return st == WINO_SUCCESS;
+}
+
+/* Runs the INT8 operator on random bytes; its output must be the integer specification's. */
+static void run_int8(const struct fuzz_case *c, wino_conv2d *op, const float *w,
+                     const struct work *t)
+{
+    const struct wino_conv2d_desc *d = &c->desc;
+    const struct wino_conv2d_options *o = c->use_options ? &c->options : NULL;
+    struct wino_int8_layer layer;
+    FUZZ_REQUIRE(!wino_int8_layer_prepare(d, o && o->tile_m ? o->tile_m : 4, w, &c->params,
+                                          o ? o->bias : NULL, o ? o->relu : 0, &layer),
+                 "the layer of a created INT8 operator: %s", wino_last_error());
+    size_t bytes = 0;
+    FUZZ_REQUIRE(!wino_conv2d_workspace_size(op, &bytes), "%s", wino_last_error());
+    const size_t xn = (size_t)t->x, yn = (size_t)t->y;
+    uint8_t *x = malloc(xn), *y = malloc(yn), *want = malloc(yn);
+    void *ws = bytes ? fuzz_alloc64(bytes) : NULL;
+    FUZZ_REQUIRE(x && y && want && (ws || !bytes), "out of memory");
+    struct test_rng rng = {c->seed};
+    for (size_t i = 0; i < xn; i++)
+        x[i] = (uint8_t)test_rng_next(&rng);
+    memset(y, 0x7f, yn);
+    FUZZ_REQUIRE(!wino_conv2d_run(op, x, y, ws, bytes), "INT8 run: %s", wino_last_error());
+    wino_ref_int8_winograd(d, &layer, x, want);
+    for (size_t i = 0; i < yn; i++)
+        FUZZ_REQUIRE(y[i] == want[i], "INT8 y[%zu] = %d, the specification says %d", i, y[i],
+                     want[i]);
+    wino_int8_layer_release(&layer);
+    free(x), free(y), free(want), free(ws);
+}
+
+/* wino_conv2d_create_int8 (after wino_int8_calibrate when asked); a small layer that is
+ * created is run. */
+static void fuzz_int8(struct fuzz_case *c)
+{
+    const struct work t = work_of(&c->desc);
+    if (!small_enough(&t))
+        return; /* the weights and samples would not fit */
+    const size_t wn = (size_t)t.w;
+    float *w = malloc(sizeof(float) * wn);
+    FUZZ_REQUIRE(w, "out of memory");
+    struct test_rng rng = {c->seed ^ 0x5bd1e995u};
+    for (size_t i = 0; i < wn; i++)
+        w[i] = (float)(0.3 * test_rng_sym(&rng));
+    const int int8_weights = c->params.w_scale > 0.0f;
+    if (int8_weights)
+        for (size_t i = 0; i < wn; i++)
+            ((int8_t *)w)[i] = (int8_t)(w[i] * 400.0f);
+    if (c->calibrate && (int8_weights || !calibrate(c, w, &t))) {
+        free(w);
+        return;
+    }
+    const struct wino_conv2d_options *o = c->use_options ? &c->options : NULL;
+    const struct wino_context *ctx = c->use_ctx ? &c->ctx : NULL;
+    wino_conv2d *op = NULL;
+    const enum wino_status st = wino_conv2d_create_int8(&c->desc, w, &c->params, ctx, o, &op);
+    FUZZ_REQUIRE(st == WINO_SUCCESS || st == WINO_INVALID_ARGUMENT || st == WINO_UNSUPPORTED ||
+                     st == WINO_OUT_OF_MEMORY,
+                 "create_int8: status %d", (int)st);
+    FUZZ_REQUIRE(!st == !!op && !st == !*wino_last_error(), "create_int8: status %d, error "
+                 "\"%s\"", (int)st, wino_last_error());
+    if (!st && (!ctx || ctx->threads <= RUN_MAX_THREADS))
+        run_int8(c, op, w, &t);
+    wino_conv2d_destroy(op);
+    free(w);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    struct fuzz_input in = {data, size, 0};
+    struct fuzz_case c;
+    memset(&c, 0, sizeof c);
+    decode(&in, &c);
+    if (c.int8)
+        fuzz_int8(&c);
+    else
+        fuzz_f32(&c);
+    free(c.points);
+    free(c.bias);
+    free(c.alpha_tw_k);
+    return 0;
+}
