@@ -5,11 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <omp.h>
-
 #include "core/conv_desc.h"
 #include "core/error.h"
 #include "cpu/backward_layout.h"
+#include "cpu/backward_parallel.h"
 
 /* Input pixels per GEMM block: rows, a multiple of the AVX-512 kernel's 14. */
 #define BLOCK_ROWS (14 * 8)
@@ -197,63 +196,83 @@ static void gather_dy(const struct wino_conv2d_desc *d, int p, int q, const floa
     }
 }
 
+/* What every work item of a run needs. */
+struct data_run {
+    const struct wino_f32_backward_data *bd;
+    const struct wino_conv2d_desc *d;
+    int p, q;
+    long items; /* per image: the blocks of every phase */
+    const float *dy;
+    float *dx;
+    char *ws;
+};
+
+/* Images [begin, end): the pixels no phase covers, set to zero. */
+static void zero_images(void *arg, long begin, long end, int worker)
+{
+    const struct data_run *r = arg;
+    (void)worker;
+    for (long n = begin; n < end; n++)
+        zero_uncovered(r->bd, r->d, (int)n, r->dx);
+}
+
+/* Work items [begin, end): a block of one phase's pixels of one image each. */
+static void data_items(void *arg, long begin, long end, int worker)
+{
+    const struct data_run *r = arg;
+    const struct wino_f32_backward_data *bd = r->bd;
+    const struct wino_conv2d_desc *d = r->d;
+    const struct wino_strides4 xs = wino_x_strides(d);
+    const int direct_out = d->layout == WINO_LAYOUT_NHWC && d->stride_h == 1 && d->stride_w == 1;
+    char *mine = r->ws + (bd->a_bytes + bd->c_bytes + bd->gemm_bytes) * (size_t)worker;
+    float *a = (float *)mine, *c = (float *)(mine + bd->a_bytes);
+    void *scratch = mine + bd->a_bytes + bd->c_bytes;
+    for (long it = begin; it < end; it++) {
+        const int n = (int)(it / r->items);
+        long b = it % r->items;
+        int f = 0;
+        const int *th = NULL, *tw = NULL;
+        int nv = 0;
+        long pix = 0;
+        for (;; f++) { /* find the phase of block b */
+            th = phase_h(bd, d, f);
+            tw = phase_w(bd, d, f);
+            nv = phase_pixels(d->w, tw[0], d->stride_w);
+            pix = (long)phase_pixels(d->h, th[0], d->stride_h) * nv;
+            const long blocks = (pix + BLOCK_ROWS - 1) / BLOCK_ROWS;
+            if (b < blocks)
+                break;
+            b -= blocks;
+        }
+        const long t0 = b * BLOCK_ROWS;
+        const int nb = (int)(pix - t0 < BLOCK_ROWS ? pix - t0 : BLOCK_ROWS);
+        const int inner = th[1] * tw[1] * d->k;
+        gather_dy(d, r->p, r->q, r->dy, n, th, tw, nv, t0, nb, a);
+        float *out = direct_out ? r->dx + n * xs.a + t0 * d->c : c;
+        wino_f32_gemm_packed(bd->isa, nb, d->c, inner, a, inner, bd->w[f], out, d->c, 0,
+                             scratch);
+        for (int l = 0; l < nb && !direct_out; l++) {
+            const int h = th[0] + (int)((t0 + l) / nv) * d->stride_h;
+            const int v = tw[0] + (int)((t0 + l) % nv) * d->stride_w;
+            float *px = r->dx + n * xs.a + h * xs.c + v * xs.d;
+            for (int ch = 0; ch < d->c; ch++)
+                px[ch * xs.b] = c[(size_t)l * d->c + ch];
+        }
+    }
+}
+
 void wino_f32_backward_data_run(const struct wino_f32_backward_data *bd,
                                 const struct wino_conv2d_desc *d, int p, int q, const float *dy,
                                 float *dx, void *ws)
 {
-    const struct wino_strides4 xs = wino_x_strides(d);
-    const int phases = bd->phase_rows * bd->phase_cols;
-    long items = 0; /* per image: the blocks of every phase */
-    for (int f = 0; f < phases; f++) {
+    struct data_run r = {bd, d, p, q, 0, dy, dx, ws};
+    for (int f = 0; f < bd->phase_rows * bd->phase_cols; f++) {
         const int *th = phase_h(bd, d, f), *tw = phase_w(bd, d, f);
         const long pix = (long)phase_pixels(d->h, th[0], d->stride_h) *
                          phase_pixels(d->w, tw[0], d->stride_w);
-        items += (pix + BLOCK_ROWS - 1) / BLOCK_ROWS;
+        r.items += (pix + BLOCK_ROWS - 1) / BLOCK_ROWS;
     }
-    const int direct_out = d->layout == WINO_LAYOUT_NHWC && d->stride_h == 1 && d->stride_w == 1;
-    const size_t per_thread = bd->a_bytes + bd->c_bytes + bd->gemm_bytes;
-#pragma omp parallel num_threads(bd->threads)
-    {
-        char *mine = (char *)ws + per_thread * (size_t)omp_get_thread_num();
-        float *a = (float *)mine, *c = (float *)(mine + bd->a_bytes);
-        void *scratch = mine + bd->a_bytes + bd->c_bytes;
-        if (d->stride_h > 1 || d->stride_w > 1) {
-#pragma omp for schedule(static)
-            for (int n = 0; n < d->n; n++)
-                zero_uncovered(bd, d, n, dx);
-        }
-#pragma omp for schedule(dynamic)
-        for (long it = 0; it < items * d->n; it++) {
-            const int n = (int)(it / items);
-            long b = it % items;
-            int f = 0;
-            const int *th = NULL, *tw = NULL;
-            int nv = 0;
-            long pix = 0;
-            for (;; f++) { /* find the phase of block b */
-                th = phase_h(bd, d, f);
-                tw = phase_w(bd, d, f);
-                nv = phase_pixels(d->w, tw[0], d->stride_w);
-                pix = (long)phase_pixels(d->h, th[0], d->stride_h) * nv;
-                const long blocks = (pix + BLOCK_ROWS - 1) / BLOCK_ROWS;
-                if (b < blocks)
-                    break;
-                b -= blocks;
-            }
-            const long t0 = b * BLOCK_ROWS;
-            const int nb = (int)(pix - t0 < BLOCK_ROWS ? pix - t0 : BLOCK_ROWS);
-            const int inner = th[1] * tw[1] * d->k;
-            gather_dy(d, p, q, dy, n, th, tw, nv, t0, nb, a);
-            float *out = direct_out ? dx + n * xs.a + t0 * d->c : c;
-            wino_f32_gemm_packed(bd->isa, nb, d->c, inner, a, inner, bd->w[f], out, d->c, 0,
-                                 scratch);
-            for (int l = 0; l < nb && !direct_out; l++) {
-                const int h = th[0] + (int)((t0 + l) / nv) * d->stride_h;
-                const int v = tw[0] + (int)((t0 + l) % nv) * d->stride_w;
-                float *px = dx + n * xs.a + h * xs.c + v * xs.d;
-                for (int ch = 0; ch < d->c; ch++)
-                    px[ch * xs.b] = c[(size_t)l * d->c + ch];
-            }
-        }
-    }
+    if (d->stride_h > 1 || d->stride_w > 1)
+        wino_backward_parallel(bd->threads, d->n, zero_images, &r);
+    wino_backward_parallel(bd->threads, r.items * d->n, data_items, &r);
 }

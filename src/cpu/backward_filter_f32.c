@@ -3,11 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <omp.h>
-
 #include "core/conv_desc.h"
 #include "core/error.h"
 #include "cpu/backward_layout.h"
+#include "cpu/backward_parallel.h"
 
 /* dW columns per work item (a multiple of both GEMM kernels' panel widths) and dy pixels per
  * GEMM (its k: one cache-sized block of the GEMM). */
@@ -41,23 +40,28 @@ int wino_backward_filter_segments(long items_per_segment, int threads, long max_
 /* Kahan's compensated sum, for a block of elements at a time so that it runs in vectors. */
 #define REDUCE_BLOCK 256
 
-void wino_f32_buckets_reduce(float *dw, const float *buckets, size_t bucket_stride, int extra,
-                             size_t count, int threads)
+struct reduce {
+    float *dw;
+    const float *buckets;
+    size_t bucket_stride, count;
+    int extra;
+};
+
+/* Blocks [begin, end) of REDUCE_BLOCK elements. */
+static void reduce_blocks(void *arg, long begin, long end, int worker)
 {
-    if (extra < 1)
-        return;
-    const long blocks = (long)((count + REDUCE_BLOCK - 1) / REDUCE_BLOCK);
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (long b = 0; b < blocks; b++) {
+    const struct reduce *r = arg;
+    (void)worker;
+    for (long b = begin; b < end; b++) {
         const size_t e0 = (size_t)b * REDUCE_BLOCK;
-        const int n = count - e0 < REDUCE_BLOCK ? (int)(count - e0) : REDUCE_BLOCK;
+        const int n = r->count - e0 < REDUCE_BLOCK ? (int)(r->count - e0) : REDUCE_BLOCK;
         float sum[REDUCE_BLOCK], comp[REDUCE_BLOCK];
         for (int e = 0; e < n; e++) {
-            sum[e] = dw[e0 + e];
+            sum[e] = r->dw[e0 + e];
             comp[e] = 0.0f;
         }
-        for (int z = 0; z < extra; z++) {
-            const float *bucket = buckets + (size_t)z * bucket_stride + e0;
+        for (int z = 0; z < r->extra; z++) {
+            const float *bucket = r->buckets + (size_t)z * r->bucket_stride + e0;
             for (int e = 0; e < n; e++) {
                 const float y = bucket[e] - comp[e];
                 const float t = sum[e] + y;
@@ -66,8 +70,17 @@ void wino_f32_buckets_reduce(float *dw, const float *buckets, size_t bucket_stri
             }
         }
         for (int e = 0; e < n; e++)
-            dw[e0 + e] = sum[e];
+            r->dw[e0 + e] = sum[e];
     }
+}
+
+void wino_f32_buckets_reduce(float *dw, const float *buckets, size_t bucket_stride, int extra,
+                             size_t count, int threads)
+{
+    struct reduce r = {dw, buckets, bucket_stride, count, extra};
+    if (extra > 0)
+        wino_backward_parallel(threads, (long)((count + REDUCE_BLOCK - 1) / REDUCE_BLOCK),
+                               reduce_blocks, &r);
 }
 
 enum wino_status wino_f32_backward_filter_direct_prepare(struct wino_f32_backward_filter_direct *bf,
@@ -191,34 +204,55 @@ static void gather_x(const struct wino_f32_backward_filter_direct *bf,
     }
 }
 
+/* What every work item of a direct run needs. */
+struct direct_run {
+    const struct wino_f32_backward_filter_direct *bf;
+    const struct wino_conv2d_desc *d;
+    int p, q;
+    const float *x, *dy;
+    float *dw, *buckets;
+    char *ws;
+};
+
+/* Work items [begin, end): a segment of dy rows and a block of dW's columns each. */
+static void direct_items(void *arg, long begin, long end, int worker)
+{
+    const struct direct_run *r = arg;
+    const struct wino_f32_backward_filter_direct *bf = r->bf;
+    const int crs = r->d->c * r->d->r * r->d->s, q = r->q;
+    const long col_blocks = (crs + bf->col_block - 1) / bf->col_block;
+    const long rows = (long)r->d->n * r->p;
+    char *mine = r->ws + (bf->a_bytes + bf->b_bytes + bf->gemm_bytes) * (size_t)worker;
+    float *a = (float *)mine, *b = (float *)(mine + bf->a_bytes);
+    void *scratch = mine + bf->a_bytes + bf->b_bytes;
+    for (long it = begin; it < end; it++) {
+        const int z = (int)(it / col_blocks);
+        const int e0 = (int)(it % col_blocks) * bf->col_block;
+        const int ne = crs - e0 < bf->col_block ? crs - e0 : bf->col_block;
+        const long l_begin = rows * z / bf->segments * q, l_end = rows * (z + 1) / bf->segments * q;
+        float *out = (z ? r->buckets + (size_t)(z - 1) * bf->bucket_floats : r->dw) + e0;
+        int acc = z ? 0 : bf->accumulate;
+        for (long l0 = l_begin; l0 < l_end || (l0 == l_begin && !acc); l0 += bf->pix_block) {
+            const int nb = (int)(l_end - l0 < bf->pix_block ? l_end - l0 : bf->pix_block);
+            gather_dy(r->d, r->p, q, r->dy, l0, nb, a);
+            gather_x(bf, r->d, r->p, q, r->x, l0, nb, e0, ne, b);
+            wino_f32_gemm(bf->isa, r->d->k, ne, nb, a, nb, b, ne, out, crs, acc, scratch);
+            acc = 1;
+        }
+    }
+}
+
 void wino_f32_backward_filter_direct_run(const struct wino_f32_backward_filter_direct *bf,
                                          const struct wino_conv2d_desc *d, int p, int q,
                                          const float *x, const float *dy, float *dw, void *ws)
 {
     const int crs = d->c * d->r * d->s;
-    const long col_blocks = (crs + bf->col_block - 1) / bf->col_block;
-    const long rows = (long)d->n * p;
     const size_t per_thread = bf->a_bytes + bf->b_bytes + bf->gemm_bytes;
     float *buckets = (float *)((char *)ws + per_thread * (size_t)bf->threads);
-#pragma omp parallel for num_threads(bf->threads) schedule(dynamic)
-    for (long it = 0; it < bf->segments * col_blocks; it++) {
-        char *mine = (char *)ws + per_thread * (size_t)omp_get_thread_num();
-        float *a = (float *)mine, *b = (float *)(mine + bf->a_bytes);
-        void *scratch = mine + bf->a_bytes + bf->b_bytes;
-        const int z = (int)(it / col_blocks);
-        const int e0 = (int)(it % col_blocks) * bf->col_block;
-        const int ne = crs - e0 < bf->col_block ? crs - e0 : bf->col_block;
-        const long l_begin = rows * z / bf->segments * q, l_end = rows * (z + 1) / bf->segments * q;
-        float *out = (z ? buckets + (size_t)(z - 1) * bf->bucket_floats : dw) + e0;
-        int acc = z ? 0 : bf->accumulate;
-        for (long l0 = l_begin; l0 < l_end || (l0 == l_begin && !acc); l0 += bf->pix_block) {
-            const int nb = (int)(l_end - l0 < bf->pix_block ? l_end - l0 : bf->pix_block);
-            gather_dy(d, p, q, dy, l0, nb, a);
-            gather_x(bf, d, p, q, x, l0, nb, e0, ne, b);
-            wino_f32_gemm(bf->isa, d->k, ne, nb, a, nb, b, ne, out, crs, acc, scratch);
-            acc = 1;
-        }
-    }
+    struct direct_run r = {bf, d, p, q, x, dy, dw, buckets, ws};
+    wino_backward_parallel(bf->threads,
+                           bf->segments * (long)((crs + bf->col_block - 1) / bf->col_block),
+                           direct_items, &r);
     wino_f32_buckets_reduce(dw, buckets, bf->bucket_floats, bf->segments - 1,
                             (size_t)d->k * (size_t)crs, bf->threads);
 }

@@ -3,12 +3,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <omp.h>
-
 #include "core/conv_desc.h"
 #include "core/error.h"
 #include "cpu/backward_filter_f32.h"
 #include "cpu/backward_layout.h"
+#include "cpu/backward_parallel.h"
 
 #define LANES 16
 /* Channels per block of K and of C: a block's GEMMs are up to 64 x 64 x units. */
@@ -456,29 +455,49 @@ static void run_item(const struct wino_f32_winrs *w, const struct wino_conv2d_de
         }
 }
 
-void wino_f32_winrs_run(const struct wino_f32_winrs *w, const struct wino_conv2d_desc *d, int p,
-                        int q, const float *x, const float *dy, float *dw, void *ws)
+/* What every work item of a run needs. */
+struct winrs_run {
+    const struct wino_f32_winrs *w;
+    const struct wino_conv2d_desc *d;
+    int p, q;
+    const float *x, *dy;
+    float *dw, *buckets;
+    void *ws;
+};
+
+/* Work items [begin, end): segment, block of K, block of C, group of dW's rows. */
+static void winrs_items(void *arg, long begin, long end, int worker)
 {
+    const struct winrs_run *r = arg;
+    const struct wino_f32_winrs *w = r->w;
     const long per_segment = (long)w->kblocks * w->cblocks * w->row_groups;
-    float *buckets = (float *)((char *)ws + w->thread_bytes * (size_t)w->threads);
-#pragma omp parallel for num_threads(w->threads) schedule(dynamic)
-    for (long n = 0; n < w->segments * per_segment; n++) {
+    char *mine = (char *)r->ws + w->thread_bytes * (size_t)worker;
+    for (long n = begin; n < end; n++) {
         const int z = (int)(n / per_segment), g = (int)(n % w->row_groups);
         const int kb = (int)(n / w->row_groups / w->cblocks % w->kblocks);
         const int cb = (int)(n / w->row_groups % w->cblocks);
         struct item it;
         it.sg = &w->seg[z];
         it.k0 = kb * w->kb;
-        it.nk = d->k - it.k0 < w->kb ? d->k - it.k0 : w->kb;
+        it.nk = r->d->k - it.k0 < w->kb ? r->d->k - it.k0 : w->kb;
         it.c0 = cb * w->cb;
-        it.nc = d->c - it.c0 < w->cb ? d->c - it.c0 : w->cb;
+        it.nc = r->d->c - it.c0 < w->cb ? r->d->c - it.c0 : w->cb;
         it.i0 = g * w->rows_per_item;
-        it.ni = d->r - it.i0 < w->rows_per_item ? d->r - it.i0 : w->rows_per_item;
-        it.out = z ? buckets + (size_t)(z - 1) * w->bucket_floats : dw;
+        it.ni = r->d->r - it.i0 < w->rows_per_item ? r->d->r - it.i0 : w->rows_per_item;
+        it.out = z ? r->buckets + (size_t)(z - 1) * w->bucket_floats : r->dw;
         it.add = !z && w->accumulate;
-        char *mine = (char *)ws + w->thread_bytes * (size_t)omp_get_thread_num();
-        run_item(w, d, p, q, x, dy, &it, mine);
+        run_item(w, r->d, r->p, r->q, r->x, r->dy, &it, mine);
     }
+}
+
+void wino_f32_winrs_run(const struct wino_f32_winrs *w, const struct wino_conv2d_desc *d, int p,
+                        int q, const float *x, const float *dy, float *dw, void *ws)
+{
+    float *buckets = (float *)((char *)ws + w->thread_bytes * (size_t)w->threads);
+    struct winrs_run r = {w, d, p, q, x, dy, dw, buckets, ws};
+    wino_backward_parallel(w->threads,
+                           (long)w->segments * w->kblocks * w->cblocks * w->row_groups,
+                           winrs_items, &r);
     wino_f32_buckets_reduce(dw, buckets, w->bucket_floats, w->segments - 1,
                             (size_t)d->k * d->c * d->r * d->s, w->threads);
 }
