@@ -27,5 +27,22 @@ fi
 printf 'not a cache\n' >"$tmp/bad"
 if ! "$wino" tune --check "$tmp/bad" 2>/dev/null; then ok; else fail "--check accepted a bad file"; fi
 
+# A cache that is not a regular file (a FIFO would block a reader) is refused at once with the
+# library's message.
+mkfifo "$tmp/fifo"
+timeout 10 "$wino" tune --check "$tmp/fifo" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ "$rc" -eq 1 ] && grep -q '^wino tune: .*regular file' "$tmp/err"; then ok
+else fail "--check FIFO: exit $rc"; cat "$tmp/err"; fi
+timeout 10 "$wino" tune --cache "$tmp/fifo" --set smoke --reps 1 >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ "$rc" -eq 1 ] && grep -q '^wino tune: .*regular file' "$tmp/err"; then ok
+else fail "--cache FIFO: exit $rc"; cat "$tmp/err"; fi
+timeout 10 "$wino" bench --set smoke --impl wino-auto --reps 1 --tuning-cache "$tmp/fifo" \
+    >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ "$rc" -eq 2 ] && grep -q '^wino bench: --tuning-cache: .*regular file' "$tmp/err"; then ok
+else fail "bench --tuning-cache FIFO: exit $rc"; cat "$tmp/err"; fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

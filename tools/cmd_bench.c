@@ -82,7 +82,8 @@ static void usage(FILE *out)
             "\n"
             "  --backend cpu    the backend (cuda: wino vs cuDNN, see --backend cuda --help)\n"
             BENCH_LAYER_USAGE
-            "  --tuning-cache F wino-auto follows the choices `wino tune` recorded in F\n"
+            "  --tuning-cache F wino-auto follows the choices `wino tune` recorded in F (refused\n"
+            "                   when F is missing, not a regular file or not a valid cache)\n"
             "  --batch N        override every layer's batch size\n"
             "  --dtype T        f32 (default) or int8\n"
             "  --threads T      threads of every implementation (default: online cores); sets\n"
@@ -174,6 +175,9 @@ static int parse_args(int argc, char **argv, struct bench_args *a)
         return r;
     if (a->backend == BENCH_CPU && a->dtype == BENCH_F16)
         return cli_usage_error(VERB, "--dtype f16 runs on --backend cuda only");
+    /* wino ignores a cache it cannot use; the bench says so, as this one was asked for */
+    if (a->tuning_cache && wino_tuning_cache_check(a->tuning_cache) != WINO_SUCCESS)
+        return cli_usage_error(VERB, "--tuning-cache: %s", wino_last_error());
     if (a->backend == BENCH_CPU && !a->threads) {
         a->threads = sysconf(_SC_NPROCESSORS_ONLN);
         a->threads = a->threads < 1 ? 1 : a->threads;
