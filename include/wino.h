@@ -184,9 +184,24 @@ enum wino_backend {
     WINO_BACKEND_CUDA = 1 /* an NVIDIA GPU: x, y, weights and workspace in device memory */
 };
 
+/* The most CPU threads an operator may use (struct wino_context.threads). */
+#define WINO_MAX_THREADS 1024
+
 /* Execution context: where and how a convolution runs. */
 struct wino_context {
-    int threads;              /* CPU threads; 0 = number of online cores */
+    int threads;              /* CPU threads, 0 to WINO_MAX_THREADS (more is
+                               * WINO_INVALID_ARGUMENT). 0: the threads this process may use,
+                               * read at create: OMP_NUM_THREADS when set to a positive number,
+                               * else the CPUs of the calling thread's affinity mask
+                               * (sched_getaffinity, taskset). run() works on the calling
+                               * thread and up to threads - 1 workers of one pool that create()
+                               * starts and all operators share; it never waits for a worker
+                               * that has not begun its share, so on a loaded machine run()
+                               * slows down towards one thread's speed instead of stalling, and
+                               * idle workers spin 25-50 us, then sleep. run() is reentrant:
+                               * concurrent calls, on one operator or several, are safe with
+                               * separate workspaces (while one holds the pool, the others run
+                               * on their calling thread alone) */
     const char *tuning_cache; /* a file written by wino_tune (`wino tune`), or NULL. With
                                * WINO_ALGO_AUTO and no tile, points or variant given, create()
                                * uses the entry measured for this layer, ISA and thread count;

@@ -7,10 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <omp.h>
-
 #include "core/conv2d_impl.h"
 #include "core/error.h"
+#include "core/threads.h"
 #include "core/tuning_cache.h"
 #include "gen/tile_accuracy.h"
 
@@ -138,7 +137,7 @@ enum wino_status wino_conv2d_create(const struct wino_conv2d_desc *desc, const v
         return st;
     if (ctx && ctx->backend == WINO_BACKEND_CUDA)
         return wino_conv2d_create_cuda(desc, weights, ctx, options, op);
-    const int threads = ctx && ctx->threads ? ctx->threads : omp_get_num_procs();
+    const int threads = wino_context_threads(ctx);
     struct wino_conv2d_options tuned;
     const struct wino_conv2d_options *requested = options;
     if (ctx && ctx->tuning_cache && desc &&

@@ -9,9 +9,11 @@ enum wino_status wino_context_check(const struct wino_context *ctx)
 {
     if (!ctx)
         return WINO_SUCCESS;
-    if (ctx->threads < 0)
-        return wino_fail(WINO_INVALID_ARGUMENT, "context threads = %d must be >= 0",
-                         ctx->threads);
+    if (ctx->threads < 0 || ctx->threads > WINO_MAX_THREADS)
+        return wino_fail(WINO_INVALID_ARGUMENT,
+                         "context threads = %d outside [0, %d] (0: the threads this process "
+                         "may use)",
+                         ctx->threads, WINO_MAX_THREADS);
     if (ctx->backend != WINO_BACKEND_CPU && ctx->backend != WINO_BACKEND_CUDA)
         return wino_fail(WINO_INVALID_ARGUMENT, "unknown backend %d", (int)ctx->backend);
     if (ctx->backend == WINO_BACKEND_CUDA && ctx->device < 0)

@@ -1,10 +1,9 @@
 /* wino_conv2d_create_int8: an operator running the INT8 Winograd engine. */
 #include <stdlib.h>
 
-#include <omp.h>
-
 #include "core/conv2d_impl.h"
 #include "core/error.h"
+#include "core/threads.h"
 
 /* A host copy of device weights (NULL when there is nothing to copy: the layer's checks then
  * refuse the arguments). */
@@ -103,7 +102,7 @@ enum wino_status wino_conv2d_create_int8(const struct wino_conv2d_desc *desc, co
     o->desc = *desc;
     wino_conv_desc_check(desc, &o->sizes); /* checked by the layer preparation */
     o->algo = WINO_ALGO_WINOGRAD;
-    const int threads = ctx && ctx->threads ? ctx->threads : omp_get_num_procs();
+    const int threads = wino_context_threads(ctx);
     st = wino_s8_engine_prepare(o->int8, desc, &layer, threads, wino_s8_isa(), wino_cpu_isa());
     int overflow = 0;
     if (!st)

@@ -6,10 +6,9 @@
 #include <string.h>
 #include <time.h>
 
-#include <omp.h>
-
-#include "core/conv_desc.h"
+#include "core/conv2d_impl.h"
 #include "core/error.h"
+#include "core/threads.h"
 #include "core/tuning_cache.h"
 #include "cpu/gemm_f32.h"
 
@@ -65,9 +64,8 @@ enum wino_status wino_tune(const struct wino_conv2d_desc *desc, const struct win
         return wino_fail(WINO_INVALID_ARGUMENT, "wino_tune: reps = %d must be >= 1", reps);
     if (desc->dtype != WINO_DTYPE_F32)
         return wino_fail(WINO_UNSUPPORTED, "wino_tune: only FP32 is implemented so far");
-    if (ctx && ctx->threads < 0)
-        return wino_fail(WINO_INVALID_ARGUMENT, "context threads = %d must be >= 0",
-                         ctx->threads);
+    if ((st = wino_context_check(ctx)))
+        return st;
     float *x = malloc(sizeof(float) * sz.x_elems), *w = malloc(sizeof(float) * sz.w_elems);
     float *y = malloc(sizeof(float) * sz.y_elems);
     double *times = malloc(sizeof(double) * (size_t)reps);
@@ -81,7 +79,8 @@ enum wino_status wino_tune(const struct wino_conv2d_desc *desc, const struct win
     for (size_t i = 0; i < sz.w_elems; i++)
         w[i] = (float)((seed = seed * 1103515245u + 12345u) >> 9) / 8388608.0f - 1.0f;
 
-    struct wino_context plain = {.threads = ctx ? ctx->threads : 0}; /* never read the cache here */
+    /* the thread count timed is the one recorded; never read the cache here */
+    const struct wino_context plain = {.threads = wino_context_threads(ctx)};
     struct wino_tuning_choice best = {WINO_ALGO_DIRECT, 0, WINO_VARIANT_AUTO, -1.0};
     struct wino_conv2d_options o = {.algo = WINO_ALGO_DIRECT};
     best.ms = time_candidate(desc, &plain, &o, x, w, y, reps, times);
@@ -109,8 +108,8 @@ enum wino_status wino_tune(const struct wino_conv2d_desc *desc, const struct win
     if (best.ms < 0.0)
         return wino_fail(WINO_INTERNAL_ERROR, "wino_tune: no candidate ran");
     if (ctx && ctx->tuning_cache) {
-        const int threads = ctx->threads ? ctx->threads : omp_get_num_procs();
-        st = wino_tuning_store(ctx->tuning_cache, (int)wino_cpu_isa(), threads, desc, &best);
+        st = wino_tuning_store(ctx->tuning_cache, (int)wino_cpu_isa(), plain.threads, desc,
+                               &best);
         if (st)
             return st;
     }

@@ -2,14 +2,14 @@
 
 #include "cpu/direct_f32.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <omp.h>
 
 #include "core/conv_desc.h"
 #include "core/error.h"
 #include "cpu/layout_f32.h"
+#include "cpu/thread_pool.h"
 
 /* Output pixels per block: GEMM rows, a multiple of the AVX-512 kernel's 14. */
 #define BLOCK_ROWS (14 * 8)
@@ -44,6 +44,13 @@ enum wino_status wino_f32_direct_prepare(struct wino_f32_direct *dc,
         dc->x_bytes = round64(4 * sz.x_elems);
         dc->y_bytes = round64(4 * sz.y_elems);
     }
+    size_t all;
+    if (dc->gemm_bytes > SIZE_MAX - dc->col_bytes ||
+        wino_mul_size(dc->col_bytes + dc->gemm_bytes, (size_t)threads, &all) ||
+        dc->x_bytes > SIZE_MAX - all || dc->y_bytes > SIZE_MAX - all - dc->x_bytes)
+        return WINO_INVALID_ARGUMENT;
+    dc->workspace_bytes = all + dc->x_bytes + dc->y_bytes;
+    wino_thread_pool_reserve(threads);
     float *wt = malloc(sizeof(float) * K * crs);
     if (!wt || posix_memalign(&dc->w, 64, wino_f32_gemm_packed_b_bytes(dc->isa, (int)crs, d->k))) {
         dc->w = NULL;
@@ -70,7 +77,7 @@ void wino_f32_direct_release(struct wino_f32_direct *dc)
 
 size_t wino_f32_direct_workspace_bytes(const struct wino_f32_direct *dc)
 {
-    return (dc->col_bytes + dc->gemm_bytes) * (size_t)dc->threads + dc->x_bytes + dc->y_bytes;
+    return dc->workspace_bytes;
 }
 
 /* Rows of taps of output pixels o0 .. o0 + nb - 1 of image n (NHWC x): col[l][(i S + j) C + c],
@@ -95,35 +102,55 @@ static void im2row(const struct wino_conv2d_desc *d, int q, const float *x, int 
     }
 }
 
+/* What every block of a run needs. */
+struct direct_run {
+    const struct wino_f32_direct *dc;
+    const struct wino_conv2d_desc *d;
+    int q, crs;
+    long pq, blocks; /* output pixels and blocks per image */
+    const float *x;  /* NHWC */
+    const struct wino_epilogue *ep;
+    float *y; /* NHWC */
+    char *ws;
+};
+
+/* Blocks [begin, end) of all images: rows of taps, GEMM, epilogue. */
+static void direct_blocks(void *arg, long begin, long end, int worker)
+{
+    const struct direct_run *r = arg;
+    const struct wino_f32_direct *dc = r->dc;
+    const int K = r->d->k;
+    char *mine = r->ws + (dc->col_bytes + dc->gemm_bytes) * (size_t)worker;
+    float *col = (float *)mine;
+    void *scratch = mine + dc->col_bytes;
+    for (long b = begin; b < end; b++) {
+        const int n = (int)(b / r->blocks);
+        const long o0 = b % r->blocks * dc->block;
+        const int nb = (int)(r->pq - o0 < dc->block ? r->pq - o0 : dc->block);
+        float *out = r->y + ((size_t)n * (size_t)r->pq + (size_t)o0) * K;
+        im2row(r->d, r->q, r->x, n, o0, nb, col);
+        wino_f32_gemm_packed(dc->isa, nb, K, r->crs, col, r->crs, dc->w, out, K, 0, scratch);
+        if (r->ep->bias || r->ep->relu)
+            for (int l = 0; l < nb; l++)
+                wino_epilogue_pixel(r->ep, out + (size_t)l * K, out + (size_t)l * K, K);
+    }
+}
+
 void wino_f32_direct_run(const struct wino_f32_direct *dc, const struct wino_conv2d_desc *d,
                          int p, int q, const float *x, const struct wino_epilogue *ep, float *y,
                          void *ws)
 {
-    const long pq = (long)p * q, blocks = (pq + dc->block - 1) / dc->block;
-    const int crs = d->c * d->r * d->s, K = d->k;
+    const long pq = (long)p * q;
+    struct direct_run r = {dc, d, q, d->c * d->r * d->s, pq, (pq + dc->block - 1) / dc->block,
+                           x, ep, y, ws};
     char *shared = (char *)ws + (dc->col_bytes + dc->gemm_bytes) * (size_t)dc->threads;
-    float *yt = y;
     if (d->layout == WINO_LAYOUT_NCHW) { /* compute in NHWC copies */
         float *xt = (float *)shared;
-        yt = (float *)(shared + dc->x_bytes);
+        r.y = (float *)(shared + dc->x_bytes);
         wino_f32_transpose_batched(x, xt, d->n, (size_t)d->c, (size_t)d->h * d->w, dc->threads);
-        x = xt;
+        r.x = xt;
     }
-#pragma omp parallel for num_threads(dc->threads) schedule(dynamic)
-    for (long b = 0; b < (long)d->n * blocks; b++) {
-        char *mine = (char *)ws + (dc->col_bytes + dc->gemm_bytes) * (size_t)omp_get_thread_num();
-        float *col = (float *)mine;
-        void *scratch = mine + dc->col_bytes;
-        const int n = (int)(b / blocks);
-        const long o0 = b % blocks * dc->block;
-        const int nb = (int)(pq - o0 < dc->block ? pq - o0 : dc->block);
-        float *out = yt + ((size_t)n * (size_t)pq + (size_t)o0) * K;
-        im2row(d, q, x, n, o0, nb, col);
-        wino_f32_gemm_packed(dc->isa, nb, K, crs, col, crs, dc->w, out, K, 0, scratch);
-        if (ep->bias || ep->relu)
-            for (int l = 0; l < nb; l++)
-                wino_epilogue_pixel(ep, out + (size_t)l * K, out + (size_t)l * K, K);
-    }
+    wino_parallel_for(dc->threads, (long)d->n * r.blocks, 1, direct_blocks, &r);
     if (d->layout == WINO_LAYOUT_NCHW)
-        wino_f32_transpose_batched(yt, y, d->n, (size_t)pq, (size_t)K, dc->threads);
+        wino_f32_transpose_batched(r.y, y, d->n, (size_t)pq, (size_t)d->k, dc->threads);
 }

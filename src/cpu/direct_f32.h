@@ -1,5 +1,6 @@
 /* FP32 direct convolution as im2col + GEMM (src/cpu/gemm_f32.h), for every valid descriptor
- * (any filter, padding, stride, dilation), threaded with OpenMP over blocks of output pixels.
+ * (any filter, padding, stride, dilation), threaded over blocks of output pixels
+ * (src/cpu/thread_pool.h).
  * It computes in NHWC: a block's rows of taps (R S C per output pixel) are built in a per-thread
  * buffer and multiplied by the weights (R S C x K), packed once at create; NCHW tensors are
  * transposed into the workspace and back. */
@@ -20,10 +21,12 @@ struct wino_f32_direct {
     size_t col_bytes;  /* per thread, 64-byte multiple */
     size_t gemm_bytes; /* per thread, 64-byte multiple */
     size_t x_bytes, y_bytes; /* NCHW: NHWC copies of x and y, 64-byte multiples */
+    size_t workspace_bytes;  /* threads x (col_bytes + gemm_bytes) + x_bytes + y_bytes */
 };
 
-/* Reorders and packs the weights (laid out as desc->layout says). threads >= 1. Returns
- * WINO_SUCCESS, WINO_OUT_OF_MEMORY, or WINO_INVALID_ARGUMENT when a size overflows. */
+/* Reorders and packs the weights (laid out as desc->layout says); 1 <= threads <=
+ * WINO_MAX_THREADS. Returns WINO_SUCCESS, WINO_OUT_OF_MEMORY, or WINO_INVALID_ARGUMENT when a
+ * size (the workspace included) overflows. */
 enum wino_status wino_f32_direct_prepare(struct wino_f32_direct *dc,
                                          const struct wino_conv2d_desc *desc,
                                          const float *weights, int threads);

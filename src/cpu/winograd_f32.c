@@ -5,11 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <omp.h>
-
 #include "core/conv_desc.h"
 #include "core/error.h"
 #include "cpu/layout_f32.h"
+#include "cpu/thread_pool.h"
 
 /* Tiles are numbered t = (n * tiles_h + ty) * tiles_w + tx; a tile's input window starts at
  * (ty * m - pad_h, tx * m - pad_w) and its outputs at (ty * m, tx * m). */
@@ -84,6 +83,7 @@ enum wino_status wino_f32_engine_prepare(struct wino_f32_engine *e,
     e->alpha = a;
     e->fused = fused;
     e->threads = threads;
+    wino_thread_pool_reserve(threads);
     e->isa = wino_cpu_isa();
     e->tf = wino_f32_transforms_for(m, r);
     e->tile_block = fused ? fused_block(a, C, K) : non_fused_chunk(C);
@@ -283,56 +283,91 @@ static void gemm_stage(const struct wino_f32_engine *e, const struct wino_conv2d
                          mm + ((size_t)pos * rows + slot) * K, (ptrdiff_t)K, 0, scratch);
 }
 
-static void run_fused(const struct wino_f32_engine *e, const struct wino_conv2d_desc *d, int p,
-                      int q, const struct geometry *gm, const struct layout *l, const float *x,
-                      const struct wino_epilogue *ep, float *y, char *ws)
+/* What every stage of a run needs. */
+struct engine_run {
+    const struct wino_f32_engine *e;
+    const struct wino_conv2d_desc *d; /* NHWC */
+    int p, q;
+    const struct geometry *gm;
+    const struct layout *l;
+    const float *x;
+    const struct wino_epilogue *ep;
+    float *y;
+    char *ws;
+    float *v, *mm; /* non-fused: the shared V and M */
+};
+
+/* Fused blocks [begin, end): each block of tiles through all three stages. */
+static void fused_blocks(void *arg, long begin, long end, int worker)
 {
-    const int tb = e->tile_block, aa = e->alpha * e->alpha;
-    const long blocks = (gm->tiles + tb - 1) / tb;
-#pragma omp parallel for num_threads(e->threads) schedule(dynamic)
-    for (long b = 0; b < blocks; b++) {
-        char *mine = ws + (size_t)omp_get_thread_num() * l->per_thread;
-        float *g = (float *)mine, *v = (float *)(mine + l->gather);
-        float *mm = (float *)(mine + l->gather + l->vblock);
-        float *yb = (float *)(mine + l->gather + l->vblock + l->mblock);
-        void *scratch = mine + l->gather + l->vblock + l->mblock + l->yblock;
+    const struct engine_run *r = arg;
+    const struct layout *l = r->l;
+    const int tb = r->e->tile_block, aa = r->e->alpha * r->e->alpha;
+    char *mine = r->ws + (size_t)worker * l->per_thread;
+    float *g = (float *)mine, *v = (float *)(mine + l->gather);
+    float *mm = (float *)(mine + l->gather + l->vblock);
+    float *yb = (float *)(mine + l->gather + l->vblock + l->mblock);
+    void *scratch = mine + l->gather + l->vblock + l->mblock + l->yblock;
+    for (long b = begin; b < end; b++) {
         const long t0 = b * tb;
-        const int nt = (int)(gm->tiles - t0 < tb ? gm->tiles - t0 : tb);
+        const int nt = (int)(r->gm->tiles - t0 < tb ? r->gm->tiles - t0 : tb);
         for (int s = 0; s < nt; s++)
-            input_stage(e, d, gm, x, t0 + s, g, v, (size_t)tb, (size_t)s);
+            input_stage(r->e, r->d, r->gm, r->x, t0 + s, g, v, (size_t)tb, (size_t)s);
         for (int pos = 0; pos < aa; pos++)
-            gemm_stage(e, d, pos, v, mm, (size_t)tb, 0, nt, scratch);
+            gemm_stage(r->e, r->d, pos, v, mm, (size_t)tb, 0, nt, scratch);
         for (int s = 0; s < nt; s++)
-            output_stage(e, d, gm, p, q, mm, (size_t)tb, (size_t)s, t0 + s, yb, ep, y);
+            output_stage(r->e, r->d, r->gm, r->p, r->q, mm, (size_t)tb, (size_t)s, t0 + s, yb,
+                         r->ep, r->y);
     }
 }
 
-static void run_non_fused(const struct wino_f32_engine *e, const struct wino_conv2d_desc *d,
-                          int p, int q, const struct geometry *gm, const struct layout *l,
-                          const float *x, const struct wino_epilogue *ep, float *y, char *ws)
+/* Non-fused, stage 1: tiles [begin, end) into the shared V. */
+static void input_tiles(void *arg, long begin, long end, int worker)
 {
-    const int tb = e->tile_block, aa = e->alpha * e->alpha;
-    const long T = gm->tiles, chunks = (T + tb - 1) / tb;
-    float *v = (float *)(ws + l->per_thread * (size_t)e->threads);
-    float *mm = (float *)((char *)v + l->shared_v);
-#pragma omp parallel num_threads(e->threads)
-    {
-        char *mine = ws + (size_t)omp_get_thread_num() * l->per_thread;
-        float *g = (float *)mine, *yb = (float *)(mine + l->gather);
-        void *scratch = mine + l->gather + l->yblock;
-#pragma omp for schedule(dynamic, 8)
-        for (long t = 0; t < T; t++)
-            input_stage(e, d, gm, x, t, g, v, (size_t)T, (size_t)t);
-#pragma omp for schedule(dynamic)
-        for (long w = 0; w < chunks * aa; w++) {
-            const long t0 = w / aa * tb;
-            gemm_stage(e, d, (int)(w % aa), v, mm, (size_t)T, (size_t)t0,
-                       (int)(T - t0 < tb ? T - t0 : tb), scratch);
-        }
-#pragma omp for schedule(dynamic, 8)
-        for (long t = 0; t < T; t++)
-            output_stage(e, d, gm, p, q, mm, (size_t)T, (size_t)t, t, yb, ep, y);
+    const struct engine_run *r = arg;
+    float *g = (float *)(r->ws + (size_t)worker * r->l->per_thread);
+    for (long t = begin; t < end; t++)
+        input_stage(r->e, r->d, r->gm, r->x, t, g, r->v, (size_t)r->gm->tiles, (size_t)t);
+}
+
+/* Non-fused, stage 2: GEMMs [begin, end) of (chunk of tiles, position) pairs. */
+static void gemm_chunks(void *arg, long begin, long end, int worker)
+{
+    const struct engine_run *r = arg;
+    const long T = r->gm->tiles, tb = r->e->tile_block, aa = r->e->alpha * r->e->alpha;
+    char *mine = r->ws + (size_t)worker * r->l->per_thread;
+    void *scratch = mine + r->l->gather + r->l->yblock;
+    for (long w = begin; w < end; w++) {
+        const long t0 = w / aa * tb;
+        gemm_stage(r->e, r->d, (int)(w % aa), r->v, r->mm, (size_t)T, (size_t)t0,
+                   (int)(T - t0 < tb ? T - t0 : tb), scratch);
     }
+}
+
+/* Non-fused, stage 3: tiles [begin, end) from the shared M into y. */
+static void output_tiles(void *arg, long begin, long end, int worker)
+{
+    const struct engine_run *r = arg;
+    float *yb = (float *)(r->ws + (size_t)worker * r->l->per_thread + r->l->gather);
+    for (long t = begin; t < end; t++)
+        output_stage(r->e, r->d, r->gm, r->p, r->q, r->mm, (size_t)r->gm->tiles, (size_t)t, t,
+                     yb, r->ep, r->y);
+}
+
+static void run_fused(struct engine_run *r)
+{
+    const int tb = r->e->tile_block;
+    wino_parallel_for(r->e->threads, (r->gm->tiles + tb - 1) / tb, 1, fused_blocks, r);
+}
+
+static void run_non_fused(struct engine_run *r)
+{
+    const long T = r->gm->tiles, tb = r->e->tile_block, aa = r->e->alpha * r->e->alpha;
+    r->v = (float *)(r->ws + r->l->per_thread * (size_t)r->e->threads);
+    r->mm = (float *)((char *)r->v + r->l->shared_v);
+    wino_parallel_for(r->e->threads, T, 8, input_tiles, r);
+    wino_parallel_for(r->e->threads, (T + tb - 1) / tb * aa, 1, gemm_chunks, r);
+    wino_parallel_for(r->e->threads, T, 8, output_tiles, r);
 }
 
 void wino_f32_engine_run(const struct wino_f32_engine *e, const struct wino_conv2d_desc *d, int p,
@@ -352,10 +387,11 @@ void wino_f32_engine_run(const struct wino_f32_engine *e, const struct wino_conv
         x = xt;
         nhwc.layout = WINO_LAYOUT_NHWC;
     }
+    struct engine_run r = {e, &nhwc, p, q, &gm, &l, x, ep, yt, ws, NULL, NULL};
     if (e->fused)
-        run_fused(e, &nhwc, p, q, &gm, &l, x, ep, yt, ws);
+        run_fused(&r);
     else
-        run_non_fused(e, &nhwc, p, q, &gm, &l, x, ep, yt, ws);
+        run_non_fused(&r);
     if (d->layout == WINO_LAYOUT_NCHW)
         wino_f32_transpose_batched(yt, y, d->n, (size_t)p * q, (size_t)d->k, e->threads);
 }

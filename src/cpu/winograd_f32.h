@@ -1,6 +1,6 @@
 /* The FP32 Winograd engine for the default tiles: generated input / filter / output transforms
- * (src/cpu/generated) around alpha^2 GEMMs over channels (src/cpu/gemm_f32.h), threaded with
- * OpenMP. Tiles are the GEMM rows and channels its columns: V (alpha^2 x tiles x C) times the
+ * (src/cpu/generated) around alpha^2 GEMMs over channels (src/cpu/gemm_f32.h), threaded by
+ * src/cpu/thread_pool.h. Tiles are the GEMM rows and channels its columns: V (alpha^2 x tiles x C) times the
  * packed filters U (alpha^2 x C x K) gives M (alpha^2 x tiles x K); the transforms take channels
  * as their vector lanes. Two variants share the stages:
  *  - non-fused: the whole transformed input V (alpha^2 x C x T tiles) is built, then alpha^2
@@ -38,7 +38,7 @@ int wino_f32_engine_prefers_fused(int m, int r, const struct wino_conv2d_desc *d
                                   int threads);
 
 /* Transforms the filters of desc (stride 1, dilation 1, R == S == r, FP32; checked by the caller)
- * once. threads >= 1. Returns WINO_SUCCESS or WINO_OUT_OF_MEMORY. */
+ * once; 1 <= threads <= WINO_MAX_THREADS. Returns WINO_SUCCESS or WINO_OUT_OF_MEMORY. */
 enum wino_status wino_f32_engine_prepare(struct wino_f32_engine *e,
                                          const struct wino_conv2d_desc *desc,
                                          const float *weights, int m, int fused, int threads);

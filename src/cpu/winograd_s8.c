@@ -6,11 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <omp.h>
-
 #include "core/error.h"
 #include "cpu/cpu_features.h"
 #include "cpu/gemm_f32.h"
+#include "cpu/thread_pool.h"
 #include "cpu/winograd_s8_transforms.h"
 
 #ifdef WINO_CPU_X86
@@ -130,6 +129,7 @@ enum wino_status wino_s8_engine_prepare(struct wino_s8_engine *e,
     e->isa = gemm_isa;
     e->simd = vector_isa == WINO_ISA_AVX512;
     e->threads = threads;
+    wino_thread_pool_reserve(threads);
     e->lda = wino_s8_gemm_lda(d->c);
     e->input = wino_s8_input_transform(e->layer.tile.m, vector_isa);
     e->output = wino_s8_output_transform(e->layer.tile.m, vector_isa);
@@ -269,50 +269,88 @@ static void block_output(const struct run *r, long t0, int s, const int32_t *mm,
                 (int)(i % r->g.tiles_w) * m, mm + (size_t)s * r->kp, r->m_pos, tmp, y);
 }
 
+/* A run, and in the shared mode the block being worked on. */
+struct run_state {
+    struct run r;
+    const struct buffers *b;
+    const void *x;
+    void *y, *ws;
+    long t0;                       /* shared mode: the block's first tile */
+    int nt;                        /* and its tile count */
+    struct thread_buffers shared;  /* and thread 0's A and M that hold it */
+};
+
+/* Whole blocks [begin, end), each through all stages in the worker's own buffers. */
+static void whole_blocks(void *arg, long begin, long end, int worker)
+{
+    const struct run_state *s = arg;
+    const struct thread_buffers t = buffers_of(s->b, s->ws, worker);
+    const int a2 = s->r.e->layer.tile.alpha * s->r.e->layer.tile.alpha, tb = s->r.e->tile_block;
+    for (long blk = begin; blk < end; blk++) {
+        const long t0 = blk * tb;
+        const int nt = (int)(s->r.g.tiles - t0 < tb ? s->r.g.tiles - t0 : tb);
+        for (int i = 0; i < nt; i++)
+            block_input(&s->r, s->x, t0, i, t.win, t.am);
+        for (int pos = 0; pos < a2; pos++)
+            block_gemm(&s->r, pos, nt, t.am, t.mm, t.scratch);
+        for (int i = 0; i < nt; i++)
+            block_output(&s->r, t0, i, t.mm, t.tmp, s->y);
+    }
+}
+
+/* Shared mode: tiles [begin, end) of the block into the shared A. */
+static void shared_inputs(void *arg, long begin, long end, int worker)
+{
+    const struct run_state *s = arg;
+    int16_t *win = buffers_of(s->b, s->ws, worker).win;
+    for (long i = begin; i < end; i++)
+        block_input(&s->r, s->x, s->t0, (int)i, win, s->shared.am);
+}
+
+/* Shared mode: positions [begin, end) of the block, shared A to shared M. */
+static void shared_gemms(void *arg, long begin, long end, int worker)
+{
+    const struct run_state *s = arg;
+    void *scratch = buffers_of(s->b, s->ws, worker).scratch;
+    for (long pos = begin; pos < end; pos++)
+        block_gemm(&s->r, (int)pos, s->nt, s->shared.am, s->shared.mm, scratch);
+}
+
+/* Shared mode: tiles [begin, end) of the block from the shared M into y. */
+static void shared_outputs(void *arg, long begin, long end, int worker)
+{
+    const struct run_state *s = arg;
+    int32_t *tmp = buffers_of(s->b, s->ws, worker).tmp;
+    for (long i = begin; i < end; i++)
+        block_output(&s->r, s->t0, (int)i, s->shared.mm, tmp, s->y);
+}
+
 void wino_s8_engine_run(const struct wino_s8_engine *e, const struct wino_conv2d_desc *d, int p,
                         int q, const void *x, void *y, void *ws)
 {
     const int a2 = e->layer.tile.alpha * e->layer.tile.alpha, tb = e->tile_block;
-    struct run r = {e, d, p, q, geometry(e->layer.tile.m, p, q, d->n), padded_k(d->k), 0, 0};
-    r.a_pos = (size_t)tb * e->lda;
-    r.m_pos = (size_t)tb * r.kp;
     struct buffers b;
     plan_buffers(e, d, &b); /* cannot fail: workspace_bytes succeeded at create */
-    const long blocks = (r.g.tiles + tb - 1) / tb;
+    struct run_state s = {{e, d, p, q, geometry(e->layer.tile.m, p, q, d->n), padded_k(d->k), 0,
+                           0},
+                          &b, x, y, ws, 0, 0, buffers_of(&b, ws, 0)};
+    s.r.a_pos = (size_t)tb * e->lda;
+    s.r.m_pos = (size_t)tb * s.r.kp;
+    const long blocks = (s.r.g.tiles + tb - 1) / tb;
     if (blocks >= e->threads) { /* each thread takes whole blocks through all stages */
-#pragma omp parallel for num_threads(e->threads) schedule(dynamic)
-        for (long blk = 0; blk < blocks; blk++) {
-            const struct thread_buffers t = buffers_of(&b, ws, omp_get_thread_num());
-            const long t0 = blk * tb;
-            const int nt = (int)(r.g.tiles - t0 < tb ? r.g.tiles - t0 : tb);
-            for (int s = 0; s < nt; s++)
-                block_input(&r, x, t0, s, t.win, t.am);
-            for (int pos = 0; pos < a2; pos++)
-                block_gemm(&r, pos, nt, t.am, t.mm, t.scratch);
-            for (int s = 0; s < nt; s++)
-                block_output(&r, t0, s, t.mm, t.tmp, y);
-        }
+        wino_parallel_for(e->threads, blocks, 1, whole_blocks, &s);
         return;
     }
     /* Fewer blocks than threads (small images): the threads share each block, stage by stage,
      * in thread 0's A and M buffers (slower per tile: the other threads reach them in another
      * core's cache, so only where threads would otherwise idle). */
-    const struct thread_buffers shared = buffers_of(&b, ws, 0);
-#pragma omp parallel num_threads(e->threads)
-    {
-        const struct thread_buffers t = buffers_of(&b, ws, omp_get_thread_num());
-        for (long blk = 0; blk < blocks; blk++) {
-            const long t0 = blk * tb;
-            const int nt = (int)(r.g.tiles - t0 < tb ? r.g.tiles - t0 : tb);
-#pragma omp for schedule(static)
-            for (int s = 0; s < nt; s++)
-                block_input(&r, x, t0, s, t.win, shared.am);
-#pragma omp for schedule(dynamic)
-            for (int pos = 0; pos < a2; pos++)
-                block_gemm(&r, pos, nt, shared.am, shared.mm, t.scratch);
-#pragma omp for schedule(static)
-            for (int s = 0; s < nt; s++)
-                block_output(&r, t0, s, shared.mm, t.tmp, y);
-        }
+    for (long blk = 0; blk < blocks; blk++) {
+        s.t0 = blk * tb;
+        s.nt = (int)(s.r.g.tiles - s.t0 < tb ? s.r.g.tiles - s.t0 : tb);
+        wino_parallel_for(e->threads, s.nt, (s.nt + e->threads - 1) / e->threads, shared_inputs,
+                          &s);
+        wino_parallel_for(e->threads, a2, 1, shared_gemms, &s);
+        wino_parallel_for(e->threads, s.nt, (s.nt + e->threads - 1) / e->threads,
+                          shared_outputs, &s);
     }
 }

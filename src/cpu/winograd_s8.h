@@ -1,7 +1,7 @@
 /* The CPU INT8 Winograd engine (docs/int8-winograd.md): integer input transform, clip and
  * quantize to int8, alpha^2 int8 GEMMs (src/cpu/gemm_s8.h: AMX, AVX512-VNNI or scalar), integer
  * output transform and requantization, over blocks of tiles that stay in cache (the fused
- * template), threaded with OpenMP. Bit-exact against src/ref/int8_winograd_ref.c. */
+ * template), threaded by src/cpu/thread_pool.h. Bit-exact against src/ref/int8_winograd_ref.c. */
 #ifndef WINO_CPU_WINOGRAD_S8_H
 #define WINO_CPU_WINOGRAD_S8_H
 

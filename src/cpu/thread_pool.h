@@ -1,0 +1,32 @@
+/* The CPU paths' parallel loops: one pool of worker threads per process, shared by every
+ * operator. A loop is cut into chunks that the calling thread and the workers claim one at a
+ * time; the caller never waits for a worker that has not claimed a chunk, so on a loaded machine
+ * (a worker not scheduled in time) the caller simply does more of the work. Idle workers spin
+ * briefly, then sleep on a condition variable: they leave the CPUs to other processes. */
+#ifndef WINO_CPU_THREAD_POOL_H
+#define WINO_CPU_THREAD_POOL_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One chunk of a loop: items [begin, end) run by participant `worker` (0 the calling thread,
+ * 1 .. threads - 1 the workers that joined), which no other participant of the same loop shares:
+ * it selects per-thread buffers. */
+typedef void wino_parallel_fn(void *arg, long begin, long end, int worker);
+
+/* Starts workers until the pool has threads - 1 of them (threads <= WINO_MAX_THREADS), or the
+ * system refuses one: the loops then run with fewer. Called when an operator is created, so
+ * that run() starts no thread. */
+void wino_thread_pool_reserve(int threads);
+
+/* fn over [0, n) in chunks of grain items, on the calling thread and up to threads - 1 workers;
+ * returns when every chunk is done. When another thread's loop holds the pool, this one runs
+ * on the calling thread alone. */
+void wino_parallel_for(int threads, long n, long grain, wino_parallel_fn *fn, void *arg);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
