@@ -205,7 +205,10 @@ struct wino_context {
     const char *tuning_cache; /* a file written by wino_tune (`wino tune`), or NULL. With
                                * WINO_ALGO_AUTO and no tile, points or variant given, create()
                                * uses the entry measured for this layer, ISA and thread count;
-                               * a missing, stale or corrupt file is ignored */
+                               * a missing or corrupt file, a path that is not a regular file
+                               * (never opened: a FIFO would block) and a stale entry (one that
+                               * wino_tune could not have written, e.g. a tile it does not time)
+                               * are ignored; wino_tuning_cache_check reports them */
     enum wino_backend backend; /* WINO_BACKEND_CPU by default */
     int device;               /* CUDA: the device ordinal */
     void *stream;             /* CUDA: the cudaStream_t that run() enqueues on (NULL: the
@@ -271,9 +274,15 @@ struct wino_tuning_choice {
 enum wino_status wino_tune(const struct wino_conv2d_desc *desc, const struct wino_context *ctx,
                            int reps, struct wino_tuning_choice *choice);
 
-/* Checks a tuning cache: WINO_SUCCESS when it is readable and well formed, WINO_UNSUPPORTED when
- * it does not exist, WINO_INVALID_ARGUMENT (with the line at fault) when it is corrupt or of
- * another format version. */
+/* Checks a tuning cache: WINO_SUCCESS when it is a readable regular file, well formed, and every
+ * entry is one that wino_tune could have written (so create() follows it); WINO_UNSUPPORTED when
+ * it does not exist; WINO_INVALID_ARGUMENT when it is not a regular file (a FIFO, device or
+ * directory: never read), is corrupt or of another format version, or holds a stale entry that
+ * create() ignores: an unknown ISA, threads outside [1, WINO_MAX_THREADS], an invalid or
+ * non-FP32 layer, a second entry of the same ISA, threads and layer, or a choice wino_tune does
+ * not time (direct with a tile or variant; Winograd other than m = 2..6 with generated
+ * transforms, NON_FUSED or FUSED, for a layer Winograd serves). wino_last_error() names the
+ * first line at fault and why. */
 enum wino_status wino_tuning_cache_check(const char *path);
 
 /* Answers whether wino_conv2d_create would succeed for these arguments, with no side effects:

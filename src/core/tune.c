@@ -84,22 +84,17 @@ enum wino_status wino_tune(const struct wino_conv2d_desc *desc, const struct win
     struct wino_tuning_choice best = {WINO_ALGO_DIRECT, 0, WINO_VARIANT_AUTO, -1.0};
     struct wino_conv2d_options o = {.algo = WINO_ALGO_DIRECT};
     best.ms = time_candidate(desc, &plain, &o, x, w, y, reps, times);
-    for (int m = 2; m <= 6; m++)
+    for (int m = WINO_TUNE_MIN_M; m <= WINO_TUNE_MAX_M; m++)
         for (int v = WINO_VARIANT_NON_FUSED; v <= WINO_VARIANT_FUSED; v++) {
-            struct wino_conv2d_options wo = {.algo = WINO_ALGO_WINOGRAD, .tile_m = m,
-                                             .variant = (enum wino_variant)v};
-            enum wino_variant used;
-            wino_conv2d *probe = NULL; /* only generated tiles honour the variant */
-            int generated = !wino_conv2d_create(desc, w, &plain, &wo, &probe) &&
-                            !wino_conv2d_variant(probe, &used) && (int)used == v;
-            wino_conv2d_destroy(probe);
-            if (!generated)
+            const struct wino_tuning_choice c = {WINO_ALGO_WINOGRAD, m, (enum wino_variant)v,
+                                                 -1.0};
+            if (wino_tuning_choice_refusal(desc, &c)) /* the cache accepts what is timed here */
                 continue;
+            const struct wino_conv2d_options wo = {.algo = c.algo, .tile_m = m,
+                                                   .variant = c.variant};
             const double ms = time_candidate(desc, &plain, &wo, x, w, y, reps, times);
             if (ms >= 0.0 && (best.ms < 0.0 || ms < best.ms)) {
-                best.algo = WINO_ALGO_WINOGRAD;
-                best.tile_m = m;
-                best.variant = (enum wino_variant)v;
+                best = c;
                 best.ms = ms;
             }
         }

@@ -2,18 +2,30 @@
  *   wino-tuning-cache 1
  *   ISA THREADS DTYPE LAYOUT N C H W K R S PAD_H PAD_W STRIDE_H STRIDE_W DIL_H DIL_W ALGO M VARIANT MS
  * (all integers but MS). Written whole to a temporary file renamed over the old one, so readers
- * never see half a file; a missing, stale or malformed file is simply not used. */
+ * never see half a file; a missing, malformed or non-regular file is not used, and neither is
+ * an entry that wino_tune could not have written (a stale one). */
 #ifndef WINO_CORE_TUNING_CACHE_H
 #define WINO_CORE_TUNING_CACHE_H
 
 #include "wino.h"
 
-/* 1 with *choice filled when path holds a valid entry for (isa, threads, desc), else 0. */
+/* The Winograd tiles wino_tune times: m in [WINO_TUNE_MIN_M, WINO_TUNE_MAX_M] with generated
+ * transforms, each NON_FUSED and FUSED. */
+#define WINO_TUNE_MIN_M 2
+#define WINO_TUNE_MAX_M 6
+
+/* Why wino_tune never chooses *choice for desc (a valid descriptor), or NULL when it may. */
+const char *wino_tuning_choice_refusal(const struct wino_conv2d_desc *desc,
+                                       const struct wino_tuning_choice *choice);
+
+/* 1 with *choice filled when path holds an entry for (isa, threads, desc) that wino_tune could
+ * have written, else 0. */
 int wino_tuning_lookup(const char *path, int isa, int threads,
                        const struct wino_conv2d_desc *desc, struct wino_tuning_choice *choice);
 
-/* Adds or replaces the entry of (isa, threads, desc) in path (a corrupt or stale file is started
- * afresh). Returns WINO_SUCCESS, or WINO_INVALID_ARGUMENT when the file cannot be written. */
+/* Adds or replaces the entry of (isa, threads, desc) in path, keeping the other valid entries (a
+ * malformed file is started afresh). Returns WINO_SUCCESS, or WINO_INVALID_ARGUMENT when path
+ * is not a regular file or cannot be written. */
 enum wino_status wino_tuning_store(const char *path, int isa, int threads,
                                    const struct wino_conv2d_desc *desc,
                                    const struct wino_tuning_choice *choice);
