@@ -182,6 +182,58 @@ CACHE_SEEDS = {
 }
 
 
+# ---- fuzz_cli: the arguments after "wino", separated by NUL bytes ----
+
+CLI_SEEDS = {
+    "gen_f4x3": ["gen", "--m", "4", "--r", "3"],
+    "gen_points_emit_c": ["gen", "--m=2", "--r=3", "--points", "0,1,-1", "--emit", "c"],
+    "gen_emit_cuda_json": ["gen", "--m", "2", "--r", "3", "--emit", "cuda", "--json"],
+    "gen_integer": ["gen", "--m", "4", "--r", "3", "--integer-bt", "--integer-at"],
+    "gen_op_table": ["gen", "--op-table"],
+    "gen_mode_conflict": ["gen", "--m", "4", "--r", "3", "--op-table"],
+    "gen_missing_value": ["gen", "--m"],
+    "gen_huge_number": ["gen", "--m", "9" * 25, "--r", "3"],
+    "gen_negative": ["gen", "--m", "-1", "--r", "3"],
+    "gen_help": ["gen", "-h"],
+    "gen_flag_with_value": ["gen", "--json=1"],
+    # issue 11 #1: wino gen with constants that overflow float crashed (SIGFPE)
+    "issue11_gen_1e40": ["gen", "--m", "2", "--r", "3", "--points", "0,1,1" + "0" * 40,
+                         "--emit", "c"],
+    "issue11_gen_1_over_1e50": ["gen", "--m", "2", "--r", "3", "--points", "0,1,1/1" + "0" * 50,
+                                "--emit", "c"],
+    "issue11_gen_2d_product": ["gen", "--m", "1", "--r", "3", "--points",
+                               "1,1000000000000000000000096", "--emit", "c"],
+    # issue 11 #2: points --eval printed nan and exited 0
+    "issue11_points_eval_1e6": ["points", "--eval", "--alpha", "5", "--points", "0,1,-1,1000000",
+                                "--trials", "8"],
+    "issue11_points_eval_1e20": ["points", "--eval", "--alpha", "5", "--points",
+                                 "0,1,-1,1" + "0" * 20, "--trials", "8"],
+    "points_search": ["points", "--alpha", "6", "--trials", "100"],
+    "points_mode_conflict": ["points", "--alpha", "5", "--eval", "--all"],
+    "tune_check_not_a_cache": ["tune", "--check", "README.md"],
+    "tune_check_missing": ["tune", "--check", "no-such-cache"],
+    "tune_layer": ["tune", "--cache", "c.txt", "--layer", "1 8 12 12 8 3 3 1 1", "--reps", "1"],
+    # issue 11 #8: option messages and conventions of every verb
+    "issue11_calibrate_unknown": ["calibrate", "--foo"],
+    "issue11_gen_op_table_with_tile": ["gen", "--m", "4", "--r", "3", "--op-table"],
+    "issue11_info_layers": ["info", "--layers", "resnet18"],
+    "calibrate_options": ["calibrate", "--set", "resnet18", "--tile", "4", "--method", "mse",
+                          "--percentile", "99.9"],
+    "calibrate_study": ["calibrate", "--study", "--tile", "2"],
+    "bench_mode_conflict": ["bench", "--backend", "cuda", "--threads", "2"],
+    "bench_impl": ["bench", "--set=resnet18", "--impl", "wino-auto", "--csv"],
+    "bench_layer": ["bench", "--layer", "1 64 56 56 64 3 3 1 1", "--dtype", "int8"],
+    "info_layer": ["info", "--layer", "conv 1 8 12 12 8 3 3 1 1"],
+    "demo": ["demo", "--m", "4", "--reps", "1"],
+    "version": ["--version"],
+    "help": ["help"],
+    "help_verb": ["help", "gen"],
+    "help_unknown": ["help", "nope"],
+    "unknown_verb": ["nope"],
+    "empty": [""],
+}
+
+
 def main():
     for name, data in TILE_SEEDS.items():
         write("tile", name, data)
@@ -189,6 +241,8 @@ def main():
         write("conv2d", name, data)
     for name, data in CACHE_SEEDS.items():
         write("tuning_cache", name, data)
+    for name, args in CLI_SEEDS.items():
+        write("cli", name, "\0".join(args))
 
 
 if __name__ == "__main__":
