@@ -458,7 +458,8 @@ struct wino_int8_params {
  * device memory, variant may be FUSED or FUSED_OUTPUT (tile_m 2 or 4) or NON_FUSED (AUTO: the
  * fastest, timed at create), and the results are the same bits as on the CPU. WINO_UNSUPPORTED when a
  * configuration could overflow an int32 step (the message gives the bound),
- * WINO_INVALID_ARGUMENT for bad scales or clips. */
+ * WINO_INVALID_ARGUMENT for bad scales or clips, for derived constants out of float range, and
+ * for float weights or a bias that are not finite (the message names the first index). */
 enum wino_status wino_conv2d_create_int8(const struct wino_conv2d_desc *desc, const void *weights,
                                          const struct wino_int8_params *params,
                                          const struct wino_context *ctx,
@@ -477,7 +478,9 @@ enum wino_calibration {
  * when every sample is >= 0). Sets x_scale, alpha_ta (of |B^T x B| on the quantized samples),
  * alpha_tw (of |G w G^T|), clip_c and y_scale (of the layer's float output, y_scale = c / 127,
  * or / 255 with relu, y_dtype to match); leaves alpha_tw_k NULL and w_scale 0. percentile in
- * (0, 100] for WINO_CALIBRATE_PERCENTILE (ignored for MSE). */
+ * (0, 100] for WINO_CALIBRATE_PERCENTILE (ignored for MSE). WINO_INVALID_ARGUMENT (params left
+ * unchanged) for a sample, weight or bias that is not finite (the message names the first
+ * index) and when a clipping factor or scale falls outside the float range. */
 enum wino_status wino_int8_calibrate(const struct wino_conv2d_desc *desc, int tile_m,
                                      const float *samples, const float *weights,
                                      const float *bias, int relu, float x_scale,

@@ -7,7 +7,7 @@
 
 #include "core/conv_desc.h"
 #include "core/error.h"
-#include "core/int8_tile.h"
+#include "core/int8_layer.h"
 #include "ref/conv_ref.h"
 
 /* Magnitudes collected for one clipping factor. */
@@ -57,9 +57,9 @@ static double choose_clip(struct magnitudes *m, enum wino_calibration method, do
 }
 
 static enum wino_status check_args(const struct wino_conv2d_desc *d, int tile_m,
-                                   const float *samples, const float *weights, float x_scale,
-                                   enum wino_calibration method, double percentile,
-                                   const struct wino_int8_params *params)
+                                   const float *samples, const float *weights, const float *bias,
+                                   float x_scale, enum wino_calibration method,
+                                   double percentile, const struct wino_int8_params *params)
 {
     struct wino_conv_sizes sz;
     if (!d || !samples || !weights || !params)
@@ -87,7 +87,12 @@ static enum wino_status check_args(const struct wino_conv2d_desc *d, int tile_m,
     if (method == WINO_CALIBRATE_PERCENTILE && !(percentile > 0.0 && percentile <= 100.0))
         return wino_fail(WINO_INVALID_ARGUMENT,
                          "wino_int8_calibrate: percentile %g outside (0, 100]", percentile);
-    return WINO_SUCCESS;
+    st = wino_int8_check_finite("wino_int8_calibrate: samples", samples, sz.x_elems);
+    if (!st)
+        st = wino_int8_check_finite("wino_int8_calibrate: weights", weights, sz.w_elems);
+    if (!st && bias)
+        st = wino_int8_check_finite("wino_int8_calibrate: bias", bias, (size_t)d->k);
+    return st;
 }
 
 /* |s_x B'^T xq B'| of every tile, position and channel of the quantized samples. */
@@ -149,7 +154,7 @@ enum wino_status wino_int8_calibrate(const struct wino_conv2d_desc *d, int tile_
     wino_ok();
     tile_m = tile_m ? tile_m : 4;
     enum wino_status st =
-        check_args(d, tile_m, samples, weights, x_scale, method, percentile, params);
+        check_args(d, tile_m, samples, weights, bias, x_scale, method, percentile, params);
     if (st)
         return st;
     struct wino_int8_tile t;
@@ -163,9 +168,8 @@ enum wino_status wino_int8_calibrate(const struct wino_conv2d_desc *d, int tile_
         xmax = fabsf(samples[i]) > xmax ? fabsf(samples[i]) : xmax;
         nonneg &= samples[i] >= 0.0f;
     }
-    if (!(xmax > 0.0f) || !isfinite(xmax))
-        return wino_fail(WINO_INVALID_ARGUMENT,
-                         "wino_int8_calibrate: the samples are all zero or not finite");
+    if (!(xmax > 0.0f))
+        return wino_fail(WINO_INVALID_ARGUMENT, "wino_int8_calibrate: the samples are all zero");
     const float s_x = x_scale > 0.0f ? x_scale : xmax / (nonneg ? 255.0f : 127.0f);
     const size_t tiles = (size_t)d->n * ((sz.p + tile_m - 1) / tile_m) *
                          ((sz.q + tile_m - 1) / tile_m),
@@ -201,12 +205,20 @@ enum wino_status wino_int8_calibrate(const struct wino_conv2d_desc *d, int tile_
         return wino_fail(WINO_INVALID_ARGUMENT,
                          "wino_int8_calibrate: a clipping factor came out zero (all-zero "
                          "weights or outputs?)");
-    memset(params, 0, sizeof *params);
-    params->x_scale = s_x;
-    params->alpha_ta = (float)(alpha_ta > s_x ? alpha_ta : s_x);
-    params->alpha_tw = (float)alpha_tw;
-    params->clip_c = (float)c;
-    params->y_scale = (float)(c / (relu ? 255.0 : 127.0));
-    params->y_dtype = relu ? WINO_DTYPE_U8 : WINO_DTYPE_S8;
+    struct wino_int8_params p = {0};
+    p.x_scale = s_x;
+    p.alpha_ta = (float)(alpha_ta > s_x ? alpha_ta : s_x);
+    p.alpha_tw = (float)alpha_tw;
+    p.clip_c = (float)c;
+    p.y_scale = (float)(c / (relu ? 255.0 : 127.0));
+    p.y_dtype = relu ? WINO_DTYPE_U8 : WINO_DTYPE_S8;
+    if (!isfinite(p.alpha_ta) || !isfinite(p.alpha_tw) || !isfinite(p.clip_c) ||
+        !(p.y_scale > 0.0f))
+        return wino_fail(WINO_INVALID_ARGUMENT,
+                         "wino_int8_calibrate: a clipping factor or scale falls outside the "
+                         "float range (alpha_ta %g, alpha_tw %g, c %g): samples or weights too "
+                         "large or too small",
+                         alpha_ta, alpha_tw, c);
+    *params = p;
     return WINO_SUCCESS;
 }

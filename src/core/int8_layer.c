@@ -81,6 +81,15 @@ static enum wino_status check_params(const struct wino_conv2d_desc *d,
     return WINO_SUCCESS;
 }
 
+enum wino_status wino_int8_check_finite(const char *what, const float *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(v[i]))
+            return wino_fail(WINO_INVALID_ARGUMENT, "%s[%zu] = %g is not finite", what, i,
+                             (double)v[i]);
+    return WINO_SUCCESS;
+}
+
 /* Uq = clamp(rint(G' g G'^T * 127 / alpha_tw[k]), +-127), g the real weights. */
 static void quantize_weights(const struct wino_conv2d_desc *d, const void *weights,
                              const struct wino_int8_params *q, struct wino_int8_layer *L)
@@ -169,6 +178,11 @@ enum wino_status wino_int8_layer_prepare(const struct wino_conv2d_desc *d, int t
     enum wino_status st = check_desc(d, tile_m, relu, q);
     if (!st)
         st = check_params(d, q);
+    if (!st && q->w_scale == 0.0f) /* int8 weights are finite by type */
+        st = wino_int8_check_finite("INT8 Winograd: weights", weights,
+                                    (size_t)d->k * 9 * (size_t)d->c);
+    if (!st && bias)
+        st = wino_int8_check_finite("INT8 Winograd: bias", bias, (size_t)d->k);
     if (st)
         return st;
     L->f_a = (float)(127.0 * q->x_scale / q->alpha_ta);

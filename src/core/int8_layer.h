@@ -5,6 +5,7 @@
 #define WINO_CORE_INT8_LAYER_H
 
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "core/int8_tile.h"
@@ -40,6 +41,10 @@ enum wino_status wino_int8_layer_prepare(const struct wino_conv2d_desc *desc, in
                                          const float *bias, int relu,
                                          struct wino_int8_layer *layer);
 void wino_int8_layer_release(struct wino_int8_layer *layer); /* safe on a zeroed struct */
+
+/* WINO_SUCCESS when v[0 .. n-1] are all finite, else WINO_INVALID_ARGUMENT naming the first
+ * other one as "what[index]". */
+enum wino_status wino_int8_check_finite(const char *what, const float *v, size_t n);
 
 /* Step 2 of the pipeline: a transformed activation to int8. */
 WINO_HOST_DEVICE static inline int8_t wino_int8_quantize_v(int32_t v, float f_a)

@@ -26,11 +26,13 @@ typedef uint8_t v16b_u __attribute__((vector_size(16), aligned(1), may_alias));
 
 /* dst = quantize_v(v) + 128 (docs/int8-winograd.md step 2) lane-wise. v is first limited to
  * +-vlim, vlim = floor(128 / f_a) + 1, which changes no result (beyond it the product exceeds
- * 128 and clamps to 127 anyway) and keeps |t| <= 255; then (float)v exact, one rounding of the
+ * 128 and clamps to 127 anyway) and keeps |t| <= 255; vlim itself is at most 2^24 + 1, beyond
+ * every |V| (< 2^24), so that a tiny f_a cannot overflow its conversion to int32; then (float)v exact, one rounding of the
  * product (this file is built without contraction), round half to even by the float adder
  * itself (t + 1.5 * 2^23 - 1.5 * 2^23 is exact for |t| < 2^22), clamp to +-127. Comparisons
  * give all-ones lanes: selects are mask operations. */
 #define ROUND_MAGIC 12582912.0f
+#define V_LIMIT(f_a) ((int32_t)(128.0f / (f_a) < 16777216.0f ? 128.0f / (f_a) : 16777216.0f) + 1)
 #define QUANTIZE_STORE_base QUANTIZE_STORE
 #define QUANTIZE_STORE_avx2 QUANTIZE_STORE
 #ifdef X86
@@ -39,7 +41,7 @@ typedef uint8_t v16b_u __attribute__((vector_size(16), aligned(1), may_alias));
  * the default mode) and integer min/max. */
 #define QUANTIZE_STORE_avx512(v, f_a, dst)                                                         \
     do {                                                                                           \
-        const int32_t vlim = (int32_t)(128.0f / (f_a)) + 1;                                        \
+        const int32_t vlim = V_LIMIT(f_a);                                                         \
         __m512i x_ = (__m512i)(v);                                                                 \
         x_ = _mm512_min_epi32(_mm512_max_epi32(x_, _mm512_set1_epi32(-vlim)),                      \
                               _mm512_set1_epi32(vlim));                                            \
@@ -53,7 +55,7 @@ typedef uint8_t v16b_u __attribute__((vector_size(16), aligned(1), may_alias));
 #endif
 #define QUANTIZE_STORE(v, f_a, dst)                                                                \
     do {                                                                                           \
-        const int32_t vlim = (int32_t)(128.0f / (f_a)) + 1;                                        \
+        const int32_t vlim = V_LIMIT(f_a);                                                         \
         v16i x_ = (v), m_ = x_ > vlim;                                                             \
         x_ = (m_ & vlim) | (~m_ & x_);                                                             \
         m_ = x_ < -vlim;                                                                           \
