@@ -17,18 +17,16 @@ static enum cli_result fail(struct cli_parsed *out, const char *verb, const char
     va_start(ap, fmt);
     vsnprintf(out->error + n, sizeof out->error - (size_t)n, fmt, ap);
     va_end(ap);
+    for (char *c = out->error; *c; c++) /* one line, whatever the user's text holds */
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            *c = '?';
     return CLI_USAGE;
 }
 
-/* The first len characters of s (at most QUOTE_MAX) with control characters as '?', so that a
- * message stays one line. */
-static const char *quote(char *buf, const char *s, size_t len)
+/* How much of the user's text of length len one message repeats. */
+static int quoted(size_t len)
 {
-    size_t n = 0;
-    for (; n < len && n < QUOTE_MAX && s[n]; n++)
-        buf[n] = (unsigned char)s[n] < 0x20 || s[n] == 0x7f ? '?' : s[n];
-    buf[n] = '\0';
-    return buf;
+    return len < QUOTE_MAX ? (int)len : QUOTE_MAX;
 }
 
 int cli_to_long(const char *s, long *out)
@@ -78,21 +76,20 @@ static enum cli_result next_option(const char *verb, const struct cli_option *ta
                                    const char **value, struct cli_parsed *out)
 {
     const char *arg = argv[*i];
-    char q[QUOTE_MAX + 1];
     *opt = NULL;
     *value = NULL;
     if (!strcmp(arg, "-h") || !strcmp(arg, "--help"))
         return CLI_HELP;
     if (arg[0] != '-')
-        return fail(out, verb, "unexpected argument \"%s\"", quote(q, arg, strlen(arg)));
+        return fail(out, verb, "unexpected argument \"%.*s\"", quoted(strlen(arg)), arg);
     const char *eq = strncmp(arg, "--", 2) ? NULL : strchr(arg, '=');
     const size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
     for (const struct cli_option *o = table; o->name && !*opt; o++)
         if (strlen(o->name) == len && !strncmp(o->name, arg, len))
             *opt = o;
     if (!*opt)
-        return fail(out, verb, "unknown option \"%s\" (wino %s --help lists them)",
-                    quote(q, arg, len), verb);
+        return fail(out, verb, "unknown option \"%.*s\" (wino %s --help lists them)",
+                    quoted(len), arg, verb);
     if ((*opt)->kind == CLI_FLAG) {
         if (eq)
             return fail(out, verb, "%s takes no value", (*opt)->name);
@@ -111,7 +108,7 @@ static enum cli_result next_option(const char *verb, const struct cli_option *ta
 static enum cli_result store(const char *verb, const struct cli_option *o, const char *value,
                              struct cli_parsed *out)
 {
-    char q[QUOTE_MAX + 1], why[160] = "";
+    char why[160] = "";
     long v = 0;
     int index;
     switch (o->kind) {
@@ -123,8 +120,8 @@ static enum cli_result store(const char *verb, const struct cli_option *o, const
         return CLI_OK;
     case CLI_LONG:
         if (cli_to_long(value, &v))
-            return fail(out, verb, "%s: \"%s\" is not an integer", o->name,
-                        quote(q, value, strlen(value)));
+            return fail(out, verb, "%s: \"%.*s\" is not an integer", o->name,
+                        quoted(strlen(value)), value);
         if (v < o->min || v > o->max)
             return fail(out, verb, "%s: %ld is outside [%ld, %ld]", o->name, v, o->min, o->max);
         *(long *)o->dest = v;
@@ -132,8 +129,8 @@ static enum cli_result store(const char *verb, const struct cli_option *o, const
     case CLI_CHOICE:
     case CLI_MODE:
         if ((index = choice_index(o->choices, value)) < 0)
-            return fail(out, verb, "%s: \"%s\" is not one of %s", o->name,
-                        quote(q, value, strlen(value)), o->choices);
+            return fail(out, verb, "%s: \"%.*s\" is not one of %s", o->name,
+                        quoted(strlen(value)), value, o->choices);
         *(int *)o->dest = index;
         return CLI_OK;
     case CLI_CALL:
