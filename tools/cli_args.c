@@ -1,6 +1,7 @@
 /* The option parser shared by every verb (see tools/cli.h). It runs over argv twice: first for
  * the CLI_MODE options alone, whose values decide which of the others apply, then for everything.
- * Nothing here prints, allocates or touches errno: the messages go into struct cli_parsed. */
+ * cli_parse prints nothing, allocates nothing and leaves errno alone: its message goes into
+ * struct cli_parsed (cli_parse_args prints it). */
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,18 +1,15 @@
 /* `wino bench`: times wino and the CPU baselines (oneDNN, im2col + OpenBLAS) on a named layer
  * set in one process, after checking each one's output against the FP64 reference.
  * `--backend cuda` is tools/cmd_bench_cuda.c. */
-#define _POSIX_C_SOURCE 200112L /* clock_gettime, sysconf */
-
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "bench.h"
 #include "bench_cuda.h"
 #include "cli.h"
+#include "core/threads.h"
 #include "ref/conv_ref.h"
 #include "ref/error_metrics.h"
 
@@ -86,7 +83,8 @@ static void usage(FILE *out)
             "                   when F is missing, not a regular file or not a valid cache)\n"
             "  --batch N        override every layer's batch size\n"
             "  --dtype T        f32 (default) or int8\n"
-            "  --threads T      threads of every implementation (default: online cores); sets\n"
+            "  --threads T      threads of every implementation (default: wino's, OMP_NUM_THREADS\n"
+            "                   or else the CPUs of the affinity mask); sets\n"
             "                   wino's context, omp_set_num_threads for oneDNN (OpenMP build),\n"
             "                   openblas_set_num_threads\n"
             "  --reps R         timed runs per implementation (default 10)\n"
@@ -158,7 +156,7 @@ static int parse_args(int argc, char **argv, struct bench_args *a)
         {"--reps", CLI_LONG, &a->reps, 0, 1, 1000000, NULL, NULL},
         {"--warmup", CLI_LONG, &a->warmup, 0, 0, 1000000, NULL, NULL},
         {"--csv", CLI_FLAG, &a->csv, 0, 0, 0, NULL, NULL},
-        {"--threads", CLI_LONG, &a->threads, CPU, 1, 1024, NULL, NULL},
+        {"--threads", CLI_LONG, &a->threads, CPU, 1, WINO_MAX_THREADS, NULL, NULL},
         {"--impl", CLI_CALL, &a->impls, CPU, 0, 0, NULL, parse_impls},
         {"--tuning-cache", CLI_STRING, &a->tuning_cache, CPU, 0, 0, NULL, NULL},
         {"--device", CLI_LONG, &a->device, CUDA, 0, 1023, NULL, NULL},
@@ -178,10 +176,8 @@ static int parse_args(int argc, char **argv, struct bench_args *a)
     /* wino ignores a cache it cannot use; the bench says so, as this one was asked for */
     if (a->tuning_cache && wino_tuning_cache_check(a->tuning_cache) != WINO_SUCCESS)
         return cli_usage_error(VERB, "--tuning-cache: %s", wino_last_error());
-    if (a->backend == BENCH_CPU && !a->threads) {
-        a->threads = sysconf(_SC_NPROCESSORS_ONLN);
-        a->threads = a->threads < 1 ? 1 : a->threads;
-    }
+    if (a->backend == BENCH_CPU && !a->threads) /* named in the report, given to every library */
+        a->threads = wino_default_threads();
     return 0;
 }
 

@@ -16,7 +16,8 @@ static const char *const usage_text =
     "  non-fused, for every layer (FP32, median of R runs, default 10), and records the fastest\n"
     "  per layer, ISA and thread count in FILE (updated atomically).\n"
     BENCH_LAYER_USAGE
-    "  --threads T defaults to the online cores. --check validates FILE.\n"
+    "  --threads T defaults to wino's (OMP_NUM_THREADS, else the CPUs of the affinity mask).\n"
+    "  --check validates FILE.\n"
     "  Options may also be written --name=value.\n";
 
 static const char *choice_name(const struct wino_tuning_choice *c, char *buf, size_t cap)
@@ -41,7 +42,7 @@ int wino_cmd_tune(int argc, char **argv)
         BENCH_LAYER_OPTIONS(&layer_args, TUNE),
         {"--batch", CLI_LONG, &batch, TUNE, 1, 1 << 20, NULL, NULL},
         {"--layout", CLI_CHOICE, &nhwc, TUNE, 0, 0, "nchw|nhwc", NULL},
-        {"--threads", CLI_LONG, &threads, TUNE, 1, 1 << 20, NULL, NULL},
+        {"--threads", CLI_LONG, &threads, TUNE, 1, WINO_MAX_THREADS, NULL, NULL},
         {"--reps", CLI_LONG, &reps, TUNE, 1, 1 << 20, NULL, NULL},
         {"--check", CLI_STRING, &check, CHECK, 0, 0, NULL, NULL},
         {NULL, CLI_FLAG, NULL, 0, 0, 0, NULL, NULL}};
