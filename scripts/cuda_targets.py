@@ -2,8 +2,8 @@
 """Summarizes `wino bench --backend cuda --csv` results against the CUDA backend's targets:
 per layer wino's best Winograd row against cuDNN's best row (both layouts) of the same file, the
 geomean, and for INT8 deeplabv3-r18 the comparison with cuDNN's best FP16 of a second file.
-With --torch: per layer wino's best own kernel (never a cuDNN row, nor wino-auto, which may be
-one) against the torch row (scripts/torch_baseline.py) that gpu-check appended to the same file:
+With --torch: per layer wino's best own kernel (never a cuDNN row, nor best-measured or the
+wino-auto of files before 2026-11-23, which may copy one) against the torch row (scripts/torch_baseline.py) that gpu-check appended to the same file:
 the totals and the geomean of the per-layer ratios torch / wino (> 1: wino faster).
 usage: cuda_targets.py FILE.csv [...]   |   cuda_targets.py --int8-vs-f16 INT8.csv F16.csv
        cuda_targets.py --plot OUT.png FILE.csv [...]   (bars per layer; needs matplotlib)

@@ -141,5 +141,26 @@ else
     cat "$tmp/out" "$tmp/err"
 fi
 
+# INT8: a row named wino-* is always wino's own kernel; the per-layer best of the run is the
+# best-measured row, which copies the row it names (never a baseline's time under wino's name).
+if "$wino" bench "${cpu[@]}" --dtype int8 --reps 1 --warmup 0 --csv >"$tmp/out" 2>"$tmp/err" &&
+    python3 - "$tmp/out" <<'EOF'; then
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert rows, "no rows"
+for r in rows:
+    if r["impl"].startswith("wino-"):
+        assert r["impl"] == "wino-winograd" and r["tile"], r
+for best in (r for r in rows if r["impl"] == "best-measured"):
+    same = [r for r in rows if r["layer"] == best["layer"] and r is not best and r["ms"] == best["ms"]]
+    assert same and best["choice"] == "measured: " + " ".join(
+        x for x in (same[0]["impl"], same[0]["tile"]) if x), best
+EOF
+    ok
+else
+    fail "int8 rows: wino-* only for wino's kernels"
+    cat "$tmp/out" "$tmp/err"
+fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -28,11 +28,13 @@ enum impl {
     IMPL_ONEDNN_DIRECT,
     IMPL_ONEDNN_WINOGRAD,
     IMPL_OPENBLAS,
+    IMPL_BEST_MEASURED, /* INT8: not a kernel, the faster row of this run (see usage) */
     IMPL_COUNT
 };
 static const char *const impl_names[IMPL_COUNT] = {"wino-auto",      "wino-winograd",
                                                    "wino-direct",    "onednn-direct",
-                                                   "onednn-winograd", "openblas-im2col"};
+                                                   "onednn-winograd", "openblas-im2col",
+                                                   "best-measured"};
 static const int winograd_tiles[] = {2, 4, 6}; /* the m of wino-winograd's rows */
 
 /* One (layer, implementation) result. */
@@ -74,8 +76,10 @@ static void usage(FILE *out)
             "With --dtype int8: inputs pass a ReLU and run as uint8 (scale max x / 255), outputs\n"
             "as int8 (scale max |y| / 127); wino runs its INT8 Winograd tiles (each checked byte\n"
             "for byte against the integer specification), oneDNN u8s8 with per-channel weight\n"
-            "scales; errors are of the dequantized output (at most %g); wino-auto is the faster\n"
-            "of wino's best tile and oneDNN's direct kernel, measured in this run, and says which.\n"
+            "scales; errors are of the dequantized output (at most %g). The library has no INT8\n"
+            "choice of its own yet (wino-auto is FP32 only); best-measured is the faster of wino's\n"
+            "best tile and oneDNN's direct kernel in this run (a per-layer choice, Mori et al.\n"
+            "Table 3's \"Best\"): it names the kernel it copies and is never a wino row.\n"
             "\n"
             "  --backend cpu    the backend (cuda: wino vs cuDNN, see --backend cuda --help)\n"
             BENCH_LAYER_USAGE
@@ -92,7 +96,8 @@ static void usage(FILE *out)
             "  --impl LIST      comma list of implementations to run (default: all available):\n",
             BOUND_DIRECT, BOUND_WINOGRAD, BENCH_BOUND_INT8);
     for (int i = 0; i < IMPL_COUNT; i++) {
-        const char *note = i == IMPL_WINO_WINOGRAD ? "(one row per valid tile m in 2, 4, 6)"
+        const char *note = i == IMPL_WINO_WINOGRAD   ? "(one row per valid tile m in 2, 4, 6)"
+                           : i == IMPL_BEST_MEASURED ? "(int8 only)"
                            : !impl_available((enum impl)i)
                                ? "(unavailable: not found at build time)"
                                : NULL;
@@ -105,7 +110,8 @@ static void usage(FILE *out)
             "  --csv            machine-readable rows, one per (layer, impl), with the header\n"
             "                   %s\n"
             "                   (rel_l1: error against FP64; prepare_ms: untimed preparation;\n"
-            "                   variant: wino's Winograd variant; choice: what wino-auto ran)\n"
+            "                   variant: wino's Winograd variant; choice: what wino-auto or\n"
+            "                   best-measured ran)\n"
             "  -h, --help       this text\n"
             "Options may also be written --name=value.\n",
             BENCH_CSV_COLUMNS);
@@ -209,8 +215,8 @@ static void int8_problem(struct bench_problem *pb, float *x, size_t x_n, double 
     pb->y_scale = bench_s8_scale(ref, y_n);
 }
 
-/* INT8 wino-auto: the faster of wino's best INT8 tile and oneDNN's direct kernel of this run
- * (Mori et al. Table 3's per-layer "Best"). Returns 1 when *out was filled. */
+/* INT8 best-measured: the faster of wino's best INT8 tile and oneDNN's direct kernel of this
+ * run (Mori et al. Table 3's per-layer "Best"). Returns 1 when *out was filled. */
 static int measured_choice(const struct row *rows, int n, struct row *out)
 {
     const struct row *best = NULL;
@@ -222,7 +228,7 @@ static int measured_choice(const struct row *rows, int n, struct row *out)
     if (!best)
         return 0;
     *out = *best;
-    out->impl = IMPL_WINO_AUTO;
+    out->impl = IMPL_BEST_MEASURED;
     snprintf(out->choice, sizeof out->choice, "measured: %s%s%s", impl_names[best->impl],
              best->tile[0] ? " " : "", best->tile);
     memcpy(out->info, out->choice, sizeof out->info);
@@ -395,8 +401,8 @@ static int bench_layer(const struct bench_args *a, const struct bench_layer *l, 
     else
         wino_ref_conv2d_fwd(d, x, w, ref);
     for (int i = 0; i < IMPL_COUNT; i++) {
-        if (!(a->impls & (1u << i)) || (int8 && i == IMPL_WINO_AUTO)) /* INT8: see below */
-            continue;
+        if (!(a->impls & (1u << i)) || (int8 && i == IMPL_WINO_AUTO) || i == IMPL_BEST_MEASURED)
+            continue; /* no INT8 AUTO in the library; best-measured: below */
         const int tiles = i == IMPL_WINO_WINOGRAD ? 3 : 1;
         for (int t = 0; t < tiles; t++) {
             n += measure(a, l->name, (enum impl)i, winograd_tiles[t], &pb, ref, y, times, &rows[n]);
@@ -404,7 +410,7 @@ static int bench_layer(const struct bench_args *a, const struct bench_layer *l, 
                 status = 1;
         }
     }
-    if (int8 && (a->impls & (1u << IMPL_WINO_AUTO)) && measured_choice(rows, n, &rows[n]))
+    if (int8 && (a->impls & (1u << IMPL_BEST_MEASURED)) && measured_choice(rows, n, &rows[n]))
         n++;
     double onednn_best = 0;
     for (int i = 0; i < n; i++)

@@ -285,7 +285,8 @@ void bench_cuda_usage(FILE *out)
             "time at this dtype over this time (> 1: faster than cuDNN); floor_ms is\n"
             "max(bytes of x, w, y / measured copy bandwidth, FLOPs / peak) with the Winograd\n"
             "GEMM FLOPs 2*alpha^2*tiles*C*K for wino rows, of_floor = floor_ms / ms.\n"
-            "wino-auto is the fastest row of the layer, wino or cuDNN, and says why.\n"
+            "best-measured is the fastest row of the layer, wino or cuDNN, and names it: a\n"
+            "per-layer choice made by the bench, never a wino row.\n"
             "\n"
             "  --backend cuda   this GPU bench (cpu: wino bench --backend cpu --help)\n"
             BENCH_LAYER_USAGE
@@ -746,7 +747,8 @@ static int cudnn_rows(const struct cuda_args *a, const struct gpu *g, struct lay
     return 0;
 }
 
-/* The wino-auto row: the layer's fastest row, wino or cuDNN, and why. Returns 1 when added. */
+/* The best-measured row: the layer's fastest row, wino or cuDNN, and why. Returns 1 when
+ * added. */
 static int auto_row(const struct gpu *g, struct layer_rows *t)
 {
     const struct row *wino = NULL, *cudnn = NULL;
@@ -761,7 +763,7 @@ static int auto_row(const struct gpu *g, struct layer_rows *t)
         return 0;
     struct row *out = &t->rows[t->n++];
     *out = *win;
-    snprintf(out->impl, sizeof out->impl, "wino-auto");
+    snprintf(out->impl, sizeof out->impl, "best-measured");
     if (win == wino && cudnn)
         snprintf(out->choice, sizeof out->choice, "wino %s %s: %.2fx faster than %s %s",
                  wino->tile, wino->variant, cudnn->ms / wino->ms, cudnn->impl, cudnn->layout);
@@ -848,7 +850,7 @@ static int bench_layer(const struct cuda_args *a, const struct gpu *g, const str
             double cudnn_best = 0;
             for (int i = 0; i < t->n; i++)
                 if (t->rows[i].status == ROW_OK && !t->rows[i].m &&
-                    strcmp(t->rows[i].impl, "wino-auto") &&
+                    strcmp(t->rows[i].impl, "best-measured") &&
                     (cudnn_best == 0 || t->rows[i].ms < cudnn_best))
                     cudnn_best = t->rows[i].ms;
             if (a->csv)
