@@ -191,8 +191,9 @@ enum wino_backend {
 struct wino_context {
     int threads;              /* CPU threads, 0 to WINO_MAX_THREADS (more is
                                * WINO_INVALID_ARGUMENT). 0: the threads this process may use,
-                               * read at create: OMP_NUM_THREADS when set to a positive number,
-                               * else the CPUs of the calling thread's affinity mask
+                               * read at create: OMP_NUM_THREADS when it starts with a positive
+                               * number (at most WINO_MAX_THREADS), else the CPUs of the calling
+                               * thread's affinity mask
                                * (sched_getaffinity, taskset). run() works on the calling
                                * thread and up to threads - 1 workers of one pool that create()
                                * starts and all operators share; it never waits for a worker

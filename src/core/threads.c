@@ -8,6 +8,8 @@
 #include <sched.h>
 #endif
 
+#include "cpu/thread_pool.h"
+
 static int within_limits(long threads)
 {
     return threads < 1 ? 1 : threads > WINO_MAX_THREADS ? WINO_MAX_THREADS : (int)threads;
@@ -32,5 +34,7 @@ int wino_default_threads(void)
 
 int wino_context_threads(const struct wino_context *ctx)
 {
-    return ctx && ctx->threads ? ctx->threads : wino_default_threads();
+    const int threads = ctx && ctx->threads ? ctx->threads : wino_default_threads();
+    wino_thread_pool_reserve(threads);
+    return threads;
 }

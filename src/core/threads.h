@@ -15,7 +15,8 @@ extern "C" {
 int wino_default_threads(void);
 
 /* ctx->threads, or wino_default_threads() for a NULL context or threads 0 (ctx checked by
- * wino_context_check). */
+ * wino_context_check), with the thread pool's workers started for them: what every create
+ * calls. */
 int wino_context_threads(const struct wino_context *ctx);
 
 #ifdef __cplusplus

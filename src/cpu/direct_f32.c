@@ -50,7 +50,6 @@ enum wino_status wino_f32_direct_prepare(struct wino_f32_direct *dc,
         dc->x_bytes > SIZE_MAX - all || dc->y_bytes > SIZE_MAX - all - dc->x_bytes)
         return WINO_INVALID_ARGUMENT;
     dc->workspace_bytes = all + dc->x_bytes + dc->y_bytes;
-    wino_thread_pool_reserve(threads);
     float *wt = malloc(sizeof(float) * K * crs);
     if (!wt || posix_memalign(&dc->w, 64, wino_f32_gemm_packed_b_bytes(dc->isa, (int)crs, d->k))) {
         dc->w = NULL;

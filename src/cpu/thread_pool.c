@@ -81,10 +81,10 @@ static void *worker_main(void *unused)
     return NULL;
 }
 
-void wino_thread_pool_reserve(int threads)
+/* With the lock held: starts workers until there are `want` (or the system refuses one). */
+static void start_workers(int want)
 {
-    pthread_mutex_lock(&pool.lock);
-    while (pool.workers < threads - 1) {
+    while (pool.workers < want) {
         pthread_t t;
         pthread_attr_t attr;
         int failed = pthread_attr_init(&attr);
@@ -94,9 +94,15 @@ void wino_thread_pool_reserve(int threads)
             pthread_attr_destroy(&attr);
         }
         if (failed)
-            break;
+            return;
         pool.workers++;
     }
+}
+
+void wino_thread_pool_reserve(int threads)
+{
+    pthread_mutex_lock(&pool.lock);
+    start_workers(threads - 1);
     pthread_mutex_unlock(&pool.lock);
 }
 
@@ -112,6 +118,8 @@ void wino_parallel_for(int threads, long n, long grain, wino_parallel_fn *fn, vo
     const long chunks = (n + j.grain - 1) / j.grain;
     j.seats = (int)(chunks - 1 < threads - 1 ? chunks - 1 : threads - 1);
     pthread_mutex_lock(&pool.lock);
+    if (pool.job == NULL)
+        start_workers(threads - 1); /* normally done at create: see wino_thread_pool_reserve */
     const int shared = pool.job == NULL && pool.workers > 0;
     if (shared) {
         pool.job = &j;

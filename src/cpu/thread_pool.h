@@ -16,8 +16,9 @@ extern "C" {
 typedef void wino_parallel_fn(void *arg, long begin, long end, int worker);
 
 /* Starts workers until the pool has threads - 1 of them (threads <= WINO_MAX_THREADS), or the
- * system refuses one: the loops then run with fewer. Called when an operator is created, so
- * that run() starts no thread. */
+ * system refuses one: the loops then run with fewer. Called when an operator is created
+ * (wino_context_threads), so that run() normally starts no thread; a loop starts the workers
+ * it misses itself. */
 void wino_thread_pool_reserve(int threads);
 
 /* fn over [0, n) in chunks of grain items, on the calling thread and up to threads - 1 workers;

@@ -83,7 +83,6 @@ enum wino_status wino_f32_engine_prepare(struct wino_f32_engine *e,
     e->alpha = a;
     e->fused = fused;
     e->threads = threads;
-    wino_thread_pool_reserve(threads);
     e->isa = wino_cpu_isa();
     e->tf = wino_f32_transforms_for(m, r);
     e->tile_block = fused ? fused_block(a, C, K) : non_fused_chunk(C);

@@ -129,7 +129,6 @@ enum wino_status wino_s8_engine_prepare(struct wino_s8_engine *e,
     e->isa = gemm_isa;
     e->simd = vector_isa == WINO_ISA_AVX512;
     e->threads = threads;
-    wino_thread_pool_reserve(threads);
     e->lda = wino_s8_gemm_lda(d->c);
     e->input = wino_s8_input_transform(e->layer.tile.m, vector_isa);
     e->output = wino_s8_output_transform(e->layer.tile.m, vector_isa);
