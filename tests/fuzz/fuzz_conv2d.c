@@ -1,12 +1,13 @@
-/* Fuzz target: descriptor, options and context validation of the forward convolution.
+/* Fuzz target: descriptor, options and context validation of the convolution operators.
  * Input: the fields of struct wino_conv2d_desc, wino_conv2d_options, wino_context and (INT8)
  * wino_int8_params, one byte each through the tables below (decode_int, decode_float), then a
  * seed for the tensors. tests/fuzz/make_seeds.py writes inputs in this format.
  * Checks, FP32: can_implement and create give the same status (for a context create accepts);
  * a created operator reports what was asked; a run of a small layer, with a workspace of exactly
  * the reported size and the output poisoned with NaN, gives finite values within a loose bound of
- * the FP64 reference. INT8 (wino_conv2d_create_int8, optionally with wino_int8_calibrate): a
- * run gives the bytes of the integer specification (src/ref). */
+ * the FP64 reference. Backward-data and backward-filter likewise (their can_implement, create and
+ * run, dw += dW with accumulate). INT8 (wino_conv2d_create_int8, optionally after
+ * wino_int8_calibrate): a run gives the bytes of the integer specification (src/ref). */
 #define _POSIX_C_SOURCE 200112L /* posix_memalign */
 
 #include <float.h>
@@ -22,9 +23,6 @@
 #define RUN_MAX_MACS (1L << 19)
 #define RUN_MAX_ELEMS (1L << 18)
 #define RUN_MAX_THREADS 8
-/* A context whose threads create accepts whatever the library's maximum (can_implement has no
- * context, so the two are compared only with these). */
-#define AGREE_MAX_THREADS 64
 
 /* Sizes: mostly small (-1..15), else one of the edge values. */
 static int decode_int(struct fuzz_input *in)
@@ -79,6 +77,7 @@ struct fuzz_case {
     struct wino_conv2d_options options;
     struct wino_context ctx;
     struct wino_int8_params params;
+    enum wino_conv2d_kind kind;
     int use_ctx, use_options, int8, calibrate;
     char *points; /* owned when read from the input */
     float *bias, *alpha_tw_k;
@@ -92,6 +91,7 @@ static void decode(struct fuzz_input *in, struct fuzz_case *c)
     c->calibrate = (mode >> 1) & 1;
     c->use_ctx = !((mode >> 2) & 1);
     c->use_options = !((mode >> 3) & 1);
+    c->kind = (enum wino_conv2d_kind)((mode >> 4) % 3);
     struct wino_conv2d_desc *d = &c->desc;
     int *fields[] = {&d->n,     &d->c,     &d->h,        &d->w,        &d->k,
                      &d->r,     &d->s,     &d->pad_h,    &d->pad_w,    &d->stride_h,
@@ -105,7 +105,7 @@ static void decode(struct fuzz_input *in, struct fuzz_case *c)
     o->algo = (enum wino_algo)decode_enum(in, 3);
     o->tile_m = decode_int(in);
     o->variant = (enum wino_variant)decode_enum(in, 4);
-    const int points = fuzz_pick(in, 4 + POINT_CHOICES);
+    const int points = fuzz_pick(in, 4 + POINT_CHOICES); /* 0, 2, 3: NULL */
     if (points == 1)
         o->points = c->points = fuzz_string(in, fuzz_u8(in) % 24);
     else if (points >= 4)
@@ -113,6 +113,7 @@ static void decode(struct fuzz_input *in, struct fuzz_case *c)
     const uint8_t flags = fuzz_u8(in);
     o->relu = (flags & 3) == 3 ? 2 : flags & 1;
     o->tf32 = (flags >> 2) & 1;
+    o->accumulate = (flags >> 6) & 1;
 
     c->ctx.threads = thread_choices[fuzz_pick(in, sizeof thread_choices / sizeof(int))];
     c->ctx.backend = (enum wino_backend)decode_enum(in, 2);
@@ -175,13 +176,91 @@ static int small_enough(const struct work *t)
            t->w <= RUN_MAX_ELEMS && t->y <= RUN_MAX_ELEMS;
 }
 
-/* can_implement and create on the FP32 path; a small layer that is created is run. */
+/* can_implement of c->kind (*algo: what create would use; AUTO for the forward kind, whose
+ * can_implement does not say). */
+static enum wino_status can_implement(const struct fuzz_case *c,
+                                      const struct wino_conv2d_options *o, enum wino_algo *algo)
+{
+    *algo = WINO_ALGO_AUTO;
+    if (c->kind == WINO_CONV2D_BACKWARD_DATA)
+        return wino_conv2d_backward_data_can_implement(&c->desc, o, algo);
+    if (c->kind == WINO_CONV2D_BACKWARD_FILTER)
+        return wino_conv2d_backward_filter_can_implement(&c->desc, o, algo);
+    return wino_conv2d_can_implement(&c->desc, o);
+}
+
+static enum wino_status create(const struct fuzz_case *c, const float *w,
+                               const struct wino_context *ctx,
+                               const struct wino_conv2d_options *o, wino_conv2d **op)
+{
+    if (c->kind == WINO_CONV2D_BACKWARD_DATA)
+        return wino_conv2d_backward_data_create(&c->desc, w, ctx, o, op);
+    if (c->kind == WINO_CONV2D_BACKWARD_FILTER)
+        return wino_conv2d_backward_filter_create(&c->desc, ctx, o, op);
+    return wino_conv2d_create(&c->desc, w, ctx, o, op);
+}
+
+/* Runs a backward operator on random data, dx or dw poisoned with NaN (dw random when it
+ * accumulates), and checks it against the FP64 reference: finite and within the loose bound. */
+static void run_backward(const struct fuzz_case *c, const wino_conv2d *op, const float *w,
+                         const struct work *t)
+{
+    const struct wino_conv2d_desc *d = &c->desc;
+    const int filter = c->kind == WINO_CONV2D_BACKWARD_FILTER;
+    const int accumulate = filter && c->use_options && c->options.accumulate;
+    enum wino_algo algo;
+    int tile_m;
+    size_t bytes = 0;
+    FUZZ_REQUIRE(!wino_conv2d_algo(op, &algo, &tile_m) &&
+                     !wino_conv2d_workspace_size(op, &bytes),
+                 "%s", wino_last_error());
+    if (bytes > FUZZ_RUN_MAX_WORKSPACE)
+        return;
+    const size_t xn = (size_t)t->x, yn = (size_t)t->y, n = filter ? (size_t)t->w : xn;
+    float *x = malloc(sizeof(float) * xn), *dy = malloc(sizeof(float) * yn);
+    float *got = malloc(sizeof(float) * n), *before = malloc(sizeof(float) * n);
+    double *want = malloc(sizeof(double) * n);
+    void *ws = bytes ? fuzz_alloc64(bytes) : NULL;
+    FUZZ_REQUIRE(x && dy && got && before && want && (ws || !bytes), "out of memory");
+    struct test_rng rng = {c->seed};
+    for (size_t i = 0; i < xn; i++)
+        x[i] = (float)test_rng_sym(&rng);
+    for (size_t i = 0; i < yn; i++)
+        dy[i] = (float)test_rng_sym(&rng);
+    for (size_t i = 0; i < n; i++)
+        got[i] = before[i] = accumulate ? (float)test_rng_sym(&rng) : NAN;
+    if (filter) {
+        FUZZ_REQUIRE(!wino_conv2d_backward_filter_run(op, x, dy, got, ws, bytes),
+                     "backward-filter run: %s", wino_last_error());
+        wino_ref_conv2d_bwd_filter(d, x, dy, want);
+    } else {
+        FUZZ_REQUIRE(!wino_conv2d_run(op, dy, got, ws, bytes), "backward-data run: %s",
+                     wino_last_error());
+        wino_ref_conv2d_bwd_data(d, dy, w, want);
+    }
+    for (size_t i = 0; i < n; i++) {
+        want[i] += accumulate ? before[i] : 0.0;
+        FUZZ_REQUIRE(isfinite(got[i]), "element %zu = %g (algo %d)", i, (double)got[i],
+                     (int)algo);
+    }
+    const double err = wino_rel_l1_f32(got, want, n);
+    /* backward-data runs the forward engine; WinRS measured at most 1.2e-6 (docs/training.md) */
+    const double limit = filter ? 1e-4
+                                : fuzz_error_bound(algo, tile_m + d->r - 1,
+                                                   c->use_options && c->options.points);
+    FUZZ_REQUIRE(err <= limit, "relative L1 error %.3g above %.3g (kind %d, algo %d, tile m %d)",
+                 err, limit, (int)c->kind, (int)algo, tile_m);
+    free(x), free(dy), free(got), free(before), free(want), free(ws);
+}
+
+/* can_implement and create of the FP32 operators; a small layer that is created is run. */
 static void fuzz_f32(const struct fuzz_case *c)
 {
     const struct wino_conv2d_desc *d = &c->desc;
     const struct wino_conv2d_options *o = c->use_options ? &c->options : NULL;
     const struct wino_context *ctx = c->use_ctx ? &c->ctx : NULL;
-    const enum wino_status can = wino_conv2d_can_implement(d, o);
+    enum wino_algo planned;
+    const enum wino_status can = can_implement(c, o, &planned);
     FUZZ_REQUIRE(can == WINO_SUCCESS || can == WINO_INVALID_ARGUMENT || can == WINO_UNSUPPORTED,
                  "can_implement: status %d", (int)can);
     FUZZ_REQUIRE(!can == !*wino_last_error(), "can_implement: status %d, error \"%s\"", (int)can,
@@ -197,27 +276,37 @@ static void fuzz_f32(const struct fuzz_case *c)
     for (size_t i = 0; i < wn; i++)
         w[i] = (float)test_rng_sym(&rng);
     wino_conv2d *op = NULL;
-    const enum wino_status st = wino_conv2d_create(d, w, ctx, o, &op);
+    const enum wino_status st = create(c, w, ctx, o, &op);
     FUZZ_REQUIRE(!st == !!op && !st == !*wino_last_error(), "create: status %d, op %p, error "
                  "\"%s\"", (int)st, (void *)op, wino_last_error());
+    /* can_implement has no context: the two agree when create accepts the context */
     const int agree = !ctx || (ctx->backend == WINO_BACKEND_CPU && ctx->threads >= 0 &&
-                               ctx->threads <= AGREE_MAX_THREADS);
+                               ctx->threads <= WINO_MAX_THREADS);
     if (agree && st != WINO_OUT_OF_MEMORY)
-        FUZZ_REQUIRE(st == can, "can_implement %d but create %d: %s", (int)can, (int)st,
-                     wino_last_error());
+        FUZZ_REQUIRE(st == can, "kind %d: can_implement %d but create %d: %s", (int)c->kind,
+                     (int)can, (int)st, wino_last_error());
     if (!st) {
+        enum wino_conv2d_kind kind;
         enum wino_algo algo;
         int tile_m;
-        FUZZ_REQUIRE(!wino_conv2d_algo(op, &algo, &tile_m), "%s", wino_last_error());
+        FUZZ_REQUIRE(!wino_conv2d_kind(op, &kind) && kind == c->kind &&
+                         !wino_conv2d_algo(op, &algo, &tile_m),
+                     "kind %d: %s", (int)c->kind, wino_last_error());
         FUZZ_REQUIRE(algo == WINO_ALGO_DIRECT || algo == WINO_ALGO_WINOGRAD, "algo %d",
                      (int)algo);
         FUZZ_REQUIRE(!o || o->algo == WINO_ALGO_AUTO || o->algo == algo,
                      "algo %d asked, %d used", (int)o->algo, (int)algo);
+        FUZZ_REQUIRE(planned == WINO_ALGO_AUTO || planned == algo,
+                     "can_implement planned algo %d, create used %d", (int)planned, (int)algo);
         FUZZ_REQUIRE(algo != WINO_ALGO_WINOGRAD || !o || !o->tile_m || o->tile_m == tile_m,
                      "tile m %d asked, %d used", o ? o->tile_m : 0, tile_m);
-        if (!ctx || (ctx->backend == WINO_BACKEND_CPU && ctx->threads <= RUN_MAX_THREADS))
+        const int runs = !ctx || (ctx->backend == WINO_BACKEND_CPU &&
+                                  ctx->threads <= RUN_MAX_THREADS);
+        if (runs && c->kind == WINO_CONV2D_FORWARD)
             fuzz_check_f32_run(d, op, w, o ? o->bias : NULL, o ? o->relu : 0, c->seed,
                                o && o->points);
+        else if (runs)
+            run_backward(c, op, w, &t);
     }
     wino_conv2d_destroy(op);
     free(w);

@@ -84,10 +84,10 @@ def enc_float(v):
 
 def conv(n=1, c=8, h=12, w=12, k=8, r=3, s=3, pad=1, stride=1, dilation=1, layout=0, dtype=0,
          algo=0, tile_m=0, variant=0, points=None, relu=0, bias=False, tw_k=False, tuning=False,
-         threads=0, backend=0, device=0, use_ctx=True, use_options=True, int8=False,
-         calibrate=False, x_scale=0.01, alpha_ta=3.0, alpha_tw=0.5, w_scale=0.0, y_scale=0.05,
-         y_dtype=2, clip_c=0.0, seed=12345):
-    mode = int8 | calibrate << 1 | (not use_ctx) << 2 | (not use_options) << 3
+         threads=0, backend=0, device=0, use_ctx=True, use_options=True, kind=0,
+         accumulate=False, int8=False, calibrate=False, x_scale=0.01, alpha_ta=3.0, alpha_tw=0.5,
+         w_scale=0.0, y_scale=0.05, y_dtype=2, clip_c=0.0, seed=12345):
+    mode = int8 | calibrate << 1 | (not use_ctx) << 2 | (not use_options) << 3 | kind << 4
     b = [mode] + [enc_int(v) for v in (n, c, h, w, k, r, s, pad, pad, stride, stride, dilation,
                                          dilation)]
     b += [enc_enum(layout, 2), enc_enum(dtype, 4), enc_enum(algo, 3), enc_int(tile_m),
@@ -100,7 +100,7 @@ def conv(n=1, c=8, h=12, w=12, k=8, r=3, s=3, pad=1, stride=1, dilation=1, layou
     else:
         b += [1, len(points)]
         tail = points.encode()
-    flags = relu | tuning << 3 | tw_k << 4 | bias << 5
+    flags = relu | tuning << 3 | tw_k << 4 | bias << 5 | accumulate << 6
     head = bytes(b) + tail
     rest = [flags, THREADS.index(threads), enc_enum(backend, 2), device + 1]
     rest += [enc_float(x_scale), enc_float(alpha_ta), enc_float(alpha_tw), enc_float(w_scale),
@@ -139,6 +139,16 @@ CONV_SEEDS = {
     "issue11_threads_100000": conv(threads=100000),
     "threads_1025": conv(threads=1025),
     "threads_negative": conv(threads=-1),
+    "backward_data_auto": conv(kind=1),
+    "backward_data_winograd_nhwc": conv(kind=1, algo=2, tile_m=4, layout=1),
+    "backward_data_direct_stride2": conv(kind=1, algo=1, stride=2, dilation=2, pad=3),
+    "backward_data_pad_beyond_filter": conv(kind=1, algo=2, pad=3),
+    "backward_filter_auto": conv(kind=2),
+    "backward_filter_accumulate": conv(kind=2, accumulate=True, layout=1),
+    "backward_filter_wide_row": conv(kind=2, h=4, w=15, r=1, s=13, pad=0),
+    "backward_filter_direct_dilation": conv(kind=2, algo=1, dilation=2),
+    "backward_filter_tile_refused": conv(kind=2, algo=2, tile_m=4),
+    "forward_accumulate_refused": conv(accumulate=True),
     "int8_s8_f4": conv(**INT8, relu=0),
     "int8_u8_relu_f2": conv(layout=1, dtype=3, int8=True, tile_m=2, relu=1, y_dtype=3, bias=True),
     "int8_f6_per_channel_clip": conv(**INT8, tile_m=6, tw_k=True, clip_c=2.0),
