@@ -1,42 +1,22 @@
-/* Bad input to the library's core, each refused or handled: tuning cache entries that wino_tune
- * cannot write (ignored, reported by the check), paths that are not regular files (never
- * opened for reading: a FIFO would block), thread counts beyond WINO_MAX_THREADS, the default
- * thread count (OMP_NUM_THREADS, affinity mask), concurrent runs, and non-finite or out-of-range
- * INT8 inputs. */
-#define _GNU_SOURCE /* sched_setaffinity, mkstemp, mkdtemp, setenv, posix_memalign */
+/* Bad input to the library's core, each refused or handled: thread counts beyond
+ * WINO_MAX_THREADS, the default thread count (OMP_NUM_THREADS, affinity mask), concurrent runs,
+ * and non-finite or out-of-range INT8 inputs. (Tuning caches: tests/test_tune.c.) */
+#define _GNU_SOURCE /* sched_setaffinity, mkdtemp, setenv, posix_memalign */
 
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "conv_check.h"
 #include "core/int8_layer.h"
 #include "core/threads.h"
-#include "cpu/gemm_f32.h"
 #include "ref/int8_winograd_ref.h"
 
 static char dir[] = "/tmp/wino-hardening-XXXXXX";
-static const struct wino_context one_thread = {.threads = 1};
-
-static void path_of(char *buf, size_t cap, const char *name)
-{
-    snprintf(buf, cap, "%s/%s", dir, name);
-}
-
-static int write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    int ok = f && fputs(text, f) >= 0;
-    if (f)
-        ok &= fclose(f) == 0;
-    return ok;
-}
 
 /* An INT8 layer's descriptor: 3 x 3, pad 1, NHWC, uint8 input. */
 static struct wino_conv2d_desc int8_desc(int c, int h, int w, int k)
@@ -45,135 +25,6 @@ static struct wino_conv2d_desc int8_desc(int c, int h, int w, int k)
     d.layout = WINO_LAYOUT_NHWC;
     d.dtype = WINO_DTYPE_U8;
     return d;
-}
-
-/* The tile create() picks for d with ctx (-1 when create fails). */
-static int chosen_tile(const struct wino_conv2d_desc *d, const struct wino_context *ctx)
-{
-    static const float w[8 * 8 * 9];
-    wino_conv2d *op = NULL;
-    enum wino_algo algo;
-    int m = -1;
-    if (wino_conv2d_create(d, w, ctx, NULL, &op) || wino_conv2d_algo(op, &algo, &m))
-        m = -1;
-    wino_conv2d_destroy(op);
-    return m;
-}
-
-/* Defect: a well-formed entry that wino_tune cannot write was followed (F(14x14, 3x3)). */
-static void stale_entries(struct test_counts *c)
-{
-    char path[256];
-    path_of(path, sizeof path, "cache");
-    const struct wino_conv2d_desc d = wino_conv2d_desc_make(1, 8, 13, 11, 6, 3, 3, 1, 1);
-    const struct wino_context ctx = {.threads = 1, .tuning_cache = path};
-    const int isa = (int)wino_cpu_isa(), plain = chosen_tile(&d, &one_thread);
-    /* "%d %d DTYPE LAYOUT" + the layer + choice, with the ISA and threads of ctx */
-    static const struct {
-        const char *entry, *what;
-    } stale[] = {
-        {"%d %d 0 0 1 8 13 11 6 3 3 1 1 1 1 1 1 2 14 1 0.5\n", "F(14x14, 3x3)"},
-        {"%d %d 0 0 1 8 13 11 6 3 3 1 1 1 1 1 1 2 7 2 0.5\n", "m = 7 (generated, not tuned)"},
-        {"%d %d 0 0 1 8 13 11 6 3 3 1 1 1 1 1 1 2 4 0 0.5\n", "Winograd without a variant"},
-        {"%d %d 0 0 1 8 13 11 6 3 3 1 1 1 1 1 1 1 4 0 0.5\n", "direct with a tile"},
-        {"%d %d 0 0 1 8 13 11 6 3 3 1 1 1 1 1 1 1 0 2 0.5\n", "direct with a variant"},
-    };
-    for (size_t i = 0; i < sizeof stale / sizeof stale[0]; i++) {
-        char text[512], what[128];
-        snprintf(text, sizeof text, "wino-tuning-cache 1\n");
-        snprintf(text + strlen(text), sizeof text - strlen(text), stale[i].entry, isa, 1);
-        int ok = write_file(path, text) && wino_tuning_cache_check(path) == WINO_INVALID_ARGUMENT &&
-                 strstr(wino_last_error(), "line 2") && strstr(wino_last_error(), "stale");
-        ok = ok && chosen_tile(&d, &ctx) == plain;
-        snprintf(what, sizeof what, "a stale entry (%s) is reported and ignored", stale[i].what);
-        test_check(c, ok, what);
-        if (!ok)
-            printf("  %s\n", wino_last_error());
-    }
-    /* entries create() can never match: reported too */
-    static const char *const unusable[] = {
-        "7 1 0 0 1 8 13 11 6 3 3 1 1 1 1 1 1 1 0 0 0.5\n",       /* unknown ISA */
-        "2 0 0 0 1 8 13 11 6 3 3 1 1 1 1 1 1 1 0 0 0.5\n",       /* threads 0 */
-        "2 1025 0 0 1 8 13 11 6 3 3 1 1 1 1 1 1 1 0 0 0.5\n",    /* threads > maximum */
-        "2 1 2 1 1 8 13 11 6 3 3 1 1 1 1 1 1 1 0 0 0.5\n",       /* INT8: not tuned */
-        "2 1 0 0 0 8 13 11 6 3 3 1 1 1 1 1 1 1 0 0 0.5\n",       /* N = 0 */
-        "2 1 0 0 1 8 13 11 6 3 3 1 1 2 2 1 1 2 4 1 0.5\n",       /* Winograd with stride 2 */
-        "2 1 0 0 1 8 13 11 6 3 3 1 1 1 1 1 1 1 0 0 inf\n",       /* infinite time */
-        "2 1 0 0 1 8 13 11 6 3 3 1 1 1 1 1 1 1 0 0 0.5\n"
-        "2 1 0 0 1 8 13 11 6 3 3 1 1 1 1 1 1 2 4 1 0.5\n",       /* the same layer twice */
-        "2 1 0 0 99999999999 8 13 11 6 3 3 1 1 1 1 1 1 1 0 0 0.5\n", /* N beyond int */
-    };
-    int ok = 1;
-    for (size_t i = 0; i < sizeof unusable / sizeof unusable[0]; i++) {
-        char text[512];
-        snprintf(text, sizeof text, "wino-tuning-cache 1\n%s", unusable[i]);
-        const int bad = write_file(path, text) &&
-                        wino_tuning_cache_check(path) == WINO_INVALID_ARGUMENT;
-        if (!bad)
-            printf("  accepted: %s", unusable[i]);
-        ok &= bad;
-    }
-    test_check(c, ok, "entries create() cannot use are reported");
-
-    /* what wino_tune writes passes, and create() follows it */
-    char text[512];
-    snprintf(text, sizeof text, "wino-tuning-cache 1\n"
-                                "%d 1 0 0 1 8 13 11 6 3 3 1 1 1 1 1 1 2 6 1 0.5\n"
-                                "%d 1 0 1 1 8 13 11 6 3 3 1 1 1 1 1 1 1 0 0 0.25\n",
-             isa, isa);
-    test_check(c, write_file(path, text) && wino_tuning_cache_check(path) == WINO_SUCCESS &&
-                      chosen_tile(&d, &ctx) == 6,
-               "valid entries pass the check and are followed");
-
-    /* wino_tune keeps the valid entries of other layers and drops the stale ones */
-    snprintf(text, sizeof text, "wino-tuning-cache 1\n"
-                                "%d 1 0 0 1 8 13 11 6 3 3 1 1 1 1 1 1 2 14 1 0.5\n"
-                                "%d 1 0 1 1 8 13 11 6 3 3 1 1 1 1 1 1 1 0 0 0.25\n",
-             isa, isa);
-    struct wino_conv2d_desc d2 = d;
-    d2.k = 5;
-    ok = write_file(path, text) && wino_tune(&d2, &ctx, 1, NULL) == WINO_SUCCESS &&
-         wino_tuning_cache_check(path) == WINO_SUCCESS;
-    FILE *f = fopen(path, "r");
-    int lines = 0;
-    for (int ch; f && (ch = fgetc(f)) != EOF;)
-        lines += ch == '\n';
-    if (f)
-        fclose(f);
-    test_check(c, ok && lines == 3, "wino_tune drops stale entries and keeps valid ones");
-    remove(path);
-}
-
-/* Defect: a FIFO given as the tuning cache blocked every open of it. */
-static void not_regular_files(struct test_counts *c)
-{
-    char fifo[256], sub[256];
-    path_of(fifo, sizeof fifo, "fifo");
-    path_of(sub, sizeof sub, "subdir");
-    if (mkfifo(fifo, 0600) || mkdir(sub, 0700)) {
-        test_check(c, 0, "mkfifo and mkdir");
-        return;
-    }
-    alarm(60); /* a blocking open ends the test here instead of hanging it */
-    test_check(c, wino_tuning_cache_check(fifo) == WINO_INVALID_ARGUMENT &&
-                      strstr(wino_last_error(), "regular file"),
-               "the check refuses a FIFO at once");
-    test_check(c, wino_tuning_cache_check(sub) == WINO_INVALID_ARGUMENT,
-               "the check refuses a directory");
-    const struct wino_conv2d_desc d = wino_conv2d_desc_make(1, 8, 13, 11, 6, 3, 3, 1, 1);
-    const struct wino_context ctx = {.threads = 1, .tuning_cache = fifo};
-    test_check(c, chosen_tile(&d, &ctx) == chosen_tile(&d, &one_thread),
-               "create() ignores a FIFO as its tuning cache");
-    struct stat st;
-    test_check(c, wino_tune(&d, &ctx, 1, NULL) == WINO_INVALID_ARGUMENT && !stat(fifo, &st) &&
-                      S_ISFIFO(st.st_mode),
-               "wino_tune refuses to store into a FIFO and leaves it");
-    const struct wino_context to_dir = {.threads = 1, .tuning_cache = sub};
-    test_check(c, wino_tune(&d, &to_dir, 1, NULL) == WINO_INVALID_ARGUMENT,
-               "wino_tune refuses to store into a directory");
-    alarm(0);
-    remove(fifo);
-    rmdir(sub);
 }
 
 /* Defect: threads = 100000 passed create, and run() then exited the process. */
@@ -214,7 +65,7 @@ static void thread_bounds(struct test_counts *c, struct test_rng *rng)
 static long recorded_threads(void)
 {
     char path[256];
-    path_of(path, sizeof path, "threads-cache");
+    snprintf(path, sizeof path, "%s/threads-cache", dir);
     remove(path);
     const struct wino_conv2d_desc d = wino_conv2d_desc_make(1, 2, 4, 4, 2, 1, 1, 0, 0);
     const struct wino_context ctx = {.tuning_cache = path};
@@ -422,8 +273,6 @@ int main(void)
     struct test_counts c = {0, 0};
     if (!mkdtemp(dir))
         return 1;
-    stale_entries(&c);
-    not_regular_files(&c);
     thread_bounds(&c, &rng);
     default_threads(&c);
     concurrent_runs(&c, &rng);
