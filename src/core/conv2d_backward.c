@@ -6,10 +6,10 @@
  * direct (src/cpu/backward_filter_f32.h). FP32 on the CPU. */
 #include <stdlib.h>
 
-#include <omp.h>
 
 #include "core/conv2d_impl.h"
 #include "core/error.h"
+#include "core/threads.h"
 #include "cpu/backward_data_f32.h"
 #include "cpu/backward_filter_f32.h"
 #include "cpu/backward_layout.h"
@@ -159,11 +159,6 @@ static enum wino_status create_done(struct wino_conv2d *o, enum wino_status st,
     return WINO_SUCCESS;
 }
 
-static int context_threads(const struct wino_context *ctx)
-{
-    return ctx && ctx->threads ? ctx->threads : omp_get_num_procs();
-}
-
 /* Fills the forward operator of a Winograd backward-data: the filters rotated by 180 degrees
  * with K and C swapped, w'[c][k][R-1-i][S-1-j], in desc's layout. */
 static enum wino_status data_forward_create(struct wino_conv2d *op, const float *w,
@@ -217,7 +212,7 @@ enum wino_status wino_conv2d_backward_data_create(const struct wino_conv2d_desc 
         st = data_forward_create(o, weights, ctx, options);
     } else {
         st = direct_failure(wino_f32_backward_data_prepare(&o->backward->data, desc, weights,
-                                                           context_threads(ctx)),
+                                                           wino_context_threads(ctx)),
                             what);
         o->workspace_bytes = wino_f32_backward_data_workspace_bytes(&o->backward->data);
     }
@@ -316,7 +311,7 @@ enum wino_status wino_conv2d_backward_filter_create(const struct wino_conv2d_des
     struct wino_conv_sizes sizes;
     enum wino_algo algo = WINO_ALGO_DIRECT;
     struct wino_f32_winrs winrs;
-    const int threads = context_threads(ctx);
+    const int threads = wino_context_threads(ctx);
     if ((st = filter_plan(desc, options, threads, &sizes, &algo, &winrs)))
         return st;
     struct wino_conv2d *o = backward_new(desc, &sizes, WINO_CONV2D_BACKWARD_FILTER);
