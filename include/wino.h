@@ -107,7 +107,8 @@ enum wino_status wino_tile_matrix_shape(const wino_tile *tile, enum wino_matrix 
 /* One entry as an exact rational string ("-1/6", "0", "21/4"), same buffer rules as above. */
 enum wino_status wino_tile_entry_string(const wino_tile *tile, enum wino_matrix which, int row,
                                         int col, char *buf, size_t cap, size_t *needed);
-/* The whole matrix rounded to double, row-major, rows*cols values. */
+/* The whole matrix rounded to double, row-major, rows*cols values; WINO_UNSUPPORTED (naming the
+ * entry) when a nonzero entry is outside the range of double. */
 enum wino_status wino_tile_matrix_double(const wino_tile *tile, enum wino_matrix which,
                                          double *out);
 
@@ -138,7 +139,8 @@ enum wino_emit_lang {
 
 /* Emits the three 2D transforms of F(m x m, r x r) as source code into buf (cap bytes, NUL
  * terminated); *needed (optional) receives the size required. With buf == NULL only *needed is
- * set. The code is a pure function of the tile: same tile, same text. */
+ * set. The code is a pure function of the tile: same tile, same text. WINO_UNSUPPORTED (naming the
+ * constant) when a nonzero constant of the code is outside the normal FP32 range. */
 enum wino_status wino_tile_emit(const wino_tile *tile, enum wino_emit_lang lang, char *buf,
                                 size_t cap, size_t *needed);
 

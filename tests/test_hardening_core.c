@@ -229,6 +229,17 @@ static void int8_non_finite(struct test_counts *c)
                           WINO_INVALID_ARGUMENT &&
                       same_params(&p, &q),
                "calibration refuses clipping factors beyond the float range");
+
+    /* options that do not apply to an INT8 forward layer are refused, not ignored */
+    struct wino_conv2d_desc d8 = d;
+    d8.dtype = WINO_DTYPE_S8;
+    const struct wino_conv2d_options accumulate = {.accumulate = 1}, tf32 = {.tf32 = 2};
+    wino_conv2d *op = NULL;
+    test_check(c, wino_conv2d_create_int8(&d8, weights, &q, NULL, &accumulate, &op) ==
+                          WINO_INVALID_ARGUMENT && !op &&
+                      wino_conv2d_create_int8(&d8, weights, &q, NULL, &tf32, &op) ==
+                          WINO_INVALID_ARGUMENT && !op,
+               "create_int8 refuses accumulate and an out-of-range tf32");
 }
 
 /* A tiny f_a (x_scale 1e-38, huge weights) once overflowed the conversion of 128 / f_a to int

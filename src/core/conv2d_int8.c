@@ -64,6 +64,8 @@ enum wino_status wino_conv2d_create_int8(const struct wino_conv2d_desc *desc, co
     enum wino_status st = wino_context_check(ctx);
     if (st)
         return st;
+    if (options && (st = wino_conv2d_check_options(options)))
+        return st;
     if (options && (options->algo != WINO_ALGO_AUTO && options->algo != WINO_ALGO_WINOGRAD))
         return wino_fail(WINO_INVALID_ARGUMENT, "INT8: only the Winograd algorithm is built");
     const int cuda = ctx && ctx->backend == WINO_BACKEND_CUDA;
@@ -76,8 +78,6 @@ enum wino_status wino_conv2d_create_int8(const struct wino_conv2d_desc *desc, co
                    variant != WINO_VARIANT_FUSED_OUTPUT)))
         return wino_fail(WINO_INVALID_ARGUMENT, "INT8 Winograd: the variant is fixed on the "
                                                 "CPU (leave it 0); any variant on CUDA");
-    if (options && options->relu != 0 && options->relu != 1)
-        return wino_fail(WINO_INVALID_ARGUMENT, "relu = %d must be 0 or 1", options->relu);
     const int tile_m = options && options->tile_m ? options->tile_m : 4;
     void *host_weights = NULL; /* the layer is prepared on the host from a copy */
     if (cuda && (st = weights_to_host(desc, weights, params, ctx, &host_weights)))
