@@ -314,6 +314,14 @@ static void fuzz_f32(const struct fuzz_case *c)
 
 /* Fills v with values uniform in (-scale, scale); with one chance in eight one of them becomes a
  * special value. Returns 1 when all are finite. */
+static int all_finite(const float *v, size_t n)
+{
+    int finite = 1;
+    for (size_t i = 0; i < n; i++)
+        finite &= isfinite(v[i]) != 0;
+    return finite;
+}
+
 static int draw(float *v, size_t n, double scale, struct test_rng *rng)
 {
     static const float specials[] = {0.0f, 1e30f, -1e-30f, FLT_MAX, NAN, INFINITY};
@@ -322,10 +330,7 @@ static int draw(float *v, size_t n, double scale, struct test_rng *rng)
     const uint64_t special = test_rng_next(rng);
     if (special % 8 == 0)
         v[special / 8 % n] = specials[special / 8 / n % 6];
-    int finite = 1;
-    for (size_t i = 0; i < n; i++)
-        finite &= isfinite(v[i]) != 0;
-    return finite;
+    return all_finite(v, n);
 }
 
 /* Calibrates c->params from random samples; 0 when that failed (the status checked). */
@@ -337,21 +342,19 @@ static int calibrate(struct fuzz_case *c, const float *w, const struct work *t)
     float *samples = malloc(sizeof(float) * xn);
     FUZZ_REQUIRE(samples, "out of memory");
     struct test_rng rng = {c->seed};
-    const int finite = draw(samples, xn, 1.0, &rng);
-    enum wino_status st = WINO_INVALID_ARGUMENT;
-    /* known defect, issue 11 #4: remove when fixed (non-finite samples reach (long long)q) */
-    if (finite) {
-        const int tile_m = c->use_options ? c->options.tile_m : 0;
-        const enum wino_calibration method = (enum wino_calibration)(c->seed >> 8 & 1);
-        st = wino_int8_calibrate(&f, tile_m, samples, w, c->use_options ? c->options.bias : NULL,
-                                 c->use_options ? c->options.relu : 0, c->params.x_scale, method,
-                                 99.9, &c->params);
-        FUZZ_REQUIRE(st == WINO_SUCCESS || st == WINO_INVALID_ARGUMENT ||
-                         st == WINO_UNSUPPORTED || st == WINO_OUT_OF_MEMORY,
-                     "calibrate: status %d", (int)st);
-        FUZZ_REQUIRE(!st == !*wino_last_error(), "calibrate: status %d, error \"%s\"", (int)st,
-                     wino_last_error());
-    }
+    const int finite = draw(samples, xn, 1.0, &rng) && all_finite(w, (size_t)t->w);
+    const int tile_m = c->use_options ? c->options.tile_m : 0;
+    const enum wino_calibration method = (enum wino_calibration)(c->seed >> 8 & 1);
+    const float *bias = c->use_options ? c->options.bias : NULL;
+    const int relu = c->use_options ? c->options.relu : 0;
+    const enum wino_status st = wino_int8_calibrate(&f, tile_m, samples, w, bias, relu,
+                                                    c->params.x_scale, method, 99.9, &c->params);
+    FUZZ_REQUIRE(st == WINO_SUCCESS || st == WINO_INVALID_ARGUMENT ||
+                     st == WINO_UNSUPPORTED || st == WINO_OUT_OF_MEMORY,
+                 "calibrate: status %d", (int)st);
+    FUZZ_REQUIRE(!st == !*wino_last_error(), "calibrate: status %d, error \"%s\"", (int)st,
+                 wino_last_error());
+    FUZZ_REQUIRE(finite || st, "calibrate accepted a non-finite sample or weight");
     free(samples);
     return st == WINO_SUCCESS;
 }
@@ -403,8 +406,7 @@ static void fuzz_int8(struct fuzz_case *c)
             ((int8_t *)w)[i] = (int8_t)((int)(test_rng_next(&rng) % 255) - 127);
     else
         finite = draw(w, wn, 0.3, &rng);
-    /* known defect, issue 11 #4: remove when fixed (non-finite weights reach (long long)q) */
-    if (!finite || (c->calibrate && (int8_weights || !calibrate(c, w, &t)))) {
+    if (c->calibrate && (int8_weights || !calibrate(c, w, &t))) {
         free(w);
         return;
     }
@@ -417,6 +419,7 @@ static void fuzz_int8(struct fuzz_case *c)
                  "create_int8: status %d", (int)st);
     FUZZ_REQUIRE(!st == !!op && !st == !*wino_last_error(), "create_int8: status %d, error "
                  "\"%s\"", (int)st, wino_last_error());
+    FUZZ_REQUIRE(finite || st, "create_int8 accepted non-finite weights");
     if (!st && (!ctx || ctx->threads <= RUN_MAX_THREADS))
         run_int8(c, op, w, &t);
     wino_conv2d_destroy(op);
