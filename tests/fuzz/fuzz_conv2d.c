@@ -312,8 +312,6 @@ static void fuzz_f32(const struct fuzz_case *c)
     free(w);
 }
 
-/* Fills v with values uniform in (-scale, scale); with one chance in eight one of them becomes a
- * special value. Returns 1 when all are finite. */
 static int all_finite(const float *v, size_t n)
 {
     int finite = 1;
@@ -322,6 +320,8 @@ static int all_finite(const float *v, size_t n)
     return finite;
 }
 
+/* Fills v with values uniform in (-scale, scale); with one chance in eight one of them becomes a
+ * special value. Returns 1 when all are finite. */
 static int draw(float *v, size_t n, double scale, struct test_rng *rng)
 {
     static const float specials[] = {0.0f, 1e30f, -1e-30f, FLT_MAX, NAN, INFINITY};
