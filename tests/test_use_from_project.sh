@@ -17,7 +17,10 @@ if [ -z "$cpu" ] || [ -z "$cuda" ]; then
     exit 1
 fi
 line=$cpu
-nm -A "$lib" 2>/dev/null | grep -q ' U cublasCreate' && line=$cuda
+symbols=$(nm -A "$lib" 2>/dev/null)
+grep -q ' U cublasCreate' <<<"$symbols" && line=$cuda
+# a sanitizer build of the library (CI's second pass) needs the sanitizer runtimes as well
+grep -q ' U __asan_report' <<<"$symbols" && line="$line -fsanitize=address,undefined"
 # shellcheck disable=SC2086
 if cc examples/conv2d_example.c -I include "$lib" $line -o "$tmp/example" &&
     "$tmp/example"; then
