@@ -36,10 +36,9 @@ for pkg in clang cmake make libgmp-dev; do
 done
 [ ${#missing[@]} -eq 0 ] || install "${missing[@]}"
 # Debian ships libFuzzer and the sanitizer runtimes in libclang-rt-N-dev (only recommended by
-# clang), and clang's OpenMP in libomp-dev.
+# clang).
 major=$(clang -dumpversion | cut -d. -f1)
 links -fsanitize=fuzzer,address,undefined || install "libclang-rt-$major-dev"
-links -fsanitize=fuzzer -fopenmp || install libomp-dev
 
 CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DWINO_FUZZ=ON -DWINO_SANITIZE=ON \
   -DWINO_CUDA=OFF > /dev/null
