@@ -134,7 +134,8 @@ static int runs_cheaply(int argc, char **argv)
         return given(argc, argv, "--eval") && last_long(argc, argv, "--alpha", 99) <= 8 &&
                last_long(argc, argv, "--trials", LONG_MAX) <= 64;
     if (!strcmp(verb, "gen"))
-        return last_long(argc, argv, "--m", 99) + last_long(argc, argv, "--r", 99) <= 9;
+        return last_long(argc, argv, "--m", 99) <= 9 && last_long(argc, argv, "--r", 99) <= 9 &&
+               last_long(argc, argv, "--m", 99) + last_long(argc, argv, "--r", 99) <= 9;
     return 1; /* info, help, --version, unknown verbs */
 }
 
