@@ -48,101 +48,15 @@ const char *wino_status_string(enum wino_status status);
  * wino call on this thread. */
 const char *wino_last_error(void);
 
+/* The version of this header; wino_version() gives the library's. A minor version adds to the
+ * API and keeps every call of the previous one working; the major version is the shared
+ * library's SONAME (libwino.so.MAJOR). */
+#define WINO_VERSION_MAJOR 0
+#define WINO_VERSION_MINOR 2
+#define WINO_VERSION_PATCH 0
+
 /* Library version as "MAJOR.MINOR.PATCH". */
 const char *wino_version(void);
-
-/* ---------------------------------------------------------------------------------------------
- * Generator: exact Toom-Cook transforms for any F(m, r)
- *
- * A 1D algorithm F(m, r) computes m outputs of an r-tap correlation from alpha = m + r - 1 inputs:
- *     y = A^T [ (G g) .* (B^T d) ],   y_i = sum_k g_k d_{i+k}
- * with A^T (m x alpha), G (alpha x r), B^T (alpha x alpha). It is built from alpha - 1 distinct
- * finite rational points a_0..a_{alpha-2} plus the point at infinity, in the standard convention:
- * row j of B^T holds the coefficients (lowest power first) of prod_{k != j}(x - a_k), the last
- * (infinity) row those of prod_k (x - a_k); A^T[i][j] = a_j^i with the infinity column e_{m-1};
- * G[j][k] = a_j^k / prod_{k' != j}(a_j - a_k'), infinity row e_{r-1}. Integer points thus give
- * integer A^T and B^T with all fractions in G. Row j of B^T and G belongs to the j-th point given.
- * A 2D algorithm F(m x n, r x s) nests two 1D algorithms: Y = A1^T [(G1 g G2^T) .* (B1^T d B2)] A2.
- * ------------------------------------------------------------------------------------------- */
-
-#define WINO_MAX_ALPHA 16
-
-typedef struct wino_tile wino_tile;
-
-enum wino_matrix { WINO_MATRIX_AT = 0, WINO_MATRIX_G = 1, WINO_MATRIX_BT = 2 };
-
-/* Flags for wino_tile_create. */
-enum wino_tile_flags {
-    WINO_TILE_DEFAULT = 0,
-    /* Multiply each row of B^T by the least common multiple of its denominators and divide the
-     * matching row of G by the same factor: the product is unchanged and B^T becomes integer
-     * (needed by integer input transforms). */
-    WINO_TILE_INTEGER_BT = 1,
-    /* Likewise for each column of A^T, dividing the matching row of G: A^T becomes integer
-     * (needed by integer output transforms). Both flags may be combined. */
-    WINO_TILE_INTEGER_AT = 2
-};
-
-/* Creates the exact 1D algorithm F(m, r), m >= 1, r >= 1, m + r - 1 <= WINO_MAX_ALPHA.
- * points: NULL for the recorded most accurate points of this alpha (see docs/points.md), or a
- * comma-separated list of exactly alpha - 1 distinct finite rationals such as "0,1,-1,1/2,-2"
- * (integers or p/q with q > 0; the point at infinity is always added last and must not be given).
- * flags: a combination of enum wino_tile_flags. */
-enum wino_status wino_tile_create(int m, int r, const char *points, unsigned flags,
-                                  wino_tile **tile);
-void wino_tile_destroy(wino_tile *tile); /* NULL is fine */
-
-int wino_tile_m(const wino_tile *tile);
-int wino_tile_r(const wino_tile *tile);
-int wino_tile_alpha(const wino_tile *tile);
-
-/* The finite points as exact strings "p/q" or "p", index 0..alpha-2. Writes at most cap bytes
- * including the terminating NUL; *needed (optional) receives the size required. */
-enum wino_status wino_tile_point_string(const wino_tile *tile, int index, char *buf, size_t cap,
-                                        size_t *needed);
-
-/* Shape of one matrix. */
-enum wino_status wino_tile_matrix_shape(const wino_tile *tile, enum wino_matrix which, int *rows,
-                                        int *cols);
-/* One entry as an exact rational string ("-1/6", "0", "21/4"), same buffer rules as above. */
-enum wino_status wino_tile_entry_string(const wino_tile *tile, enum wino_matrix which, int row,
-                                        int col, char *buf, size_t cap, size_t *needed);
-/* The whole matrix rounded to double, row-major, rows*cols values; WINO_UNSUPPORTED (naming the
- * entry) when a nonzero entry is outside the range of double. */
-enum wino_status wino_tile_matrix_double(const wino_tile *tile, enum wino_matrix which,
-                                         double *out);
-
-/* Operation counts of a 2D transform F(m x m, r x r) built from this tile. */
-enum wino_transform {
-    WINO_TRANSFORM_INPUT = 0,  /* V = B^T d B, alpha x alpha -> alpha x alpha */
-    WINO_TRANSFORM_FILTER = 1, /* U = G g G^T, r x r -> alpha x alpha */
-    WINO_TRANSFORM_OUTPUT = 2  /* Y = A^T M A, alpha x alpha -> m x m */
-};
-
-struct wino_op_counts {
-    long add; /* additions and subtractions */
-    long mul; /* multiplications by a constant other than +-1 */
-    long fma; /* fused multiply-adds (each replaces one mul and one add) */
-};
-
-/* baseline: plain matrix products (every multiplication and addition of the dense products).
- * optimized: the straight-line recipe wino emits (0/+-1 dropped, factored, CSE, symmetric row
- * pairs, FMA contraction). Either pointer may be NULL. */
-enum wino_status wino_tile_op_counts(const wino_tile *tile, enum wino_transform which,
-                                     struct wino_op_counts *baseline,
-                                     struct wino_op_counts *optimized);
-
-enum wino_emit_lang {
-    WINO_EMIT_C = 0,   /* C99 functions transforming a lane-contiguous batch of tiles */
-    WINO_EMIT_CUDA = 1 /* CUDA C __device__ functions transforming one tile in registers */
-};
-
-/* Emits the three 2D transforms of F(m x m, r x r) as source code into buf (cap bytes, NUL
- * terminated); *needed (optional) receives the size required. With buf == NULL only *needed is
- * set. The code is a pure function of the tile: same tile, same text. WINO_UNSUPPORTED (naming the
- * constant) when a nonzero constant of the code is outside the normal FP32 range. */
-enum wino_status wino_tile_emit(const wino_tile *tile, enum wino_emit_lang lang, char *buf,
-                                size_t cap, size_t *needed);
 
 /* ---------------------------------------------------------------------------------------------
  * Convolution
@@ -218,6 +132,20 @@ struct wino_context {
                                * default stream); it must belong to device */
 };
 
+/* The largest Winograd tile, alpha = m + r - 1. */
+#define WINO_MAX_ALPHA 16
+
+/* A 1D Winograd algorithm F(m, r) given by its matrices (see wino_gen.h), rounded to double and
+ * row-major: at is A^T (m x alpha), g is G (alpha x r), bt is B^T (alpha x alpha), alpha =
+ * m + r - 1 <= WINO_MAX_ALPHA. The runtime holds the tiles of the recorded points; this is how
+ * a caller hands it other ones, made with libwino_gen's wino_tile_matrices_get. */
+struct wino_tile_matrices {
+    int m, r;
+    const double *at;
+    const double *g;
+    const double *bt;
+};
+
 /* How a Winograd convolution is staged (Mazaheri et al. (EuroSys'20)'s WV parameter). */
 enum wino_variant {
     WINO_VARIANT_AUTO = 0,        /* wino chooses */
@@ -231,19 +159,11 @@ enum wino_variant {
 struct wino_conv2d_options {
     enum wino_algo algo;       /* WINO_ALGO_AUTO by default */
     int tile_m;                /* Winograd output tile m (0 = wino chooses) */
-    const char *points;        /* Winograd points as in wino_tile_create (NULL = recorded best);
-                                * other points than the recorded ones run on the portable
-                                * scalar path (FP32 only), and only when the tile is sound in
-                                * FP32, else WINO_UNSUPPORTED with the reason: every entry of
-                                * A^T, G and B^T is 0 or a normal float (|x| in [FLT_MIN,
-                                * FLT_MAX]), and the error bound 2^-24 kappa^2 / r^2 <= 2, with
-                                * kappa = max_i sum_j |A^T[i][j]| sum_k |G[j][k]|
-                                * sum_l |B^T[j][l]| (the worst-case FP32 error of a tile
-                                * relative to r^2 max|x| max|w|; the recorded tiles' median
-                                * errors are 1.5 to 700 times smaller). The recorded points of
-                                * every tile pass (largest bound 1.29, F(16, 1));
-                                * 0,1,-1,1000000 for F(3, 3) (bound 1e5) does not. See
-                                * docs/points.md */
+    const char *points;        /* deprecated since 0.2 (the runtime no longer holds the exact
+                                * generator): must be NULL, else WINO_UNSUPPORTED. Migration:
+                                * wino_tile_create(m, r, points, 0, &t) and
+                                * wino_tile_matrices_get (libwino_gen, wino_gen.h), then pass
+                                * the result as matrices */
     enum wino_variant variant; /* Winograd staging; on CUDA, FUSED (and FUSED_OUTPUT for FP16)
                                 * exist for F(2x2, 3x3) and F(4x4, 3x3), and AUTO times the
                                 * variants at create */
@@ -255,6 +175,20 @@ struct wino_conv2d_options {
     int accumulate;            /* backward-filter only (0 elsewhere): 1 adds the gradient to
                                 * the dw given to run (dw += dW, beta = 1, for gradient
                                 * accumulation); 0 overwrites it */
+    const struct wino_tile_matrices *matrices; /* Winograd with other points than the recorded
+                                * ones (NULL = recorded best; m and r must match tile_m and the
+                                * filter; copied at create). They run on the portable scalar
+                                * path (FP32, CPU only), and only when the tile is sound in
+                                * FP32, else WINO_UNSUPPORTED with the reason: every entry of
+                                * A^T, G and B^T is 0 or a normal float (|x| in [FLT_MIN,
+                                * FLT_MAX]), and the error bound 2^-24 kappa^2 / r^2 <= 2, with
+                                * kappa = max_i sum_j |A^T[i][j]| sum_k |G[j][k]|
+                                * sum_l |B^T[j][l]| (the worst-case FP32 error of a tile
+                                * relative to r^2 max|x| max|w|; the recorded tiles' median
+                                * errors are 1.5 to 700 times smaller). The recorded points of
+                                * every tile pass (largest bound 1.29, F(16, 1));
+                                * 0,1,-1,1000000 for F(3, 3) (bound 1e5) does not. See
+                                * docs/points.md */
 };
 
 typedef struct wino_conv2d wino_conv2d;
@@ -311,13 +245,37 @@ enum wino_status wino_conv2d_create(const struct wino_conv2d_desc *desc, const v
                                     const struct wino_conv2d_options *options,
                                     wino_conv2d **op);
 
-/* Workspace bytes run() needs (may be 0). */
+/* Workspace bytes run() needs for the operator's current sizes (may be 0; 0 before the first
+ * reshape of an operator created without sizes). */
 enum wino_status wino_conv2d_workspace_size(const wino_conv2d *op, size_t *bytes);
+
+/* Operator lifecycle for frameworks: create -> reshape -> run, many times.
+ * create() validates, plans and transforms the weights once, for the sizes desc->n, h and w; an
+ * operator that will see several input sizes is created with the typical (or largest) ones, or
+ * with n = h = w = 0 ("sizes unknown": planned as for n = 1, h = w = 56) and then reshaped
+ * before its first run. reshape() sets the batch and image sizes of the following runs and
+ * returns their workspace size (*workspace_bytes, optional); the algorithm, tile, variant and
+ * transformed weights stay those of create(), so a reshape is cheap (no weight transform, no
+ * timing). An operator created with sizes is already shaped for them. Sizes that give an empty
+ * output (h + 2 pad_h < the dilated filter height) or whose products overflow are refused with
+ * WINO_INVALID_ARGUMENT and leave the operator as it was; an operator that cannot change sizes
+ * (none today) answers WINO_UNSUPPORTED. reshape() must not run concurrently with a run() of
+ * the same operator; runs after it may be concurrent as before. run() of an operator never
+ * shaped returns WINO_INVALID_ARGUMENT. Applies to every kind (forward, INT8, backward). */
+enum wino_status wino_conv2d_reshape(wino_conv2d *op, int n, int h, int w,
+                                     size_t *workspace_bytes);
 
 /* Computes y from x. workspace must be 64-byte aligned and at least workspace_size bytes (it may
  * be NULL when that size is 0). run() allocates nothing. */
 enum wino_status wino_conv2d_run(const wino_conv2d *op, const void *x, void *y, void *workspace,
                                  size_t workspace_bytes);
+
+/* As wino_conv2d_run, for a CUDA operator, enqueued on stream (a cudaStream_t of the operator's
+ * device; NULL: the default stream) instead of the context's: one operator may serve several
+ * streams, concurrently from several threads (with a workspace per concurrent run). A stream of
+ * another device is refused with WINO_INVALID_ARGUMENT. A CPU operator takes stream NULL only. */
+enum wino_status wino_conv2d_run_stream(const wino_conv2d *op, const void *x, void *y,
+                                        void *workspace, size_t workspace_bytes, void *stream);
 
 /* The algorithm and tile the operator uses (tile_m is 0 for non-Winograd algorithms). */
 enum wino_status wino_conv2d_algo(const wino_conv2d *op, enum wino_algo *algo, int *tile_m);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "conv_check.h"
+#include "wino_gen.h"
 
 static int expect(enum wino_status got, enum wino_status want, const char *what)
 {

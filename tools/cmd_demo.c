@@ -9,7 +9,7 @@
 #include "cli.h"
 #include "ref/conv_ref.h"
 #include "ref/error_metrics.h"
-#include "wino.h"
+#include "wino_gen.h"
 
 static const char *const usage_text =
     "usage: wino demo [--m M] [--n N] [--c C] [--hw HW] [--k K] [--seed S] [--reps R]\n"

@@ -6,7 +6,7 @@
 #include "cli.h"
 #include "gen/default_tiles.h"
 #include "gen/op_table.h"
-#include "wino.h"
+#include "wino_gen.h"
 
 static const char *const usage_text =
     "usage: wino gen --m M --r R [--points P] [--integer-bt] [--integer-at] [--json]\n"

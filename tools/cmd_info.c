@@ -9,7 +9,7 @@
 
 #include "bench.h"
 #include "cli.h"
-#include "wino.h"
+#include "wino_gen.h"
 
 static const char *const usage_text =
     "usage: wino info [--set NAME|FILE] [--layer L ...] [--sets-dir DIR]\n"

@@ -8,7 +8,7 @@
 #include "cpu/winograd_s8.h"
 #include "cpu/winograd_scalar.h"
 #include "cuda/conv2d_cuda.h"
-#include "wino.h"
+#include "wino_gen.h"
 
 struct wino_conv2d {
     struct wino_conv2d_desc desc;

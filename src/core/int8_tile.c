@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "wino_gen.h"
 #include "gen/strbuf.h"
 
 const char *wino_int8_tile_points(int m)

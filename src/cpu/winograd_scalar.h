@@ -6,7 +6,7 @@
 #include <stddef.h>
 
 #include "cpu/epilogue.h"
-#include "wino.h"
+#include "wino_gen.h"
 
 struct wino_f32_winograd {
     int m, r, alpha;

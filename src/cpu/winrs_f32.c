@@ -5,6 +5,7 @@
 
 #include "core/conv_desc.h"
 #include "core/error.h"
+#include "wino_gen.h"
 #include "cpu/backward_filter_f32.h"
 #include "cpu/backward_layout.h"
 #include "cpu/backward_parallel.h"

@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-#include "wino.h"
+#include "wino_gen.h"
 
 /* F(m x m, r x r) with 2 <= r <= 7, 2 <= m <= 8 and alpha = m + r - 1 <= 10: 32 tiles. */
 #define WINO_DEFAULT_MIN_R 2

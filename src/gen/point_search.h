@@ -35,7 +35,7 @@
 
 #include <stdint.h>
 
-#include "wino.h"
+#include "wino_gen.h"
 
 #define WINO_POINT_SEARCH_MIN_ALPHA 4
 #define WINO_POINT_SEARCH_MAX_TRIALS 200000L /* bounds the trial data (about 2.6 KiB each) */

@@ -8,7 +8,7 @@
 #define WINO_GEN_RECIPE_H
 
 #include "gen/qmat.h"
-#include "wino.h"
+#include "wino_gen.h"
 
 enum wino_rop {
     WINO_ROP_ADD, /* a + sb * b             (sb = +1 or -1: an addition or a subtraction) */

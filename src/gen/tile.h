@@ -3,7 +3,7 @@
 #define WINO_GEN_TILE_H
 
 #include "gen/toom_cook.h"
-#include "wino.h"
+#include "wino_gen.h"
 
 struct wino_tile {
     wino_toom toom;

@@ -4,7 +4,7 @@
 #ifndef WINO_GEN_TILE_ACCURACY_H
 #define WINO_GEN_TILE_ACCURACY_H
 
-#include "wino.h"
+#include "wino_gen.h"
 
 /* The largest FP32 error bound accepted for caller-given points. The recorded points of every
  * tile F(m, r), alpha <= 16, stay below it (the largest, F(16, 1), is 1.29). */

@@ -3,7 +3,7 @@
 #define WINO_GEN_TRANSFORM_OPS_H
 
 #include "gen/toom_cook.h"
-#include "wino.h"
+#include "wino_gen.h"
 
 /* Counts of the dense matrix products (baseline) and of the optimized recipe (optimized) for the
  * 2D transform `which` of F(m x m, r x r); either output may be NULL. Returns WINO_SUCCESS or

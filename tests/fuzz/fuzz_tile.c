@@ -10,7 +10,7 @@
 
 #include "fuzz/fuzz_input.h"
 #include "test_util.h"
-#include "wino.h"
+#include "wino_gen.h"
 
 /* Operation counts and code are made only up to this alpha: the recipe optimizer takes seconds
  * on the largest tiles in this instrumented build, and one input should take milliseconds. */

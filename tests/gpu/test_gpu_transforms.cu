@@ -7,7 +7,7 @@
 
 #include <cuda_runtime.h>
 
-#include "wino.h"
+#include "wino_gen.h"
 
 #include "cuda/generated/wino_f32_transforms_f2x2_2x2.cuh"
 #include "cuda/generated/wino_f32_transforms_f3x3_2x2.cuh"
