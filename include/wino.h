@@ -27,6 +27,14 @@
 extern "C" {
 #endif
 
+/* WINO_API marks the library's functions: the libraries are compiled with hidden visibility and
+ * WINO_BUILDING_LIBRARY defined, so a shared libwino or libwino_gen exports these alone. */
+#if defined(WINO_BUILDING_LIBRARY) && defined(__GNUC__)
+#define WINO_API __attribute__((visibility("default")))
+#else
+#define WINO_API
+#endif
+
 /* ---------------------------------------------------------------------------------------------
  * Status
  * ------------------------------------------------------------------------------------------- */
@@ -42,11 +50,11 @@ enum wino_status {
 };
 
 /* A static, never-NULL English sentence describing a status value (also for unknown values). */
-const char *wino_status_string(enum wino_status status);
+WINO_API const char *wino_status_string(enum wino_status status);
 
 /* The calling thread's explanation of the last failing call ("" if none). Valid until the next
  * wino call on this thread. */
-const char *wino_last_error(void);
+WINO_API const char *wino_last_error(void);
 
 /* The version of this header; wino_version() gives the library's. A minor version adds to the
  * API and keeps every call of the previous one working; the major version is the shared
@@ -56,7 +64,7 @@ const char *wino_last_error(void);
 #define WINO_VERSION_PATCH 0
 
 /* Library version as "MAJOR.MINOR.PATCH". */
-const char *wino_version(void);
+WINO_API const char *wino_version(void);
 
 /* ---------------------------------------------------------------------------------------------
  * Convolution
@@ -89,11 +97,12 @@ struct wino_conv2d_desc {
 
 /* A descriptor for an N x C x H x W input, K x C x R x S filter, given padding, stride 1,
  * dilation 1, NCHW, FP32: a convenient starting point to edit. */
-struct wino_conv2d_desc wino_conv2d_desc_make(int n, int c, int h, int w, int k, int r, int s,
-                                              int pad_h, int pad_w);
+WINO_API struct wino_conv2d_desc wino_conv2d_desc_make(int n, int c, int h, int w, int k, int r,
+                                                       int s, int pad_h, int pad_w);
 
 /* Validates desc and returns the output height P and width Q (either pointer may be NULL). */
-enum wino_status wino_conv2d_output_size(const struct wino_conv2d_desc *desc, int *p, int *q);
+WINO_API enum wino_status wino_conv2d_output_size(const struct wino_conv2d_desc *desc, int *p,
+                                                  int *q);
 
 enum wino_backend {
     WINO_BACKEND_CPU = 0, /* x86-64 (any other CPU runs the portable paths) */
@@ -208,8 +217,9 @@ struct wino_tuning_choice {
  * with each generated tile m in 2..6 in both variants; reps >= 1 timed runs each (median), on
  * random data. Stores the fastest in ctx->tuning_cache (created or updated atomically: a new
  * file renamed over the old) when that is not NULL, and returns it in *choice (optional). */
-enum wino_status wino_tune(const struct wino_conv2d_desc *desc, const struct wino_context *ctx,
-                           int reps, struct wino_tuning_choice *choice);
+WINO_API enum wino_status wino_tune(const struct wino_conv2d_desc *desc,
+                                    const struct wino_context *ctx, int reps,
+                                    struct wino_tuning_choice *choice);
 
 /* Checks a tuning cache: WINO_SUCCESS when it is a readable regular file, well formed, and every
  * entry is one that wino_tune could have written (so create() follows it); WINO_UNSUPPORTED when
@@ -220,13 +230,13 @@ enum wino_status wino_tune(const struct wino_conv2d_desc *desc, const struct win
  * not time (direct with a tile or variant; Winograd other than m = 2..6 with generated
  * transforms, NON_FUSED or FUSED, for a layer Winograd serves). wino_last_error() names the
  * first line at fault and why. */
-enum wino_status wino_tuning_cache_check(const char *path);
+WINO_API enum wino_status wino_tuning_cache_check(const char *path);
 
 /* Answers whether wino_conv2d_create would succeed for these arguments, with no side effects:
  * WINO_SUCCESS, WINO_INVALID_ARGUMENT or WINO_UNSUPPORTED (with wino_last_error() saying why).
  * options may be NULL (defaults). */
-enum wino_status wino_conv2d_can_implement(const struct wino_conv2d_desc *desc,
-                                           const struct wino_conv2d_options *options);
+WINO_API enum wino_status wino_conv2d_can_implement(const struct wino_conv2d_desc *desc,
+                                                    const struct wino_conv2d_options *options);
 
 /* Creates the operator: validates, plans, and copies/transforms the filter weights (laid out as
  * the descriptor's layout says) so the caller may free them afterwards. ctx and options may be
@@ -240,14 +250,14 @@ enum wino_status wino_conv2d_can_implement(const struct wino_conv2d_desc *desc,
  * pointers and a stream of another device are refused with WINO_INVALID_ARGUMENT (run() asks
  * CUDA about x, y and the workspace the first time it sees each pointer); a build or machine
  * without CUDA answers WINO_UNSUPPORTED. */
-enum wino_status wino_conv2d_create(const struct wino_conv2d_desc *desc, const void *weights,
-                                    const struct wino_context *ctx,
-                                    const struct wino_conv2d_options *options,
-                                    wino_conv2d **op);
+WINO_API enum wino_status wino_conv2d_create(const struct wino_conv2d_desc *desc,
+                                             const void *weights, const struct wino_context *ctx,
+                                             const struct wino_conv2d_options *options,
+                                             wino_conv2d **op);
 
 /* Workspace bytes run() needs for the operator's current sizes (may be 0; 0 before the first
  * reshape of an operator created without sizes). */
-enum wino_status wino_conv2d_workspace_size(const wino_conv2d *op, size_t *bytes);
+WINO_API enum wino_status wino_conv2d_workspace_size(const wino_conv2d *op, size_t *bytes);
 
 /* Operator lifecycle for frameworks: create -> reshape -> run, many times.
  * create() validates, plans and transforms the weights once, for the sizes desc->n, h and w; an
@@ -262,28 +272,30 @@ enum wino_status wino_conv2d_workspace_size(const wino_conv2d *op, size_t *bytes
  * (none today) answers WINO_UNSUPPORTED. reshape() must not run concurrently with a run() of
  * the same operator; runs after it may be concurrent as before. run() of an operator never
  * shaped returns WINO_INVALID_ARGUMENT. Applies to every kind (forward, INT8, backward). */
-enum wino_status wino_conv2d_reshape(wino_conv2d *op, int n, int h, int w,
-                                     size_t *workspace_bytes);
+WINO_API enum wino_status wino_conv2d_reshape(wino_conv2d *op, int n, int h, int w,
+                                              size_t *workspace_bytes);
 
 /* Computes y from x. workspace must be 64-byte aligned and at least workspace_size bytes (it may
  * be NULL when that size is 0). run() allocates nothing. */
-enum wino_status wino_conv2d_run(const wino_conv2d *op, const void *x, void *y, void *workspace,
-                                 size_t workspace_bytes);
+WINO_API enum wino_status wino_conv2d_run(const wino_conv2d *op, const void *x, void *y,
+                                          void *workspace, size_t workspace_bytes);
 
 /* As wino_conv2d_run, for a CUDA operator, enqueued on stream (a cudaStream_t of the operator's
  * device; NULL: the default stream) instead of the context's: one operator may serve several
  * streams, concurrently from several threads (with a workspace per concurrent run). A stream of
  * another device is refused with WINO_INVALID_ARGUMENT. A CPU operator takes stream NULL only. */
-enum wino_status wino_conv2d_run_stream(const wino_conv2d *op, const void *x, void *y,
-                                        void *workspace, size_t workspace_bytes, void *stream);
+WINO_API enum wino_status wino_conv2d_run_stream(const wino_conv2d *op, const void *x, void *y,
+                                                 void *workspace, size_t workspace_bytes,
+                                                 void *stream);
 
 /* The algorithm and tile the operator uses (tile_m is 0 for non-Winograd algorithms). */
-enum wino_status wino_conv2d_algo(const wino_conv2d *op, enum wino_algo *algo, int *tile_m);
+WINO_API enum wino_status wino_conv2d_algo(const wino_conv2d *op, enum wino_algo *algo,
+                                           int *tile_m);
 /* The Winograd variant the operator uses: FUSED or NON_FUSED for the generated-transform engine,
  * AUTO for the portable scalar path and for non-Winograd algorithms. */
-enum wino_status wino_conv2d_variant(const wino_conv2d *op, enum wino_variant *variant);
+WINO_API enum wino_status wino_conv2d_variant(const wino_conv2d *op, enum wino_variant *variant);
 
-void wino_conv2d_destroy(wino_conv2d *op); /* NULL is fine */
+WINO_API void wino_conv2d_destroy(wino_conv2d *op); /* NULL is fine */
 
 /* ---------------------------------------------------------------------------------------------
  * Training convolutions: backward-data and backward-filter
@@ -331,45 +343,42 @@ enum wino_conv2d_kind {
 };
 
 /* The kind of an operator. */
-enum wino_status wino_conv2d_kind(const wino_conv2d *op, enum wino_conv2d_kind *kind);
+WINO_API enum wino_status wino_conv2d_kind(const wino_conv2d *op, enum wino_conv2d_kind *kind);
 
 /* Answers whether wino_conv2d_backward_data_create would succeed on the CPU for these arguments,
  * with no side effects: WINO_SUCCESS, WINO_INVALID_ARGUMENT or WINO_UNSUPPORTED (with
  * wino_last_error() saying why). On success *algo (optional) receives the algorithm create
  * would use without a tuning cache (WINO_ALGO_WINOGRAD or WINO_ALGO_DIRECT). options may be
  * NULL (defaults). */
-enum wino_status wino_conv2d_backward_data_can_implement(const struct wino_conv2d_desc *desc,
-                                                         const struct wino_conv2d_options *options,
-                                                         enum wino_algo *algo);
+WINO_API enum wino_status wino_conv2d_backward_data_can_implement(
+    const struct wino_conv2d_desc *desc, const struct wino_conv2d_options *options,
+    enum wino_algo *algo);
 
 /* Creates the backward-data operator of desc's convolution: validates, plans, and copies and
  * rearranges the filter weights w (K x C x R x S as desc->layout says) so the caller may free
  * them. ctx and options may be NULL (defaults). Run it with wino_conv2d_run(op, dy, dx,
  * workspace, workspace_bytes): dy has y's shape and layout, dx x's. */
-enum wino_status wino_conv2d_backward_data_create(const struct wino_conv2d_desc *desc,
-                                                  const void *weights,
-                                                  const struct wino_context *ctx,
-                                                  const struct wino_conv2d_options *options,
-                                                  wino_conv2d **op);
+WINO_API enum wino_status wino_conv2d_backward_data_create(
+    const struct wino_conv2d_desc *desc, const void *weights, const struct wino_context *ctx,
+    const struct wino_conv2d_options *options, wino_conv2d **op);
 
 /* As wino_conv2d_backward_data_can_implement, for wino_conv2d_backward_filter_create. */
-enum wino_status wino_conv2d_backward_filter_can_implement(
+WINO_API enum wino_status wino_conv2d_backward_filter_can_implement(
     const struct wino_conv2d_desc *desc, const struct wino_conv2d_options *options,
     enum wino_algo *algo);
 
 /* Creates the backward-filter operator of desc's convolution (it holds no tensor). ctx and
  * options may be NULL (defaults); options->accumulate chooses dw = dW or dw += dW. */
-enum wino_status wino_conv2d_backward_filter_create(const struct wino_conv2d_desc *desc,
-                                                    const struct wino_context *ctx,
-                                                    const struct wino_conv2d_options *options,
-                                                    wino_conv2d **op);
+WINO_API enum wino_status wino_conv2d_backward_filter_create(
+    const struct wino_conv2d_desc *desc, const struct wino_context *ctx,
+    const struct wino_conv2d_options *options, wino_conv2d **op);
 
 /* Computes dw (w's shape and layout) from x and dy. workspace as for wino_conv2d_run: 64-byte
  * aligned, at least wino_conv2d_workspace_size bytes (NULL when that is 0); run() allocates
  * nothing. dw must not overlap x, dy or the workspace. */
-enum wino_status wino_conv2d_backward_filter_run(const wino_conv2d *op, const void *x,
-                                                 const void *dy, void *dw, void *workspace,
-                                                 size_t workspace_bytes);
+WINO_API enum wino_status wino_conv2d_backward_filter_run(const wino_conv2d *op, const void *x,
+                                                          const void *dy, void *dw, void *workspace,
+                                                          size_t workspace_bytes);
 
 /* What a backward-filter operator runs. For WINO_ALGO_DIRECT kernels is 0. */
 struct wino_winrs_info {
@@ -385,8 +394,8 @@ struct wino_winrs_info {
 };
 
 /* Fills *info for a backward-filter operator (WINO_INVALID_ARGUMENT for another kind). */
-enum wino_status wino_conv2d_backward_filter_info(const wino_conv2d *op,
-                                                  struct wino_winrs_info *info);
+WINO_API enum wino_status wino_conv2d_backward_filter_info(const wino_conv2d *op,
+                                                           struct wino_winrs_info *info);
 
 /* ---------------------------------------------------------------------------------------------
  * INT8 Winograd F(m x m, 3 x 3), m in {2, 4, 6} (Mori et al., Electronics 2024): the
@@ -421,11 +430,12 @@ struct wino_int8_params {
  * configuration could overflow an int32 step (the message gives the bound),
  * WINO_INVALID_ARGUMENT for bad scales or clips, for derived constants out of float range, and
  * for float weights or a bias that are not finite (the message names the first index). */
-enum wino_status wino_conv2d_create_int8(const struct wino_conv2d_desc *desc, const void *weights,
-                                         const struct wino_int8_params *params,
-                                         const struct wino_context *ctx,
-                                         const struct wino_conv2d_options *options,
-                                         wino_conv2d **op);
+WINO_API enum wino_status wino_conv2d_create_int8(const struct wino_conv2d_desc *desc,
+                                                  const void *weights,
+                                                  const struct wino_int8_params *params,
+                                                  const struct wino_context *ctx,
+                                                  const struct wino_conv2d_options *options,
+                                                  wino_conv2d **op);
 
 enum wino_calibration {
     WINO_CALIBRATE_PERCENTILE = 0, /* clips at a percentile of |value| (Mori et al.: 99.9) */
@@ -442,11 +452,11 @@ enum wino_calibration {
  * (0, 100] for WINO_CALIBRATE_PERCENTILE (ignored for MSE). WINO_INVALID_ARGUMENT (params left
  * unchanged) for a sample, weight or bias that is not finite (the message names the first
  * index) and when a clipping factor or scale falls outside the float range. */
-enum wino_status wino_int8_calibrate(const struct wino_conv2d_desc *desc, int tile_m,
-                                     const float *samples, const float *weights,
-                                     const float *bias, int relu, float x_scale,
-                                     enum wino_calibration method, double percentile,
-                                     struct wino_int8_params *params);
+WINO_API enum wino_status wino_int8_calibrate(const struct wino_conv2d_desc *desc, int tile_m,
+                                              const float *samples, const float *weights,
+                                              const float *bias, int relu, float x_scale,
+                                              enum wino_calibration method, double percentile,
+                                              struct wino_int8_params *params);
 
 #ifdef __cplusplus
 }

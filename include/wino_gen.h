@@ -51,29 +51,30 @@ enum wino_tile_flags {
  * comma-separated list of exactly alpha - 1 distinct finite rationals such as "0,1,-1,1/2,-2"
  * (integers or p/q with q > 0; the point at infinity is always added last and must not be given).
  * flags: a combination of enum wino_tile_flags. */
-enum wino_status wino_tile_create(int m, int r, const char *points, unsigned flags,
-                                  wino_tile **tile);
-void wino_tile_destroy(wino_tile *tile); /* NULL is fine */
+WINO_API enum wino_status wino_tile_create(int m, int r, const char *points, unsigned flags,
+                                           wino_tile **tile);
+WINO_API void wino_tile_destroy(wino_tile *tile); /* NULL is fine */
 
-int wino_tile_m(const wino_tile *tile);
-int wino_tile_r(const wino_tile *tile);
-int wino_tile_alpha(const wino_tile *tile);
+WINO_API int wino_tile_m(const wino_tile *tile);
+WINO_API int wino_tile_r(const wino_tile *tile);
+WINO_API int wino_tile_alpha(const wino_tile *tile);
 
 /* The finite points as exact strings "p/q" or "p", index 0..alpha-2. Writes at most cap bytes
  * including the terminating NUL; *needed (optional) receives the size required. */
-enum wino_status wino_tile_point_string(const wino_tile *tile, int index, char *buf, size_t cap,
-                                        size_t *needed);
+WINO_API enum wino_status wino_tile_point_string(const wino_tile *tile, int index, char *buf,
+                                                 size_t cap, size_t *needed);
 
 /* Shape of one matrix. */
-enum wino_status wino_tile_matrix_shape(const wino_tile *tile, enum wino_matrix which, int *rows,
-                                        int *cols);
+WINO_API enum wino_status wino_tile_matrix_shape(const wino_tile *tile, enum wino_matrix which,
+                                                 int *rows, int *cols);
 /* One entry as an exact rational string ("-1/6", "0", "21/4"), same buffer rules as above. */
-enum wino_status wino_tile_entry_string(const wino_tile *tile, enum wino_matrix which, int row,
-                                        int col, char *buf, size_t cap, size_t *needed);
+WINO_API enum wino_status wino_tile_entry_string(const wino_tile *tile, enum wino_matrix which,
+                                                 int row, int col, char *buf, size_t cap,
+                                                 size_t *needed);
 /* The whole matrix rounded to double, row-major, rows*cols values; WINO_UNSUPPORTED (naming the
  * entry) when a nonzero entry is outside the range of double. */
-enum wino_status wino_tile_matrix_double(const wino_tile *tile, enum wino_matrix which,
-                                         double *out);
+WINO_API enum wino_status wino_tile_matrix_double(const wino_tile *tile, enum wino_matrix which,
+                                                  double *out);
 
 /* Operation counts of a 2D transform F(m x m, r x r) built from this tile. */
 enum wino_transform {
@@ -91,9 +92,9 @@ struct wino_op_counts {
 /* baseline: plain matrix products (every multiplication and addition of the dense products).
  * optimized: the straight-line recipe wino emits (0/+-1 dropped, factored, CSE, symmetric row
  * pairs, FMA contraction). Either pointer may be NULL. */
-enum wino_status wino_tile_op_counts(const wino_tile *tile, enum wino_transform which,
-                                     struct wino_op_counts *baseline,
-                                     struct wino_op_counts *optimized);
+WINO_API enum wino_status wino_tile_op_counts(const wino_tile *tile, enum wino_transform which,
+                                              struct wino_op_counts *baseline,
+                                              struct wino_op_counts *optimized);
 
 enum wino_emit_lang {
     WINO_EMIT_C = 0,   /* C99 functions transforming a lane-contiguous batch of tiles */
@@ -104,17 +105,17 @@ enum wino_emit_lang {
  * terminated); *needed (optional) receives the size required. With buf == NULL only *needed is
  * set. The code is a pure function of the tile: same tile, same text. WINO_UNSUPPORTED (naming the
  * constant) when a nonzero constant of the code is outside the normal FP32 range. */
-enum wino_status wino_tile_emit(const wino_tile *tile, enum wino_emit_lang lang, char *buf,
-                                size_t cap, size_t *needed);
+WINO_API enum wino_status wino_tile_emit(const wino_tile *tile, enum wino_emit_lang lang, char *buf,
+                                         size_t cap, size_t *needed);
 
 /* The tile's matrices rounded to double, for the runtime (struct wino_conv2d_options.matrices):
  * storage receives A^T, G and B^T, row-major one after the other (m alpha + alpha r +
  * alpha^2 doubles; storage_count says how many it holds), and *matrices points into it, so it
  * stays valid while storage does. WINO_INSUFFICIENT_WORKSPACE when storage is too small,
  * WINO_UNSUPPORTED as wino_tile_matrix_double. */
-enum wino_status wino_tile_matrices_get(const wino_tile *tile, double *storage,
-                                        size_t storage_count,
-                                        struct wino_tile_matrices *matrices);
+WINO_API enum wino_status wino_tile_matrices_get(const wino_tile *tile, double *storage,
+                                                 size_t storage_count,
+                                                 struct wino_tile_matrices *matrices);
 
 #ifdef __cplusplus
 }
