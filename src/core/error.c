@@ -61,7 +61,12 @@ const char *wino_status_string(enum wino_status status)
     return "unknown status value";
 }
 
+/* The version macros of wino.h spelled out, so the library and its header cannot disagree. */
+#define WINO_STRINGIFY_(x) #x
+#define WINO_STRINGIFY(x) WINO_STRINGIFY_(x)
+
 const char *wino_version(void)
 {
-    return "0.1.0";
+    return WINO_STRINGIFY(WINO_VERSION_MAJOR) "." WINO_STRINGIFY(WINO_VERSION_MINOR) "."
+        WINO_STRINGIFY(WINO_VERSION_PATCH);
 }
