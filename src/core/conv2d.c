@@ -249,16 +249,25 @@ enum wino_status wino_conv2d_check_workspace(const wino_conv2d *op, const void *
 enum wino_status wino_conv2d_run(const wino_conv2d *op, const void *x, void *y, void *workspace,
                                  size_t workspace_bytes)
 {
+    return wino_conv2d_run_stream(op, x, y, workspace, workspace_bytes, op ? op->stream : NULL);
+}
+
+enum wino_status wino_conv2d_run_stream(const wino_conv2d *op, const void *x, void *y,
+                                        void *workspace, size_t workspace_bytes, void *stream)
+{
     wino_ok();
     if (!op || !x || !y)
         return wino_fail(WINO_INVALID_ARGUMENT, "wino_conv2d_run: op, x or y is NULL");
+    if (!op->cuda && stream)
+        return wino_fail(WINO_INVALID_ARGUMENT,
+                         "wino_conv2d_run_stream: a CPU operator takes stream NULL only");
     if (op->kind != WINO_CONV2D_FORWARD)
         return wino_conv2d_backward_run(op, x, y, workspace, workspace_bytes);
     const enum wino_status st = wino_conv2d_check_workspace(op, workspace, workspace_bytes);
     if (st)
         return st;
     if (op->cuda)
-        return wino_cuda_conv_run(op->cuda, x, y, workspace, workspace_bytes);
+        return wino_cuda_conv_run(op->cuda, x, y, workspace, workspace_bytes, stream);
     const struct wino_epilogue ep = {op->bias, op->relu};
     if (op->int8)
         wino_s8_engine_run(op->int8, &op->desc, op->sizes.p, op->sizes.q, x, y, workspace);

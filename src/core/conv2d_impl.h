@@ -22,6 +22,7 @@ struct wino_conv2d {
     struct wino_f32_winograd winograd; /* WINOGRAD on the scalar path otherwise */
     struct wino_s8_engine *int8;      /* INT8 Winograd, or NULL */
     struct wino_cuda_conv *cuda;      /* on the CUDA backend, or NULL */
+    void *stream;                     /* CUDA: the context's stream, wino_conv2d_run's */
     int tile_m;                       /* the CUDA and backward operators' tile */
     size_t workspace_bytes;
     enum wino_conv2d_kind kind;

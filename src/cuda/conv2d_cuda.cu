@@ -1,5 +1,5 @@
-/* The CUDA backend of wino_conv2d: the filters are transformed once at create; run() enqueues
- * on the caller's stream either the non-fused stages (input transform, alpha^2 GEMMs in one
+/* The CUDA backend of wino_conv2d, in the CUDA component (src/cuda/cuda_component.h): the
+ * filters are transformed once at create; run() enqueues on the caller's stream either the non-fused stages (input transform, alpha^2 GEMMs in one
  * strided-batched cuBLAS call, output transform with bias, ReLU or INT8 requantization), or one
  * fused kernel (winograd_fused_kernels.cu), or the input transform and a kernel fusing the
  * GEMMs with the output transform. Which one: the caller's variant, or for AUTO the fastest,
@@ -8,19 +8,74 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
-#include "cuda/conv2d_cuda.h"
+#include "cuda/component_error.h"
+#include "cuda/cuda_component.h"
 #include "cuda/winograd_kernels.h"
 
 enum element { ELEMENT_F32, ELEMENT_F16, ELEMENT_S8 };
 
+/* One cuBLAS handle per device, shared by every operator of the process: created by the first
+ * create() on the device, never destroyed (the component is never unloaded; the driver frees
+ * it at exit). A handle holds the stream and workspace of its next call, so a run sets both and
+ * enqueues its GEMM under the device's lock: runs on other streams wait for the enqueue only,
+ * never for the GEMM. */
+struct shared_blas {
+    pthread_mutex_t lock;
+    cublasHandle_t handle; /* NULL until the first create() on the device */
+};
+static struct shared_blas *blas_of_device; /* one per device, or NULL when out of memory */
+static int blas_devices;
+static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
+
+static void blas_init(void)
+{
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count <= 0) {
+        cudaGetLastError();
+        return;
+    }
+    blas_of_device = (struct shared_blas *)calloc((size_t)count, sizeof *blas_of_device);
+    if (!blas_of_device)
+        return;
+    for (int i = 0; i < count; i++)
+        pthread_mutex_init(&blas_of_device[i].lock, NULL);
+    blas_devices = count;
+}
+
+/* The handle of device, the current device, created on first use. */
+static enum wino_status shared_blas_of(int device, struct shared_blas **out)
+{
+    pthread_once(&blas_once, blas_init);
+    if (device < 0 || device >= blas_devices)
+        return wino_fail(WINO_OUT_OF_MEMORY, "no memory for the cuBLAS handles of the devices");
+    struct shared_blas *b = &blas_of_device[device];
+    pthread_mutex_lock(&b->lock);
+    cublasStatus_t created = CUBLAS_STATUS_SUCCESS;
+    if (!b->handle && (created = cublasCreate(&b->handle)) != CUBLAS_STATUS_SUCCESS)
+        b->handle = NULL;
+    pthread_mutex_unlock(&b->lock);
+    if (created != CUBLAS_STATUS_SUCCESS)
+        return wino_fail(WINO_DEVICE_ERROR, "cublasCreate on device %d failed: %s", device,
+                         cublasGetStatusString(created));
+    *out = b;
+    return WINO_SUCCESS;
+}
+
+/* run()'s memo of the pointers and streams it accepted, per argument (x, y, workspace,
+ * stream): the last SEEN_PER_SLOT of each, so that a few threads that run one operator with
+ * their own buffers and streams are checked once each. */
+enum { SEEN_X, SEEN_Y, SEEN_WORKSPACE, SEEN_STREAM, SEEN_SLOTS };
+#define SEEN_PER_SLOT 4
+
 struct wino_cuda_conv {
     int device;
-    cudaStream_t stream;
-    cublasHandle_t blas;
+    cudaStream_t stream; /* the context's: create()'s work and its timing runs */
+    struct shared_blas *blas;
     struct wino_cuda_shape shape;
     enum element element; /* of V and U */
     int tf32, relu;
@@ -30,10 +85,11 @@ struct wino_cuda_conv {
     float *scale;         /* INT8: K requantization scales on the device (bias: K offsets) */
     struct wino_cuda_s8_consts s8;
     size_t v_bytes, m_bytes; /* the workspace parts: V, then M and cuBLAS's (non-fused) */
-    /* The last x, y and workspace that run() found to be memory of the device: run() asks CUDA
-     * about a pointer only when it differs (relaxed atomics: a run() from another thread may
-     * see a stale pointer and check it again, never a torn one). */
-    const void *seen[3];
+    /* Pointers that run() found to be memory of the device, streams it found to be the
+     * device's: run() asks CUDA only about others. Relaxed atomics: a run() on another thread
+     * may miss an entry and check again, never see a torn one. */
+    const void *seen[SEEN_SLOTS][SEEN_PER_SLOT];
+    unsigned seen_next[SEEN_SLOTS]; /* the entry the next accepted one replaces */
 };
 
 /* cuBLAS's own workspace, a part of the caller's (non-fused variant): set on the handle by each
@@ -151,21 +207,21 @@ static size_t element_size(enum element e)
  * to 25% slower on an H100: their extra launches cost more than the memory traffic saved. */
 #define CHUNK_BYTES ((size_t)128 << 20)
 
-/* The chunk of tiles and the workspace: V (element type) then M (float or int32) of a chunk,
- * each 256-byte aligned. */
-static void plan_workspace(struct wino_cuda_conv *c)
+/* The chunk of tiles s->tn and the workspace: V (element type) then M (float or int32) of a
+ * chunk, each 256-byte aligned. */
+static void plan_workspace(enum element e, struct wino_cuda_shape *s, size_t *v_bytes,
+                           size_t *m_bytes)
 {
-    struct wino_cuda_shape *s = &c->shape;
     const size_t a2 = (size_t)s->alpha * s->alpha;
-    const size_t per_tile = a2 * ((size_t)s->cp * element_size(c->element) + (size_t)s->kp * 4);
-    const size_t u_bytes = a2 * (size_t)s->kp * s->cp * element_size(c->element);
+    const size_t per_tile = a2 * ((size_t)s->cp * element_size(e) + (size_t)s->kp * 4);
+    const size_t u_bytes = a2 * (size_t)s->kp * s->cp * element_size(e);
     size_t fit = (CHUNK_BYTES > 2 * u_bytes ? CHUNK_BYTES : 2 * u_bytes) / per_tile;
     const size_t widest = (size_t)(s->cp > s->kp ? s->cp : s->kp);
     if (fit > INT_MAX / widest) /* the kernels index a chunk's tiles x channels in 32 bits */
         fit = INT_MAX / widest;
     s->tn = (int)(fit < 1 ? 1 : fit < (size_t)s->tiles ? fit : (size_t)s->tiles);
-    c->v_bytes = (a2 * s->tn * (size_t)s->cp * element_size(c->element) + 255) / 256 * 256;
-    c->m_bytes = (a2 * s->tn * (size_t)s->kp * 4 + 255) / 256 * 256 + BLAS_WORKSPACE_BYTES;
+    *v_bytes = (a2 * s->tn * (size_t)s->cp * element_size(e) + 255) / 256 * 256;
+    *m_bytes = (a2 * s->tn * (size_t)s->kp * 4 + 255) / 256 * 256 + BLAS_WORKSPACE_BYTES;
 }
 
 static enum wino_status upload(void **dst, const void *src, size_t bytes)
@@ -175,7 +231,7 @@ static enum wino_status upload(void **dst, const void *src, size_t bytes)
     return WINO_SUCCESS;
 }
 
-/* The parts every operator has: device, stream, cuBLAS handle on that stream. */
+/* The parts every operator has: device and the context's stream. */
 static enum wino_status open_conv(const struct wino_context *ctx, struct wino_cuda_conv **out)
 {
     enum wino_status st = check_context(ctx);
@@ -187,12 +243,6 @@ static enum wino_status open_conv(const struct wino_context *ctx, struct wino_cu
     c->device = ctx->device;
     c->stream = (cudaStream_t)ctx->stream;
     *out = c;
-    if (cublasCreate(&c->blas) != CUBLAS_STATUS_SUCCESS) {
-        c->blas = NULL;
-        return wino_fail(WINO_DEVICE_ERROR, "cublasCreate failed");
-    }
-    if (cublasSetStream(c->blas, c->stream) != CUBLAS_STATUS_SUCCESS)
-        return wino_fail(WINO_DEVICE_ERROR, "cublasSetStream failed");
     return WINO_SUCCESS;
 }
 
@@ -219,7 +269,7 @@ static enum wino_status create_float(const struct wino_conv2d_desc *desc,
         return st;
     CUDA_TRY(wino_cuda_filter_transform(s, c->element == ELEMENT_F16, weights, c->u, c->stream));
     CUDA_TRY(cudaStreamSynchronize(c->stream));
-    plan_workspace(c);
+    plan_workspace(c->element, &c->shape, &c->v_bytes, &c->m_bytes);
     return WINO_SUCCESS;
 }
 
@@ -249,12 +299,12 @@ static enum wino_status create_int8(const struct wino_conv2d_desc *desc,
         st = upload((void **)&c->scale, L->scale, sizeof(float) * (size_t)s->k);
     if (!st)
         st = upload((void **)&c->bias, L->bias, sizeof(float) * (size_t)s->k);
-    plan_workspace(c);
+    plan_workspace(c->element, &c->shape, &c->v_bytes, &c->m_bytes);
     return st;
 }
 
-enum wino_status wino_cuda_copy_to_host(const struct wino_context *ctx, const void *src,
-                                        size_t bytes, void *dst)
+static enum wino_status copy_to_host(const struct wino_context *ctx, const void *src,
+                                     size_t bytes, void *dst)
 {
     enum wino_status st = check_context(ctx);
     if (!st)
@@ -264,10 +314,10 @@ enum wino_status wino_cuda_copy_to_host(const struct wino_context *ctx, const vo
     return st;
 }
 
-/* M[pos] = V[pos] U[pos]^T for every position of a chunk, in one call; cuBLAS's workspace
- * follows M. */
+/* M[pos] = V[pos] U[pos]^T for every position of a chunk, in one call on stream; cuBLAS's
+ * workspace follows M. */
 static enum wino_status gemms(const struct wino_cuda_conv *c, const struct wino_cuda_shape *s,
-                              const void *v, void *m)
+                              const void *v, void *m, cudaStream_t stream)
 {
     const long long a2 = (long long)s->alpha * s->alpha;
     const float one = 1.0f, zero = 0.0f;
@@ -278,14 +328,20 @@ static enum wino_status gemms(const struct wino_cuda_conv *c, const struct wino_
                                         : c->tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32
                                                   : CUBLAS_COMPUTE_32F;
     char *blas_ws = (char *)m + c->m_bytes - BLAS_WORKSPACE_BYTES;
-    cublasStatus_t b = cublasSetWorkspace(c->blas, blas_ws, BLAS_WORKSPACE_BYTES);
+    cublasHandle_t h = c->blas->handle;
+    pthread_mutex_lock(&c->blas->lock);
+    /* the stream first: cublasSetStream resets the handle's workspace */
+    cublasStatus_t b = cublasSetStream(h, stream);
+    if (b == CUBLAS_STATUS_SUCCESS)
+        b = cublasSetWorkspace(h, blas_ws, BLAS_WORKSPACE_BYTES);
     if (b == CUBLAS_STATUS_SUCCESS)
         b = cublasGemmStridedBatchedEx(
-            c->blas, CUBLAS_OP_T, CUBLAS_OP_N, s->kp, s->tn, s->cp,
+            h, CUBLAS_OP_T, CUBLAS_OP_N, s->kp, s->tn, s->cp,
             s8 ? (const void *)&one_i : (const void *)&one, c->u, in, s->cp,
             (long long)s->kp * s->cp, v, in, s->cp, (long long)s->tn * s->cp,
             s8 ? (const void *)&zero_i : (const void *)&zero, m, s8 ? CUDA_R_32I : CUDA_R_32F,
             s->kp, (long long)s->tn * s->kp, (int)a2, compute, CUBLAS_GEMM_DEFAULT);
+    pthread_mutex_unlock(&c->blas->lock);
     if (b != CUBLAS_STATUS_SUCCESS)
         return wino_fail(WINO_DEVICE_ERROR, "cuBLAS batched GEMM failed: %s",
                          cublasGetStatusString(b));
@@ -294,59 +350,58 @@ static enum wino_status gemms(const struct wino_cuda_conv *c, const struct wino_
 
 /* The fused kernel for the tiles of s: from x (v NULL) or from the chunk's V. */
 static enum wino_status run_fused(const struct wino_cuda_conv *c, const struct wino_cuda_shape *s,
-                                  const void *v, const void *x, void *y)
+                                  const void *v, const void *x, void *y, cudaStream_t stream)
 {
     CUDA_TRY(c->element == ELEMENT_S8
                  ? wino_cuda_s8_fused(s, &c->s8, (const signed char *)c->u,
-                                      (const signed char *)v, x, c->scale, c->bias, y, c->stream)
+                                      (const signed char *)v, x, c->scale, c->bias, y, stream)
                  : wino_cuda_fused(s, c->element == ELEMENT_F16, c->u, v, x, c->bias, c->relu, y,
-                                   c->stream));
+                                   stream));
     return WINO_SUCCESS;
 }
 
 /* The three stages for the chunk of tiles s->t0 .. s->t0 + s->tn - 1 (FUSED_OUTPUT: the input
  * transform, then the fused kernel). */
 static enum wino_status run_chunk(const struct wino_cuda_conv *c, const struct wino_cuda_shape *s,
-                                  const void *x, void *y, void *v, void *m)
+                                  const void *x, void *y, void *v, void *m, cudaStream_t stream)
 {
     const int fused_output = c->variant == WINO_VARIANT_FUSED_OUTPUT;
     if (c->element == ELEMENT_S8) {
-        CUDA_TRY(wino_cuda_s8_input_transform(s, &c->s8, x, (signed char *)v, c->stream));
+        CUDA_TRY(wino_cuda_s8_input_transform(s, &c->s8, x, (signed char *)v, stream));
         if (fused_output)
-            return run_fused(c, s, v, x, y);
-        enum wino_status st = gemms(c, s, v, m);
+            return run_fused(c, s, v, x, y, stream);
+        enum wino_status st = gemms(c, s, v, m, stream);
         if (st)
             return st;
         CUDA_TRY(wino_cuda_s8_output_transform(s, &c->s8, (const int *)m, c->scale, c->bias, y,
-                                               c->stream));
+                                               stream));
         return WINO_SUCCESS;
     }
     const int half = c->element == ELEMENT_F16;
-    CUDA_TRY(wino_cuda_input_transform(s, half, x, v, c->stream));
+    CUDA_TRY(wino_cuda_input_transform(s, half, x, v, stream));
     if (fused_output)
-        return run_fused(c, s, v, x, y);
-    enum wino_status st = gemms(c, s, v, m);
+        return run_fused(c, s, v, x, y, stream);
+    enum wino_status st = gemms(c, s, v, m, stream);
     if (st)
         return st;
-    CUDA_TRY(wino_cuda_output_transform(s, half, (const float *)m, c->bias, c->relu, y,
-                                        c->stream));
+    CUDA_TRY(wino_cuda_output_transform(s, half, (const float *)m, c->bias, c->relu, y, stream));
     return WINO_SUCCESS;
 }
 
 static enum wino_status run_stages(const struct wino_cuda_conv *c, const void *x, void *y,
-                                   char *workspace)
+                                   char *workspace, cudaStream_t stream)
 {
     if (c->variant == WINO_VARIANT_FUSED) { /* all tiles in one launch */
         struct wino_cuda_shape all = c->shape;
         all.t0 = 0, all.tn = (int)all.tiles;
-        return run_fused(c, &all, NULL, x, y);
+        return run_fused(c, &all, NULL, x, y, stream);
     }
     struct wino_cuda_shape s = c->shape;
     enum wino_status st = WINO_SUCCESS;
     for (s.t0 = 0; s.t0 < c->shape.tiles && !st; s.t0 += c->shape.tn) {
         const long long left = c->shape.tiles - s.t0;
         s.tn = left < c->shape.tn ? (int)left : c->shape.tn;
-        st = run_chunk(c, &s, x, y, workspace, workspace + c->v_bytes);
+        st = run_chunk(c, &s, x, y, workspace, workspace + c->v_bytes, stream);
     }
     return st;
 }
@@ -358,41 +413,87 @@ static size_t workspace_bytes(const struct wino_cuda_conv *c)
                                                      : c->v_bytes + c->m_bytes;
 }
 
-/* check_device_pointer for the pointer of slot i of run() (x, y, workspace), skipped when it is
- * the one that slot accepted last. */
-static enum wino_status check_run_pointer(struct wino_cuda_conv *c, int i, const void *p,
-                                          const char *what)
+/* WINO_SUCCESS when stream is one of the device's; NULL, the default stream, is always (run()
+ * makes the device current). */
+static enum wino_status check_stream(const void *stream, int device, const char *what)
 {
-    if (__atomic_load_n(&c->seen[i], __ATOMIC_RELAXED) == p)
+    int of = -1;
+    if (!stream)
         return WINO_SUCCESS;
-    const enum wino_status st = check_device_pointer(p, c->device, what);
-    if (!st)
-        __atomic_store_n(&c->seen[i], p, __ATOMIC_RELAXED);
+    const cudaError_t e = cudaStreamGetDevice((cudaStream_t)stream, &of);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        return wino_fail(WINO_INVALID_ARGUMENT, "%s is not a stream CUDA knows: %s", what,
+                         cudaGetErrorString(e));
+    }
+    if (of != device)
+        return wino_fail(WINO_INVALID_ARGUMENT, "%s belongs to device %d, not to device %d",
+                         what, of, device);
+    return WINO_SUCCESS;
+}
+
+/* The check of run()'s argument slot (SEEN_X ...) for p, skipped when p is one that the slot
+ * accepted lately. */
+static enum wino_status check_run_argument(struct wino_cuda_conv *c, int slot, const void *p,
+                                           const char *what)
+{
+    for (int i = 0; i < SEEN_PER_SLOT; i++)
+        if (__atomic_load_n(&c->seen[slot][i], __ATOMIC_RELAXED) == p)
+            return WINO_SUCCESS;
+    const enum wino_status st = slot == SEEN_STREAM ? check_stream(p, c->device, what)
+                                                    : check_device_pointer(p, c->device, what);
+    if (!st) {
+        const unsigned i = __atomic_fetch_add(&c->seen_next[slot], 1u, __ATOMIC_RELAXED);
+        __atomic_store_n(&c->seen[slot][i % SEEN_PER_SLOT], p, __ATOMIC_RELAXED);
+    }
     return st;
 }
 
-enum wino_status wino_cuda_conv_run(struct wino_cuda_conv *c, const void *x, void *y,
-                                    void *workspace, size_t bytes)
+static enum wino_status conv_run(struct wino_cuda_conv *c, const void *x, void *y,
+                                 void *workspace, size_t bytes, void *stream)
 {
-    enum wino_status st = check_run_pointer(c, 0, x, "x");
+    enum wino_status st = check_run_argument(c, SEEN_X, x, "x");
     if (!st)
-        st = check_run_pointer(c, 1, y, "y");
+        st = check_run_argument(c, SEEN_Y, y, "y");
     if (!st && bytes < workspace_bytes(c))
         st = wino_fail(WINO_INSUFFICIENT_WORKSPACE, "workspace of %zu bytes, %zu needed", bytes,
                        workspace_bytes(c));
     if (!st && workspace_bytes(c))
-        st = check_run_pointer(c, 2, workspace, "workspace");
+        st = check_run_argument(c, SEEN_WORKSPACE, workspace, "workspace");
+    if (!st)
+        st = check_run_argument(c, SEEN_STREAM, stream, "the stream");
     struct device_scope scope;
     if (!st && !(st = enter_run_device(c->device, &scope))) {
-        st = run_stages(c, x, y, (char *)workspace);
+        st = run_stages(c, x, y, (char *)workspace, (cudaStream_t)stream);
         leave_run_device(c->device, &scope);
     }
     return st;
 }
 
-enum wino_variant wino_cuda_conv_variant(const struct wino_cuda_conv *conv)
+static enum wino_variant conv_variant(const struct wino_cuda_conv *conv)
 {
     return conv->variant;
+}
+
+/* New batch and image sizes: the tile counts, the chunk and the workspace follow them; U, the
+ * variant and the fused kernels' setup depend on C, K and the tile alone. Host work only. */
+static enum wino_status conv_reshape(struct wino_cuda_conv *c, const struct wino_conv2d_desc *desc,
+                                     const struct wino_conv_sizes *sizes, size_t *bytes)
+{
+    const struct wino_cuda_shape *old = &c->shape;
+    if (desc->c != old->c || desc->k != old->k || desc->r != old->r ||
+        (desc->layout == WINO_LAYOUT_NHWC) != old->nhwc || desc->pad_h != old->pad_h ||
+        desc->pad_w != old->pad_w)
+        return wino_fail(WINO_INTERNAL_ERROR, "CUDA reshape: only N, H and W may change");
+    struct wino_cuda_shape s;
+    size_t v_bytes = 0, m_bytes = 0;
+    const enum wino_status st = make_shape(desc, sizes, old->m, c->element, &s);
+    if (st)
+        return st;
+    plan_workspace(c->element, &s, &v_bytes, &m_bytes);
+    c->shape = s, c->v_bytes = v_bytes, c->m_bytes = m_bytes;
+    *bytes = workspace_bytes(c);
+    return WINO_SUCCESS;
 }
 
 /* The median milliseconds of 5 runs after a warm-up, or a negative value when it failed. */
@@ -401,9 +502,10 @@ static float time_runs(const struct wino_cuda_conv *c, const void *x, void *y, c
     cudaEvent_t start = NULL, stop = NULL;
     float ms[5];
     int ok = cudaEventCreate(&start) == cudaSuccess && cudaEventCreate(&stop) == cudaSuccess &&
-             !run_stages(c, x, y, workspace);
+             !run_stages(c, x, y, workspace, c->stream);
     for (int i = 0; ok && i < 5; i++)
-        ok = cudaEventRecord(start, c->stream) == cudaSuccess && !run_stages(c, x, y, workspace) &&
+        ok = cudaEventRecord(start, c->stream) == cudaSuccess &&
+             !run_stages(c, x, y, workspace, c->stream) &&
              cudaEventRecord(stop, c->stream) == cudaSuccess &&
              cudaEventSynchronize(stop) == cudaSuccess &&
              cudaEventElapsedTime(&ms[i], start, stop) == cudaSuccess;
@@ -466,8 +568,22 @@ static enum wino_status choose_variant(struct wino_cuda_conv *c, enum wino_varia
     return WINO_SUCCESS;
 }
 
-/* Builds the operator in the context's device: the parts every operator has, then make
- * (FP32 / FP16 or INT8), then the variant. */
+static void conv_destroy(struct wino_cuda_conv *c)
+{
+    if (!c)
+        return;
+    struct device_scope scope;
+    const int entered = enter_device(c->device, &scope) == WINO_SUCCESS;
+    cudaFree(c->u);
+    cudaFree(c->bias);
+    cudaFree(c->scale);
+    if (entered)
+        leave_device(&scope);
+    free(c);
+}
+
+/* Builds the operator in the context's device: the parts every operator has, the device's
+ * cuBLAS handle, then make (FP32 / FP16 or INT8), then the variant. */
 template <typename Make>
 static enum wino_status create(const struct wino_context *ctx, enum wino_variant variant,
                                const struct wino_conv_sizes *sizes, Make make,
@@ -477,13 +593,15 @@ static enum wino_status create(const struct wino_context *ctx, enum wino_variant
     struct device_scope scope;
     enum wino_status st = open_conv(ctx, &c);
     if (!st && !(st = enter_device(ctx->device, &scope))) {
-        st = make(c);
+        st = shared_blas_of(ctx->device, &c->blas);
+        if (!st)
+            st = make(c);
         if (!st)
             st = choose_variant(c, variant, sizes);
         leave_device(&scope);
     }
     if (st) {
-        wino_cuda_conv_destroy(c);
+        conv_destroy(c);
         return st;
     }
     *conv = c;
@@ -491,12 +609,12 @@ static enum wino_status create(const struct wino_context *ctx, enum wino_variant
     return WINO_SUCCESS;
 }
 
-enum wino_status wino_cuda_conv_create(const struct wino_conv2d_desc *desc,
-                                       const struct wino_conv_sizes *sizes, const void *weights,
-                                       const struct wino_context *ctx, int tile_m,
-                                       enum wino_variant variant, const float *bias, int relu,
-                                       int tf32, struct wino_cuda_conv **conv,
-                                       size_t *workspace_bytes)
+static enum wino_status conv_create(const struct wino_conv2d_desc *desc,
+                                    const struct wino_conv_sizes *sizes, const void *weights,
+                                    const struct wino_context *ctx, int tile_m,
+                                    enum wino_variant variant, const float *bias, int relu,
+                                    int tf32, struct wino_cuda_conv **conv,
+                                    size_t *workspace_bytes)
 {
     return create(
         ctx, variant, sizes,
@@ -506,13 +624,12 @@ enum wino_status wino_cuda_conv_create(const struct wino_conv2d_desc *desc,
         conv, workspace_bytes);
 }
 
-enum wino_status wino_cuda_conv_create_int8(const struct wino_conv2d_desc *desc,
-                                            const struct wino_conv_sizes *sizes,
-                                            const struct wino_int8_layer *layer,
-                                            const struct wino_context *ctx,
-                                            enum wino_variant variant,
-                                            struct wino_cuda_conv **conv,
-                                            size_t *workspace_bytes)
+static enum wino_status conv_create_int8(const struct wino_conv2d_desc *desc,
+                                         const struct wino_conv_sizes *sizes,
+                                         const struct wino_int8_layer *layer,
+                                         const struct wino_context *ctx,
+                                         enum wino_variant variant, struct wino_cuda_conv **conv,
+                                         size_t *workspace_bytes)
 {
     return create(
         ctx, variant, sizes,
@@ -520,18 +637,12 @@ enum wino_status wino_cuda_conv_create_int8(const struct wino_conv2d_desc *desc,
         workspace_bytes);
 }
 
-void wino_cuda_conv_destroy(struct wino_cuda_conv *c)
+/* The component's one export (default visibility; everything else is hidden). */
+extern "C" __attribute__((visibility("default"))) const struct wino_cuda_ops *
+wino_cuda_component(const struct wino_cuda_services *services)
 {
-    if (!c)
-        return;
-    struct device_scope scope;
-    const int entered = enter_device(c->device, &scope) == WINO_SUCCESS;
-    if (c->blas)
-        cublasDestroy(c->blas);
-    cudaFree(c->u);
-    cudaFree(c->bias);
-    cudaFree(c->scale);
-    if (entered)
-        leave_device(&scope);
-    free(c);
+    static const struct wino_cuda_ops ops = {WINO_CUDA_ABI,   conv_create,  conv_create_int8,
+                                             copy_to_host,    conv_reshape, conv_run,
+                                             conv_variant,    conv_destroy};
+    return wino_cuda_use_services(services) ? &ops : NULL;
 }

@@ -1,6 +1,8 @@
-/* The CUDA backend of wino_conv2d: Winograd in three kernels around cuBLAS's alpha^2 batched
- * GEMMs (src/cuda/conv2d_cuda.cu), or, in a build without CUDA, a stand-in answering
- * WINO_UNSUPPORTED (src/cuda/cuda_absent.c). Callable from C. */
+/* The CUDA backend of wino_conv2d, as the runtime calls it: Winograd in three kernels around
+ * cuBLAS's alpha^2 batched GEMMs, or fused ones (src/cuda/conv2d_cuda.cu), in the CUDA component
+ * libwino_cuda.so.MAJOR. These functions (src/core/cuda_loader.c) load the component on first
+ * use and call through its table; without a component (not installed, no CUDA runtime, another
+ * ABI) every one answers WINO_UNSUPPORTED, naming what it tried. Callable from C. */
 #ifndef WINO_CUDA_CONV2D_CUDA_H
 #define WINO_CUDA_CONV2D_CUDA_H
 
@@ -42,12 +44,23 @@ enum wino_status wino_cuda_conv_create_int8(const struct wino_conv2d_desc *desc,
 enum wino_status wino_cuda_copy_to_host(const struct wino_context *ctx, const void *src,
                                         size_t bytes, void *dst);
 
-/* Enqueues y = conv(x) on the operator's stream, and nothing else: no allocation, no
- * synchronization, no attribute calls (capturable in a CUDA graph). x, y and workspace are
- * checked to be memory of the operator's device the first time run() sees each of them: conv
- * remembers the last ones it accepted. */
+/* Sets the batch and image sizes of the following runs (desc and sizes: create()'s with new n,
+ * h and w, already checked) and their workspace bytes; the tile, variant and transformed
+ * weights stay. Host work only; not concurrent with a run() of conv. On failure conv is as it
+ * was. */
+enum wino_status wino_cuda_conv_reshape(struct wino_cuda_conv *conv,
+                                        const struct wino_conv2d_desc *desc,
+                                        const struct wino_conv_sizes *sizes,
+                                        size_t *workspace_bytes);
+
+/* Enqueues y = conv(x) on stream (a cudaStream_t of the operator's device, NULL: its default
+ * stream), and nothing else: no allocation, no synchronization, no attribute calls (capturable
+ * in a CUDA graph). x, y and workspace are checked to be memory of the operator's device, and
+ * the stream to be one of its streams (WINO_INVALID_ARGUMENT otherwise), the first time run()
+ * sees each of them: conv remembers the last few it accepted. Concurrent runs of one operator
+ * on several streams are safe, each with its own workspace. */
 enum wino_status wino_cuda_conv_run(struct wino_cuda_conv *conv, const void *x, void *y,
-                                    void *workspace, size_t workspace_bytes);
+                                    void *workspace, size_t workspace_bytes, void *stream);
 
 enum wino_variant wino_cuda_conv_variant(const struct wino_cuda_conv *conv);
 

@@ -1,0 +1,73 @@
+/* The interface between libwino and its CUDA component, libwino_cuda.so.MAJOR: the component
+ * links the CUDA runtime and cuBLAS, libwino links neither and loads the component on the first
+ * CUDA call (src/core/cuda_loader.c), so that a program using the CPU alone needs no CUDA
+ * library. The component exports one symbol, wino_cuda_component; each side checks the other's
+ * WINO_CUDA_ABI and refuses a component or runtime of another build. */
+#ifndef WINO_CUDA_CUDA_COMPONENT_H
+#define WINO_CUDA_CUDA_COMPONENT_H
+
+#include <stddef.h>
+
+#include "core/conv_desc.h"
+#include "core/int8_layer.h"
+#include "wino.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Changes whenever a structure below, or a structure they point to (wino.h's, conv_desc.h's,
+ * int8_layer.h's), changes. */
+#define WINO_CUDA_ABI 1
+
+/* The name the component is loaded by (also its SONAME). */
+#define WINO_CUDA_STR_(x) #x
+#define WINO_CUDA_STR(x) WINO_CUDA_STR_(x)
+#define WINO_CUDA_LIBRARY_NAME "libwino_cuda.so." WINO_CUDA_STR(WINO_VERSION_MAJOR)
+
+/* The exported symbol's name. */
+#define WINO_CUDA_ENTRY "wino_cuda_component"
+
+struct wino_cuda_conv;
+
+/* What the runtime gives the component: the error reporting of src/core/error.h, so that
+ * wino_last_error() shows the component's messages. */
+struct wino_cuda_services {
+    int abi; /* WINO_CUDA_ABI */
+    enum wino_status (*fail)(enum wino_status status, const char *fmt, ...);
+    enum wino_status (*ok)(void);
+};
+
+/* What the component gives the runtime: the functions of src/cuda/conv2d_cuda.h. */
+struct wino_cuda_ops {
+    int abi; /* WINO_CUDA_ABI */
+    enum wino_status (*create)(const struct wino_conv2d_desc *desc,
+                               const struct wino_conv_sizes *sizes, const void *weights,
+                               const struct wino_context *ctx, int tile_m,
+                               enum wino_variant variant, const float *bias, int relu, int tf32,
+                               struct wino_cuda_conv **conv, size_t *workspace_bytes);
+    enum wino_status (*create_int8)(const struct wino_conv2d_desc *desc,
+                                    const struct wino_conv_sizes *sizes,
+                                    const struct wino_int8_layer *layer,
+                                    const struct wino_context *ctx, enum wino_variant variant,
+                                    struct wino_cuda_conv **conv, size_t *workspace_bytes);
+    enum wino_status (*copy_to_host)(const struct wino_context *ctx, const void *src,
+                                     size_t bytes, void *dst);
+    enum wino_status (*reshape)(struct wino_cuda_conv *conv, const struct wino_conv2d_desc *desc,
+                                const struct wino_conv_sizes *sizes, size_t *workspace_bytes);
+    enum wino_status (*run)(struct wino_cuda_conv *conv, const void *x, void *y,
+                            void *workspace, size_t workspace_bytes, void *stream);
+    enum wino_variant (*variant)(const struct wino_cuda_conv *conv);
+    void (*destroy)(struct wino_cuda_conv *conv);
+};
+
+/* The component's one export: its table, or NULL when services is of another ABI. */
+typedef const struct wino_cuda_ops *(*wino_cuda_component_fn)(
+    const struct wino_cuda_services *services);
+const struct wino_cuda_ops *wino_cuda_component(const struct wino_cuda_services *services);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
