@@ -146,11 +146,18 @@ static int test_operator_bad_input(void)
     ok &= expect(wino_conv2d_can_implement(&good, &o), bad, "relu 2");
     o.relu = 0, o.tile_m = -2;
     ok &= expect(wino_conv2d_can_implement(&good, &o), bad, "tile_m < 0");
-    o.tile_m = 4, o.points = "0,1,1,2,-2";
-    ok &= expect(wino_conv2d_create(&good, w, NULL, &o, &op), bad, "repeated points");
+    o.tile_m = 4, o.points = "0,1,-1,2,-2";
+    ok &= expect(wino_conv2d_create(&good, w, NULL, &o, &op), unsup,
+                 "points (deprecated: the runtime has no generator)");
+    o.points = NULL;
+    const double one = 1.0;
+    const struct wino_tile_matrices half = {.m = 2, .r = 3, .at = &one, .g = NULL, .bt = &one};
+    o.matrices = &half;
+    ok &= expect(wino_conv2d_create(&good, w, NULL, &o, &op), bad, "tile matrices with NULL G");
     o.algo = WINO_ALGO_DIRECT;
     ok &= expect(wino_conv2d_can_implement(&good, &o), bad, "tile options with DIRECT");
-    o.algo = WINO_ALGO_WINOGRAD, o.points = NULL, o.tile_m = 15;
+    o.matrices = NULL;
+    o.algo = WINO_ALGO_WINOGRAD, o.tile_m = 15;
     ok &= expect(wino_conv2d_create(&good, w, NULL, &o, &op), unsup, "alpha 17 tile");
     o.tile_m = 4;
     d = good, d.stride_w = 2;

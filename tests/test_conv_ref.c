@@ -7,6 +7,7 @@
  * Outputs are poisoned with NaN before every call so unwritten elements fail.
  * Usage: test_conv_ref [seed]   (the seed of a failing case is printed so it can be rerun). */
 #include "ref/conv_ref.h"
+#include "core/conv_desc.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -480,7 +481,7 @@ static void check_out_dim(void)
     };
     struct wino_conv2d_desc d = make_desc(1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        int got = wino_ref_out_dim(cases[i].in, cases[i].pad, cases[i].dilation, cases[i].filter,
+        int got = wino_conv_out_dim(cases[i].in, cases[i].pad, cases[i].dilation, cases[i].filter,
                                    cases[i].stride);
         char detail[160];
         snprintf(detail, sizeof detail, "out_dim(in=%d pad=%d dil=%d filter=%d stride=%d) = %d, "

@@ -4,9 +4,10 @@
  *  (b) Emission: recipe constants that overflow or underflow FP32 make wino_tile_emit refuse,
  *      naming the constant; the exact op counts still work.
  *  (c) wino_tile_matrix_double refuses an entry outside the double range.
- *  (d) Convolution: can_implement and create refuse points whose matrices leave the FP32 range
- *      or whose error bound exceeds the limit stated in wino.h (struct wino_conv2d_options
- *      .points); they accept the recorded points of every tile the library offers and the
+ *  (d) Convolution: can_implement and create refuse a caller's tile (built on its points by the
+ *      generator, handed over as struct wino_conv2d_options.matrices) whose matrices leave the
+ *      FP32 range or whose error bound exceeds the limit stated in wino.h; they accept the
+ *      recorded points of every tile the library offers and the
  *      classic hand-picked sets, which compute the right result.
  *  (e) wino_point_eval fails on a set that cannot be measured in FP32 instead of reporting NaN.
  * Usage: test_custom_points (WINO_TEST_SEED=N to replay the random inputs). */
@@ -15,7 +16,9 @@
 #include <float.h>
 #include <string.h>
 
+#include "caller_tile.h"
 #include "conv_check.h"
+#include "core/tile_matrices.h"
 #include "gen/point_search.h"
 #include "gen/q_range.h"
 #include "gen/tile_accuracy.h"
@@ -175,11 +178,14 @@ static int recorded_points(int m, int r, char *buf, size_t cap)
     return 1;
 }
 
-static struct wino_conv2d_options winograd(int tile_m, const char *points)
+/* Winograd options with the tile F(tile_m, 3) on points (ct holds it): the generator's status. */
+static enum wino_status winograd(struct caller_tile *ct, int tile_m, int r, const char *points,
+                                 struct wino_conv2d_options *o)
 {
-    struct wino_conv2d_options o = {.algo = WINO_ALGO_WINOGRAD, .tile_m = tile_m};
-    o.points = points;
-    return o;
+    const struct wino_conv2d_options w = {.algo = WINO_ALGO_WINOGRAD, .tile_m = tile_m,
+                                          .matrices = &ct->matrices};
+    *o = w;
+    return caller_tile_make(tile_m, r, points, ct);
 }
 
 static void check_recorded_points_accepted(void)
@@ -191,16 +197,15 @@ static void check_recorded_points_accepted(void)
         for (int m = 1; m + r - 1 <= WINO_MAX_ALPHA && ok; m++) {
             const struct wino_conv2d_desc d = wino_conv2d_desc_make(1, 2, m + r, m + r, 2, r, r,
                                                                     0, 0);
-            const struct wino_conv2d_options o = winograd(m, points);
-            wino_tile *t = NULL;
+            struct wino_conv2d_options o;
+            struct caller_tile ct;
             ok = recorded_points(m, r, points, sizeof points) &&
-                 !wino_conv2d_can_implement(&d, &o) && !wino_tile_create(m, r, points, 0, &t);
-            if (ok && wino_tile_f32_error_bound(t) > worst)
-                worst = wino_tile_f32_error_bound(t);
+                 !winograd(&ct, m, r, points, &o) && !wino_conv2d_can_implement(&d, &o);
+            if (ok && wino_tile_f32_error_bound(&ct.matrices) > worst)
+                worst = wino_tile_f32_error_bound(&ct.matrices);
             if (!ok)
                 snprintf(why, sizeof why, "F(%d, %d) points %s: %s", m, r, points,
                          wino_last_error());
-            wino_tile_destroy(t);
             tiles++;
         }
     printf("  largest FP32 error bound of a recorded tile: %.3g (limit %g)\n", worst,
@@ -230,8 +235,11 @@ static void check_classic_points(void)
     };
     for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++) {
         const struct wino_conv2d_desc d = wino_conv2d_desc_make(1, 8, 12, 12, 8, 3, 3, 1, 1);
-        const struct wino_conv2d_options o = winograd(sets[i].m, sets[i].points);
-        const double err = conv_check(&d, &o, NULL, &rng, 0, NULL);
+        struct wino_conv2d_options o;
+        struct caller_tile ct;
+        const double err = winograd(&ct, sets[i].m, 3, sets[i].points, &o)
+                               ? HUGE_VAL
+                               : conv_check(&d, &o, NULL, &rng, 0, NULL);
         char what[160];
         snprintf(what, sizeof what, "F(%dx%d, 3x3) points %s accepted, rel. L1 error %.2e <= %g",
                  sets[i].m, sets[i].m, sets[i].points, err, sets[i].bound);
@@ -257,18 +265,29 @@ static void check_bad_points_refused(void)
     const struct wino_conv2d_desc d = wino_conv2d_desc_make(1, 8, 12, 12, 8, 3, 3, 1, 1);
     float *w = calloc((size_t)(8 * 8 * 3 * 3), sizeof *w);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        const struct wino_conv2d_options o = winograd(cases[i].m, cases[i].points);
+        struct wino_conv2d_options o;
+        struct caller_tile ct;
         wino_conv2d *op = (wino_conv2d *)&rng; /* create must reset it */
+        char reason[256], what[200];
+        const enum wino_status built = winograd(&ct, cases[i].m, 3, cases[i].points, &o);
+        if (built) { /* an entry outside the double range: the generator refuses already */
+            snprintf(reason, sizeof reason, "%s", wino_last_error());
+            snprintf(what, sizeof what, "F(%dx%d, 3x3) points %s: the generator refuses its "
+                     "matrices (WINO_UNSUPPORTED, with the reason)", cases[i].m, cases[i].m,
+                     cases[i].points);
+            test_check(&counts, built == WINO_UNSUPPORTED && strstr(reason, "double"), what);
+            printf("  %s\n", reason);
+            continue;
+        }
         const enum wino_status can = wino_conv2d_can_implement(&d, &o);
-        char reason[256];
         snprintf(reason, sizeof reason, "%s", wino_last_error());
         const enum wino_status made = wino_conv2d_create(&d, w, NULL, &o, &op);
-        char what[200];
         snprintf(what, sizeof what, "F(%dx%d, 3x3) points %s: can_implement and create refuse "
                  "(WINO_UNSUPPORTED, with the reason)", cases[i].m, cases[i].m, cases[i].points);
         test_check(&counts,
                    can == WINO_UNSUPPORTED && made == WINO_UNSUPPORTED && !op &&
-                       strstr(reason, "FP32") && !strcmp(reason, wino_last_error()),
+                       (strstr(reason, "float") || strstr(reason, "FP32")) &&
+                       !strcmp(reason, wino_last_error()),
                    what);
         printf("  %s\n", reason);
         wino_conv2d_destroy(op);
@@ -280,9 +299,12 @@ static void check_bad_points_refused(void)
 static void check_biggest_tile_accepted(void)
 {
     const struct wino_conv2d_desc d = wino_conv2d_desc_make(1, 3, 20, 20, 3, 3, 3, 1, 1);
-    const struct wino_conv2d_options o =
-        winograd(14, "0,1,-1,1/2,-2,2,-1/2,4/3,-3/4,2/7,-7/2,4/5,-5/4,4,-1/4");
-    const double err = conv_check(&d, &o, NULL, &rng, 1, NULL);
+    struct wino_conv2d_options o;
+    struct caller_tile ct;
+    const double err =
+        winograd(&ct, 14, 3, "0,1,-1,1/2,-2,2,-1/2,4/3,-3/4,2/7,-7/2,4/5,-5/4,4,-1/4", &o)
+            ? HUGE_VAL
+            : conv_check(&d, &o, NULL, &rng, 1, NULL);
     char what[120];
     snprintf(what, sizeof what,
              "F(14x14, 3x3) with the paper's alpha 16 points: accepted, rel. L1 error %.2e", err);

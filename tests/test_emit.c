@@ -15,6 +15,8 @@
 #include "gen/default_tiles.h"
 #include "gen/float_literal.h"
 #include "gen/op_table.h"
+#include "gen/runtime_tables.h"
+#include "core/tile_matrices.h"
 
 #include <float.h>
 #include <math.h>
@@ -117,6 +119,47 @@ static int matches_committed(const char *path, const char *expected)
     return ok;
 }
 
+/* Whether the runtime's tile t holds exactly the generator's F(t->m, t->r) on points. */
+static int same_tile(const struct wino_tile_matrices *t, const char *points, unsigned flags)
+{
+    wino_tile *tile = NULL;
+    double storage[WINO_MAX_ALPHA * 3 * WINO_MAX_ALPHA];
+    struct wino_tile_matrices g;
+    int same = !wino_tile_create(t->m, t->r, points, flags, &tile) &&
+               !wino_tile_matrices_get(tile, storage, sizeof storage / sizeof storage[0], &g);
+    const int a = t->m + t->r - 1;
+    same = same && !memcmp(t->at, g.at, sizeof(double) * (size_t)(t->m * a)) &&
+           !memcmp(t->g, g.g, sizeof(double) * (size_t)(a * t->r)) &&
+           !memcmp(t->bt, g.bt, sizeof(double) * (size_t)(a * a));
+    wino_tile_destroy(tile);
+    return same;
+}
+
+/* The tables compiled into the runtime are the generator's matrices, bit for bit. */
+static void check_runtime_tiles(void)
+{
+    int tiles = 0, same = 1;
+    for (int r = 1; r <= WINO_MAX_ALPHA; r++)
+        for (int m = 1; m + r - 1 <= WINO_MAX_ALPHA; m++, tiles++) {
+            const struct wino_tile_matrices *t = wino_recorded_tile(m, r);
+            if (!t || t->m != m || t->r != r || !same_tile(t, NULL, 0)) {
+                printf("  F(%d, %d) differs from the generator's\n", m, r);
+                same = 0;
+            }
+        }
+    test_check(&counts, same && tiles == 136 && !wino_recorded_tile(16, 2) &&
+                            !wino_recorded_tile(0, 3),
+               "the runtime's 136 recorded tiles are the generator's, bit for bit");
+    same = !wino_int8_exact_tile(3) && !wino_int8_exact_tile(8);
+    for (int m = 2; m <= 6; m += 2) {
+        const struct wino_tile_matrices *t = wino_int8_exact_tile(m);
+        same = same && t && t->m == m &&
+               same_tile(t, wino_int8_tile_points(m),
+                         WINO_TILE_INTEGER_BT | WINO_TILE_INTEGER_AT);
+    }
+    test_check(&counts, same, "the runtime's INT8 tiles F(2|4|6, 3) are the generator's");
+}
+
 /* The emission of F(m, r) (malloc'ed), checking the buffer rules on the way. */
 static char *emit(const wino_tile *tile, enum wino_emit_lang lang)
 {
@@ -173,6 +216,11 @@ static void check_reproducible(void)
     test_check(&counts, int8 && matches_committed(WINO_INT8_TABLES_PATH, int8),
                WINO_INT8_TABLES_PATH " is what the generator emits now");
     free(int8);
+    char *tiles = wino_gen_recorded_tiles();
+    test_check(&counts, tiles && matches_committed(WINO_RECORDED_TILES_PATH, tiles),
+               WINO_RECORDED_TILES_PATH " is what the generator emits now");
+    free(tiles);
+    check_runtime_tiles();
 
     char *doc = read_text(WINO_OP_TABLE_DOC), *ops = wino_gen_op_table();
     char *begin = doc ? strstr(doc, WINO_OP_TABLE_BEGIN) : NULL;

@@ -11,7 +11,7 @@
 #include "core/error.h"
 #include "core/threads.h"
 #include "core/tuning_cache.h"
-#include "gen/tile_accuracy.h"
+#include "core/tile_matrices.h"
 
 
 /* Tiles of F(m x m, .) covering the output of the whole batch. */
@@ -63,9 +63,14 @@ enum wino_status wino_conv2d_check_options(const struct wino_conv2d_options *o)
     if (o->variant != WINO_VARIANT_AUTO && o->variant != WINO_VARIANT_FUSED &&
         o->variant != WINO_VARIANT_NON_FUSED && o->variant != WINO_VARIANT_FUSED_OUTPUT)
         return wino_fail(WINO_INVALID_ARGUMENT, "unknown Winograd variant %d", (int)o->variant);
-    if (o->algo == WINO_ALGO_DIRECT && (o->tile_m || o->points || o->variant))
+    if (o->points)
+        return wino_fail(WINO_UNSUPPORTED,
+                         "options.points is deprecated: the runtime holds no exact generator "
+                         "since 0.2; build the tile with wino_tile_create and "
+                         "wino_tile_matrices_get (libwino_gen) and pass it as options.matrices");
+    if (o->algo == WINO_ALGO_DIRECT && (o->tile_m || o->matrices || o->variant))
         return wino_fail(WINO_INVALID_ARGUMENT,
-                         "tile_m, points and variant apply to Winograd only");
+                         "tile_m, matrices and variant apply to Winograd only");
     if (o->relu != 0 && o->relu != 1)
         return wino_fail(WINO_INVALID_ARGUMENT, "relu = %d must be 0 or 1", o->relu);
     if (o->tf32 != 0 && o->tf32 != 1)
@@ -91,7 +96,19 @@ static enum wino_status plan(const struct wino_conv2d_desc *desc,
         return wino_fail(WINO_UNSUPPORTED, "only FP32 convolution is implemented so far");
     if (o->variant == WINO_VARIANT_FUSED_OUTPUT)
         return wino_fail(WINO_UNSUPPORTED, "the fused-output variant is the CUDA backend's");
-    *tile_m = o->tile_m ? o->tile_m : default_tile_m(desc, sizes);
+    if (o->matrices) { /* the rule of wino_conv2d_options.matrices */
+        st = wino_tile_matrices_check(o->matrices);
+        if (st)
+            return st;
+        if (o->matrices->r != desc->r || (o->tile_m && o->tile_m != o->matrices->m))
+            return wino_fail(WINO_INVALID_ARGUMENT,
+                             "options.matrices is F(%d, %d), the layer needs r = %d%s",
+                             o->matrices->m, o->matrices->r, desc->r,
+                             o->tile_m ? " and m = tile_m" : "");
+    }
+    *tile_m = o->matrices ? o->matrices->m
+              : o->tile_m ? o->tile_m
+                          : default_tile_m(desc, sizes);
     const char *why = wino_winograd_refusal(desc, *tile_m);
     if (o->algo == WINO_ALGO_WINOGRAD && why)
         return wino_fail(WINO_UNSUPPORTED, "%s", why);
@@ -100,15 +117,6 @@ static enum wino_status plan(const struct wino_conv2d_desc *desc,
         *algo = (!why && desc->r > 1) ? WINO_ALGO_WINOGRAD : WINO_ALGO_DIRECT;
     if (*algo != WINO_ALGO_WINOGRAD)
         *tile_m = 0;
-    if (*algo == WINO_ALGO_WINOGRAD && o->points) { /* validate the points without keeping them */
-        wino_tile *t = NULL;
-        st = wino_tile_create(*tile_m, desc->r, o->points, 0, &t);
-        if (!st) /* FP32 entries and error bound: the rule of wino_conv2d_options.points */
-            st = wino_tile_f32_check(t);
-        wino_tile_destroy(t);
-        if (st)
-            return st;
-    }
     return WINO_SUCCESS;
 }
 
@@ -175,10 +183,10 @@ enum wino_status wino_conv2d_create(const struct wino_conv2d_desc *desc, const v
         }
         memcpy(o->bias, options->bias, sizeof(float) * (size_t)desc->k);
     }
-    const char *points = options ? options->points : NULL;
+    const struct wino_tile_matrices *matrices = options ? options->matrices : NULL;
+    o->tile_m = tile_m;
     if (o->algo == WINO_ALGO_WINOGRAD) {
-        st = wino_tile_create(tile_m, desc->r, points, 0, &o->tile);
-        if (!st && !points && wino_f32_engine_has_tile(tile_m, desc->r)) {
+        if (!matrices && wino_f32_engine_has_tile(tile_m, desc->r)) {
             const enum wino_variant v = options ? options->variant : WINO_VARIANT_AUTO;
             const int fused = v == WINO_VARIANT_AUTO
                                   ? wino_f32_engine_prefers_fused(tile_m, desc->r, desc,
@@ -192,8 +200,10 @@ enum wino_status wino_conv2d_create(const struct wino_conv2d_desc *desc, const v
                     &o->engine, desc, o->sizes.p, o->sizes.q, &overflow);
             if (!st && overflow)
                 st = wino_fail(WINO_INVALID_ARGUMENT, "Winograd workspace size overflows");
-        } else if (!st) {
-            st = wino_f32_winograd_prepare(&o->winograd, o->tile, desc, weights);
+        } else {
+            const struct wino_tile_matrices *tile =
+                matrices ? matrices : wino_recorded_tile(tile_m, desc->r);
+            st = wino_f32_winograd_prepare(&o->winograd, tile, desc, weights);
             o->workspace_bytes =
                 sizeof(float) * wino_f32_winograd_workspace_floats(&o->winograd, desc);
         }
@@ -226,10 +236,7 @@ enum wino_status wino_conv2d_algo(const wino_conv2d *op, enum wino_algo *algo, i
     if (!op || !algo || !tile_m)
         return wino_fail(WINO_INVALID_ARGUMENT, "wino_conv2d_algo: NULL argument");
     *algo = op->algo;
-    *tile_m = op->cuda || op->kind != WINO_CONV2D_FORWARD ? op->tile_m
-              : op->int8 ? op->int8->layer.tile.m
-              : op->tile ? wino_tile_m(op->tile)
-                         : 0;
+    *tile_m = op->int8 ? op->int8->layer.tile.m : op->tile_m;
     return WINO_SUCCESS;
 }
 
@@ -310,6 +317,5 @@ void wino_conv2d_destroy(wino_conv2d *op)
     wino_f32_direct_release(&op->direct);
     wino_f32_engine_release(&op->engine);
     wino_f32_winograd_release(&op->winograd);
-    wino_tile_destroy(op->tile);
     free(op);
 }

@@ -86,7 +86,7 @@ static enum wino_status data_plan(const struct wino_conv2d_desc *desc,
     *algo = o->algo == WINO_ALGO_DIRECT || why || (o->algo == WINO_ALGO_AUTO && desc->r == 1)
                 ? WINO_ALGO_DIRECT
                 : WINO_ALGO_WINOGRAD;
-    if (*algo == WINO_ALGO_WINOGRAD) { /* the forward operator's own checks (tile, points) */
+    if (*algo == WINO_ALGO_WINOGRAD) { /* the forward operator's own checks (tile, matrices) */
         const struct wino_conv2d_desc f = data_forward_desc(desc, sizes->p, sizes->q);
         return wino_conv2d_can_implement(&f, o);
     }
@@ -260,8 +260,9 @@ static enum wino_status filter_plan(const struct wino_conv2d_desc *desc,
     if (o->accumulate != 0 && o->accumulate != 1)
         return wino_fail(WINO_INVALID_ARGUMENT, "accumulate = %d must be 0 or 1",
                          o->accumulate);
-    if (o->tile_m || o->points || o->variant)
-        return wino_fail(WINO_INVALID_ARGUMENT, "tile_m, points and variant do not apply to "
+    if (o->tile_m || o->points || o->matrices || o->variant)
+        return wino_fail(WINO_INVALID_ARGUMENT, "tile_m, points, matrices and variant do not "
+                                                "apply to "
                                                 "backward-filter (WinRS chooses its kernels)");
     const char *why = winrs_refusal(desc);
     if (o->algo == WINO_ALGO_WINOGRAD && why)

@@ -8,7 +8,7 @@
 #include "cpu/winograd_s8.h"
 #include "cpu/winograd_scalar.h"
 #include "cuda/conv2d_cuda.h"
-#include "wino_gen.h"
+#include "wino.h"
 
 struct wino_conv2d {
     struct wino_conv2d_desc desc;
@@ -17,13 +17,12 @@ struct wino_conv2d {
     struct wino_f32_direct direct;    /* DIRECT */
     float *bias;                      /* K values copied from the options, or NULL */
     int relu;
-    wino_tile *tile;                  /* WINOGRAD */
     struct wino_f32_engine engine;    /* WINOGRAD with generated transforms (engine.U != NULL) */
     struct wino_f32_winograd winograd; /* WINOGRAD on the scalar path otherwise */
     struct wino_s8_engine *int8;      /* INT8 Winograd, or NULL */
     struct wino_cuda_conv *cuda;      /* on the CUDA backend, or NULL */
     void *stream;                     /* CUDA: the context's stream, wino_conv2d_run's */
-    int tile_m;                       /* the CUDA and backward operators' tile */
+    int tile_m;                       /* Winograd's tile (0 otherwise; INT8: see int8) */
     size_t workspace_bytes;
     enum wino_conv2d_kind kind;
     struct wino_conv2d_backward *backward; /* backward-data / -filter state, or NULL */

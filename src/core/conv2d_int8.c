@@ -71,9 +71,9 @@ enum wino_status wino_conv2d_create_int8(const struct wino_conv2d_desc *desc, co
         return wino_fail(WINO_INVALID_ARGUMENT, "INT8: only the Winograd algorithm is built");
     const int cuda = ctx && ctx->backend == WINO_BACKEND_CUDA;
     const enum wino_variant variant = options ? options->variant : WINO_VARIANT_AUTO;
-    if (options && options->points)
-        return wino_fail(WINO_INVALID_ARGUMENT, "INT8 Winograd: the points are fixed (leave "
-                                                "them NULL)");
+    if (options && options->matrices)
+        return wino_fail(WINO_INVALID_ARGUMENT, "INT8 Winograd: the tiles are fixed (leave "
+                                                "options.matrices NULL)");
     if (variant != WINO_VARIANT_AUTO &&
         (!cuda || (variant != WINO_VARIANT_FUSED && variant != WINO_VARIANT_NON_FUSED &&
                    variant != WINO_VARIANT_FUSED_OUTPUT)))

@@ -4,7 +4,6 @@
 #include <stdint.h>
 
 #include "core/error.h"
-#include "ref/conv_ref.h"
 
 size_t wino_dtype_size(enum wino_dtype dtype)
 {
@@ -36,6 +35,15 @@ struct field {
     int value, min;
 };
 
+int wino_conv_out_dim(int in, int pad, int dilation, int filter, int stride)
+{
+    /* long long: 2*pad and dilation*(filter-1) may overflow int on unvalidated input. */
+    long long span = (long long)in + 2LL * pad - (long long)dilation * ((long long)filter - 1) - 1;
+    if (span < 0)
+        return 0;
+    return (int)(span / stride + 1);
+}
+
 enum wino_status wino_conv_desc_check(const struct wino_conv2d_desc *d,
                                       struct wino_conv_sizes *s)
 {
@@ -60,8 +68,8 @@ enum wino_status wino_conv_desc_check(const struct wino_conv2d_desc *d,
         (long long)d->dilation_h * (d->r - 1) >= INT_MAX ||
         (long long)d->dilation_w * (d->s - 1) >= INT_MAX)
         return wino_fail(WINO_INVALID_ARGUMENT, "padded image or dilated filter exceeds INT_MAX");
-    int p = wino_ref_out_dim(d->h, d->pad_h, d->dilation_h, d->r, d->stride_h);
-    int q = wino_ref_out_dim(d->w, d->pad_w, d->dilation_w, d->s, d->stride_w);
+    int p = wino_conv_out_dim(d->h, d->pad_h, d->dilation_h, d->r, d->stride_h);
+    int q = wino_conv_out_dim(d->w, d->pad_w, d->dilation_w, d->s, d->stride_w);
     if (p < 1 || q < 1)
         return wino_fail(WINO_INVALID_ARGUMENT,
                          "the dilated %dx%d filter does not fit the padded %dx%d image: no output",

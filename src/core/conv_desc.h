@@ -20,6 +20,10 @@ struct wino_conv_sizes {
 enum wino_status wino_conv_desc_check(const struct wino_conv2d_desc *desc,
                                       struct wino_conv_sizes *sizes);
 
+/* Output size along one axis: (in + 2*pad - dilation*(filter-1) - 1) / stride + 1, or 0 when the
+ * dilated filter does not fit in the padded input. No other validation. */
+int wino_conv_out_dim(int in, int pad, int dilation, int filter, int stride);
+
 /* Element size in bytes of a dtype (0 for unknown values). */
 size_t wino_dtype_size(enum wino_dtype dtype);
 

@@ -1,6 +1,7 @@
 /* wino_int8_calibrate: the clipping factors and scales of an INT8 Winograd layer from sample
  * inputs (Mori et al. section 3.3: the 99.9th percentile of the transformed values; or the
  * clip with the least squared quantization error). */
+#define _POSIX_C_SOURCE 200112L /* posix_memalign */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,7 +9,7 @@
 #include "core/conv_desc.h"
 #include "core/error.h"
 #include "core/int8_layer.h"
-#include "ref/conv_ref.h"
+#include "core/tile_matrices.h"
 
 /* Magnitudes collected for one clipping factor. */
 struct magnitudes {
@@ -75,7 +76,7 @@ static enum wino_status check_args(const struct wino_conv2d_desc *d, int tile_m,
         d->dilation_w != 1)
         return wino_fail(WINO_UNSUPPORTED,
                          "INT8 Winograd needs a 3x3 filter, stride 1 and dilation 1");
-    if (!wino_int8_tile_points(tile_m))
+    if (!wino_int8_exact_tile(tile_m))
         return wino_fail(WINO_UNSUPPORTED, "INT8 Winograd runs F(2,3), F(4,3), F(6,3), not m = %d",
                          tile_m);
     if (!isfinite(x_scale) || x_scale < 0.0f)
@@ -145,6 +146,28 @@ static void transformed_weights(const struct wino_conv2d_desc *d, const struct w
         }
 }
 
+/* The layer's FP32 output with its bias and ReLU, by wino's own direct convolution. */
+static enum wino_status float_output(const struct wino_conv2d_desc *d, const float *samples,
+                                     const float *weights, const float *bias, int relu, float *y)
+{
+    struct wino_conv2d_desc fd = *d;
+    fd.dtype = WINO_DTYPE_F32;
+    const struct wino_conv2d_options o = {.algo = WINO_ALGO_DIRECT, .bias = bias, .relu = relu};
+    wino_conv2d *op = NULL;
+    size_t bytes = 0;
+    void *workspace = NULL;
+    enum wino_status st = wino_conv2d_create(&fd, weights, NULL, &o, &op);
+    if (!st)
+        st = wino_conv2d_workspace_size(op, &bytes);
+    if (!st && bytes && posix_memalign(&workspace, 64, bytes))
+        st = wino_fail(WINO_OUT_OF_MEMORY, "wino_int8_calibrate: out of memory");
+    if (!st)
+        st = wino_conv2d_run(op, samples, y, workspace, bytes);
+    free(workspace);
+    wino_conv2d_destroy(op);
+    return st;
+}
+
 enum wino_status wino_int8_calibrate(const struct wino_conv2d_desc *d, int tile_m,
                                      const float *samples, const float *weights,
                                      const float *bias, int relu, float x_scale,
@@ -181,7 +204,7 @@ enum wino_status wino_int8_calibrate(const struct wino_conv2d_desc *d, int tile_
     most = nv > nw ? nv : nw;
     most = most > sz.y_elems ? most : sz.y_elems;
     struct magnitudes mag = {malloc(sizeof(float) * most), 0};
-    double *y = malloc(sizeof(double) * sz.y_elems);
+    float *y = malloc(sizeof(float) * sz.y_elems);
     if (!mag.v || !y) {
         free(mag.v);
         free(y);
@@ -191,13 +214,15 @@ enum wino_status wino_int8_calibrate(const struct wino_conv2d_desc *d, int tile_
     const double alpha_ta = choose_clip(&mag, method, percentile, 127);
     transformed_weights(d, &t, weights, &mag);
     const double alpha_tw = choose_clip(&mag, method, percentile, 127);
-    wino_ref_conv2d_fwd(d, samples, weights, y);
-    mag.n = 0;
-    for (size_t i = 0; i < sz.y_elems; i++) {
-        double v = y[i] + (bias ? bias[i % (size_t)d->k] : 0.0f); /* NHWC: k is the last index */
-        v = relu && v < 0.0 ? 0.0 : v;
-        mag.v[mag.n++] = (float)fabs(v);
+    st = float_output(d, samples, weights, bias, relu, y);
+    if (st) {
+        free(mag.v);
+        free(y);
+        return st;
     }
+    mag.n = 0;
+    for (size_t i = 0; i < sz.y_elems; i++)
+        mag.v[mag.n++] = fabsf(y[i]);
     const double c = choose_clip(&mag, method, percentile, relu ? 255 : 127);
     free(mag.v);
     free(y);

@@ -1,4 +1,5 @@
 #include "core/int8_layer.h"
+#include "core/tile_matrices.h"
 
 #include <float.h>
 #include <stdlib.h>
@@ -37,7 +38,7 @@ static enum wino_status check_desc(const struct wino_conv2d_desc *d, int tile_m,
                          "INT8 Winograd needs a 3x3 filter, stride 1 and dilation 1 (got %dx%d, "
                          "stride %dx%d, dilation %dx%d)",
                          d->r, d->s, d->stride_h, d->stride_w, d->dilation_h, d->dilation_w);
-    if (!wino_int8_tile_points(tile_m))
+    if (!wino_int8_exact_tile(tile_m))
         return wino_fail(WINO_UNSUPPORTED, "INT8 Winograd runs F(2,3), F(4,3), F(6,3), not m = %d",
                          tile_m);
     if ((double)d->c * 127.0 * 127.0 > (double)INT32_MAX)

@@ -2,7 +2,8 @@
  * {2, 4, 6} on fixed integer-friendly points, with B'^T and A'^T integer (rows of B^T and
  * columns of A^T scaled, the factors moved into G'), and powers of two moved from the rows of
  * G' into the columns of A'^T so that all positions of G' g G'^T have about the same range.
- * Built exactly by the generator. */
+ * The generator builds them exactly; the runtime takes them from its table of tiles
+ * (core/tile_matrices.h). */
 #ifndef WINO_CORE_INT8_TILE_H
 #define WINO_CORE_INT8_TILE_H
 
@@ -24,11 +25,11 @@ struct wino_int8_tile {
     int beta_b, beta_a; /* largest absolute row sums of B'^T and A'^T */
 };
 
-/* The points of the INT8 tile F(m, 3) (without infinity), or NULL when m is not 2, 4 or 6. */
-const char *wino_int8_tile_points(int m);
-
-/* Builds F(m, 3): WINO_SUCCESS, WINO_UNSUPPORTED for other m, WINO_OUT_OF_MEMORY. */
+/* F(m, 3) from the runtime's table: WINO_SUCCESS, or WINO_UNSUPPORTED when m is not 2, 4 or 6. */
 enum wino_status wino_int8_tile_make(int m, struct wino_int8_tile *t);
+
+/* The balanced tile *t from the exact one (integer B^T and A^T): the shifts below. */
+void wino_int8_tile_balance(const struct wino_tile_matrices *exact, struct wino_int8_tile *t);
 
 /* U = G' g G'^T in double for one 3 x 3 filter g (step 3 before the clip); g is only read
  * (not const: C99 cannot pass a plain 2D array as a const one). */
@@ -39,11 +40,6 @@ void wino_int8_filter_transform(const struct wino_int8_tile *t, double g[3][3],
 void wino_int8_input_transform(const struct wino_int8_tile *t,
                                long long d[WINO_INT8_MAX_ALPHA][WINO_INT8_MAX_ALPHA],
                                long long v[WINO_INT8_MAX_ALPHA][WINO_INT8_MAX_ALPHA]);
-
-/* The text of WINO_INT8_TABLES_PATH (malloc'ed; NULL when out of memory): B'^T and A'^T of the
- * three tiles as C constants, so that the engine's transforms compile to straight-line code. */
-#define WINO_INT8_TABLES_PATH "src/cpu/generated/int8_tiles.h"
-char *wino_gen_int8_tables(void);
 
 #ifdef __cplusplus
 }

@@ -23,36 +23,28 @@ static void f32_sandwich(const float *L, int rows, int cols, const float *X, flo
         }
 }
 
-static float *matrix_f32(const wino_tile *tile, enum wino_matrix which)
+/* The n doubles of v rounded to float (malloc'ed), or NULL. */
+static float *to_f32(const double *v, int n)
 {
-    int rows, cols;
-    wino_tile_matrix_shape(tile, which, &rows, &cols);
-    double *d = malloc(sizeof(double) * (size_t)rows * (size_t)cols);
-    float *f = malloc(sizeof(float) * (size_t)rows * (size_t)cols);
-    if (d && f) {
-        wino_tile_matrix_double(tile, which, d);
-        for (int i = 0; i < rows * cols; i++)
-            f[i] = (float)d[i];
-    } else {
-        free(f);
-        f = NULL;
-    }
-    free(d);
+    float *f = malloc(sizeof(float) * (size_t)n);
+    for (int i = 0; f && i < n; i++)
+        f[i] = (float)v[i];
     return f;
 }
 
-enum wino_status wino_f32_winograd_prepare(struct wino_f32_winograd *plan, const wino_tile *tile,
+enum wino_status wino_f32_winograd_prepare(struct wino_f32_winograd *plan,
+                                           const struct wino_tile_matrices *tile,
                                            const struct wino_conv2d_desc *desc,
                                            const float *weights)
 {
     memset(plan, 0, sizeof *plan);
-    const int r = wino_tile_r(tile), a = wino_tile_alpha(tile), C = desc->c, K = desc->k;
-    plan->m = wino_tile_m(tile);
+    const int m = tile->m, r = tile->r, a = m + r - 1, C = desc->c, K = desc->k;
+    plan->m = m;
     plan->r = r;
     plan->alpha = a;
-    plan->AT = matrix_f32(tile, WINO_MATRIX_AT);
-    plan->BT = matrix_f32(tile, WINO_MATRIX_BT);
-    plan->G = matrix_f32(tile, WINO_MATRIX_G);
+    plan->AT = to_f32(tile->at, m * a);
+    plan->BT = to_f32(tile->bt, a * a);
+    plan->G = to_f32(tile->g, a * r);
     plan->U = malloc(sizeof(float) * (size_t)K * (size_t)C * (size_t)(a * a));
     float *g = malloc(sizeof(float) * (size_t)(r * r + a * r));
     if (!plan->AT || !plan->BT || !plan->G || !plan->U || !g) {

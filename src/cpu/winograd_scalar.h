@@ -1,4 +1,4 @@
-/* Portable scalar FP32 Winograd convolution F(m x m, r x r) from the generator's matrices: the
+/* Portable scalar FP32 Winograd convolution F(m x m, r x r) from a tile's matrices: the
  * always-available path (no ISA assumptions), one output tile at a time. */
 #ifndef WINO_CPU_WINOGRAD_SCALAR_H
 #define WINO_CPU_WINOGRAD_SCALAR_H
@@ -6,7 +6,7 @@
 #include <stddef.h>
 
 #include "cpu/epilogue.h"
-#include "wino_gen.h"
+#include "wino.h"
 
 struct wino_f32_winograd {
     int m, r, alpha;
@@ -17,7 +17,8 @@ struct wino_f32_winograd {
 /* Prepares the transformed filters of desc (stride 1, dilation 1, R == S == tile's r, checked
  * by the caller) from weights laid out as desc->layout says. Returns WINO_SUCCESS or
  * WINO_OUT_OF_MEMORY. */
-enum wino_status wino_f32_winograd_prepare(struct wino_f32_winograd *plan, const wino_tile *tile,
+enum wino_status wino_f32_winograd_prepare(struct wino_f32_winograd *plan,
+                                           const struct wino_tile_matrices *tile,
                                            const struct wino_conv2d_desc *desc,
                                            const float *weights);
 void wino_f32_winograd_release(struct wino_f32_winograd *plan);

@@ -5,7 +5,7 @@
 
 #include "core/conv_desc.h"
 #include "core/error.h"
-#include "wino_gen.h"
+#include "core/tile_matrices.h"
 #include "cpu/backward_filter_f32.h"
 #include "cpu/backward_layout.h"
 #include "cpu/backward_parallel.h"
@@ -61,54 +61,44 @@ static void kernel_release(struct wino_winrs_kernel *k)
     memset(k, 0, sizeof *k);
 }
 
-/* One matrix of a tile, rounded to float, as rows of its nonzero entries (exact zeros of the
- * generator's rationals stay zero in float). */
-static enum wino_status matrix_make(const wino_tile *tile, enum wino_matrix which, double *exact,
+/* A rows x cols matrix of a tile, rounded to float, as rows of its nonzero entries (exact zeros
+ * of the generator's rationals stay zero in float). */
+static enum wino_status matrix_make(const double *exact, int rows, int cols,
                                     struct wino_winrs_matrix *m)
 {
-    enum wino_status st = wino_tile_matrix_shape(tile, which, &m->rows, &m->cols);
-    if (!st)
-        st = wino_tile_matrix_double(tile, which, exact);
-    if (st)
-        return st;
-    const size_t entries = (size_t)m->rows * m->cols;
-    m->start = malloc(sizeof(int) * (size_t)(m->rows + 1));
+    m->rows = rows, m->cols = cols;
+    const size_t entries = (size_t)rows * cols;
+    m->start = malloc(sizeof(int) * (size_t)(rows + 1));
     m->col = malloc(sizeof(int) * entries);
     m->val = malloc(sizeof(float) * entries);
     if (!m->start || !m->col || !m->val)
         return WINO_OUT_OF_MEMORY;
     int e = 0;
-    for (int a = 0; a < m->rows; a++) {
+    for (int a = 0; a < rows; a++) {
         m->start[a] = e;
-        for (int t = 0; t < m->cols; t++)
-            if (exact[(size_t)a * m->cols + t] != 0.0) {
+        for (int t = 0; t < cols; t++)
+            if (exact[(size_t)a * cols + t] != 0.0) {
                 m->col[e] = t;
-                m->val[e++] = (float)exact[(size_t)a * m->cols + t];
+                m->val[e++] = (float)exact[(size_t)a * cols + t];
             }
     }
-    m->start[m->rows] = e;
+    m->start[rows] = e;
     return WINO_SUCCESS;
 }
 
-/* F(n, r) from the generator. */
+/* F(n, r) on the recorded points. */
 static enum wino_status kernel_make(int n, int r, struct wino_winrs_kernel *k)
 {
-    wino_tile *tile = NULL;
-    enum wino_status st = wino_tile_create(n, r, NULL, 0, &tile);
-    if (st)
-        return st;
+    const struct wino_tile_matrices *tile = wino_recorded_tile(n, r);
+    if (!tile)
+        return wino_fail(WINO_INTERNAL_ERROR, "WinRS: no tile F(%d, %d)", n, r);
     const int alpha = n + r - 1;
-    double *exact = malloc(sizeof(double) * (size_t)alpha * alpha);
     k->n = n, k->r = r, k->alpha = alpha;
-    st = exact ? WINO_SUCCESS : WINO_OUT_OF_MEMORY;
+    enum wino_status st = matrix_make(tile->at, n, alpha, &k->at);
     if (!st)
-        st = matrix_make(tile, WINO_MATRIX_AT, exact, &k->at);
+        st = matrix_make(tile->g, alpha, r, &k->g);
     if (!st)
-        st = matrix_make(tile, WINO_MATRIX_G, exact, &k->g);
-    if (!st)
-        st = matrix_make(tile, WINO_MATRIX_BT, exact, &k->bt);
-    free(exact);
-    wino_tile_destroy(tile);
+        st = matrix_make(tile->bt, alpha, alpha, &k->bt);
     if (st)
         kernel_release(k);
     return st == WINO_OUT_OF_MEMORY ? wino_fail(st, "WinRS: out of memory") : st;

@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "core/int8_tile.h"
 #include "gen/op_table.h"
+#include "gen/runtime_tables.h"
 #include "gen/strbuf.h"
 
 int wino_is_default_tile(int m, int r)
@@ -209,9 +209,15 @@ int wino_gen_write_defaults(const char *repo_root)
     free(list);
     char *int8 = st ? NULL : wino_gen_int8_tables();
     if (!st && !int8)
-        st = wino_fail(WINO_OUT_OF_MEMORY, "out of memory");
+        st = WINO_OUT_OF_MEMORY;
     if (!st)
         st = write_file(repo_root, WINO_INT8_TABLES_PATH, int8);
     free(int8);
+    char *tiles = st ? NULL : wino_gen_recorded_tiles();
+    if (!st && !tiles)
+        st = WINO_OUT_OF_MEMORY;
+    if (!st)
+        st = write_file(repo_root, WINO_RECORDED_TILES_PATH, tiles);
+    free(tiles);
     return st ? st : refresh_op_table(repo_root);
 }

@@ -33,7 +33,7 @@ char *wino_gen_transform_table(void);
  * default tile's CUDA transforms and defines WINO_CUDA_DEFAULT_TILES(X), X(name, m, r) a tile. */
 char *wino_gen_cuda_tile_list(void);
 
-/* (Re)writes every file above under repo_root, the INT8 tile tables (WINO_INT8_TABLES_PATH),
+/* (Re)writes every file above under repo_root, the runtime's tables (gen/runtime_tables.h),
  * plus the op-count table between its markers in
  * docs/transform-ops.md (see src/gen/op_table.h). Returns WINO_SUCCESS or a failure status with
  * wino_last_error() naming the file at fault. */

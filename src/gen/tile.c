@@ -187,6 +187,31 @@ enum wino_status wino_tile_matrix_double(const wino_tile *tile, enum wino_matrix
     return WINO_SUCCESS;
 }
 
+enum wino_status wino_tile_matrices_get(const wino_tile *tile, double *storage,
+                                        size_t storage_count,
+                                        struct wino_tile_matrices *matrices)
+{
+    wino_ok();
+    if (!tile || !storage || !matrices)
+        return wino_fail(WINO_INVALID_ARGUMENT, "wino_tile_matrices_get: NULL argument");
+    const size_t m = (size_t)tile->toom.m, r = (size_t)tile->toom.r, a = (size_t)tile->toom.alpha;
+    if (storage_count < m * a + a * r + a * a)
+        return wino_fail(WINO_INSUFFICIENT_WORKSPACE,
+                         "wino_tile_matrices_get: F(%zu, %zu) needs %zu doubles of storage, not %zu",
+                         m, r, m * a + a * r + a * a, storage_count);
+    double *at = storage, *g = at + m * a, *bt = g + a * r;
+    enum wino_status st = wino_tile_matrix_double(tile, WINO_MATRIX_AT, at);
+    if (!st)
+        st = wino_tile_matrix_double(tile, WINO_MATRIX_G, g);
+    if (!st)
+        st = wino_tile_matrix_double(tile, WINO_MATRIX_BT, bt);
+    if (st)
+        return st;
+    const struct wino_tile_matrices made = {.m = (int)m, .r = (int)r, .at = at, .g = g, .bt = bt};
+    *matrices = made;
+    return WINO_SUCCESS;
+}
+
 enum wino_status wino_tile_op_counts(const wino_tile *tile, enum wino_transform which,
                                      struct wino_op_counts *baseline,
                                      struct wino_op_counts *optimized)

@@ -3,16 +3,9 @@
  * exactly once and no zeroing pass is needed. */
 #include "conv_ref.h"
 
-#include <stddef.h>
+#include "core/conv_desc.h"
 
-int wino_ref_out_dim(int in, int pad, int dilation, int filter, int stride)
-{
-    /* long long: 2*pad and dilation*(filter-1) may overflow int on unvalidated input. */
-    long long span = (long long)in + 2LL * pad - (long long)dilation * ((long long)filter - 1) - 1;
-    if (span < 0)
-        return 0;
-    return (int)(span / stride + 1);
-}
+#include <stddef.h>
 
 /* Offsets of one element in each tensor, for either layout; size_t so large tensors are safe. */
 static size_t x_offset(const struct wino_conv2d_desc *d, int n, int c, int h, int w)
@@ -64,8 +57,8 @@ void wino_ref_conv2d_fwd(const struct wino_conv2d_desc *desc, const float *x, co
                          double *y)
 {
     const struct wino_conv2d_desc *d = desc;
-    int out_h = wino_ref_out_dim(d->h, d->pad_h, d->dilation_h, d->r, d->stride_h);
-    int out_w = wino_ref_out_dim(d->w, d->pad_w, d->dilation_w, d->s, d->stride_w);
+    int out_h = wino_conv_out_dim(d->h, d->pad_h, d->dilation_h, d->r, d->stride_h);
+    int out_w = wino_conv_out_dim(d->w, d->pad_w, d->dilation_w, d->s, d->stride_w);
 
     for (int n = 0; n < d->n; n++)
         for (int k = 0; k < d->k; k++)
@@ -94,8 +87,8 @@ void wino_ref_conv2d_bwd_data(const struct wino_conv2d_desc *desc, const float *
                               const float *w, double *dx)
 {
     const struct wino_conv2d_desc *d = desc;
-    int out_h = wino_ref_out_dim(d->h, d->pad_h, d->dilation_h, d->r, d->stride_h);
-    int out_w = wino_ref_out_dim(d->w, d->pad_w, d->dilation_w, d->s, d->stride_w);
+    int out_h = wino_conv_out_dim(d->h, d->pad_h, d->dilation_h, d->r, d->stride_h);
+    int out_w = wino_conv_out_dim(d->w, d->pad_w, d->dilation_w, d->s, d->stride_w);
 
     for (int n = 0; n < d->n; n++)
         for (int c = 0; c < d->c; c++)
@@ -125,8 +118,8 @@ void wino_ref_conv2d_bwd_filter(const struct wino_conv2d_desc *desc, const float
                                 const float *dy, double *dw)
 {
     const struct wino_conv2d_desc *d = desc;
-    int out_h = wino_ref_out_dim(d->h, d->pad_h, d->dilation_h, d->r, d->stride_h);
-    int out_w = wino_ref_out_dim(d->w, d->pad_w, d->dilation_w, d->s, d->stride_w);
+    int out_h = wino_conv_out_dim(d->h, d->pad_h, d->dilation_h, d->r, d->stride_h);
+    int out_w = wino_conv_out_dim(d->w, d->pad_w, d->dilation_w, d->s, d->stride_w);
 
     for (int k = 0; k < d->k; k++)
         for (int c = 0; c < d->c; c++)

@@ -30,10 +30,6 @@ void wino_ref_conv2d_bwd_data(const struct wino_conv2d_desc *desc, const float *
 void wino_ref_conv2d_bwd_filter(const struct wino_conv2d_desc *desc, const float *x,
                                 const float *dy, double *dw);
 
-/* Output size along one axis: (in + 2*pad - dilation*(filter-1) - 1) / stride + 1, or 0 when the
- * dilated filter does not fit in the padded input. No other validation. */
-int wino_ref_out_dim(int in, int pad, int dilation, int filter, int stride);
-
 #ifdef __cplusplus
 }
 #endif

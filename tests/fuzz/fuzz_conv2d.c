@@ -14,6 +14,7 @@
 #include <limits.h>
 #include <math.h>
 
+#include "caller_tile.h"
 #include "core/int8_layer.h"
 #include "fuzz/fuzz_run_check.h"
 #include "ref/int8_winograd_ref.h"
@@ -80,6 +81,7 @@ struct fuzz_case {
     enum wino_conv2d_kind kind;
     int use_ctx, use_options, int8, calibrate;
     char *points; /* owned when read from the input */
+    struct caller_tile tile; /* options.matrices: a tile on those points */
     float *bias, *alpha_tw_k;
     uint64_t seed;
 };
@@ -105,11 +107,16 @@ static void decode(struct fuzz_input *in, struct fuzz_case *c)
     o->algo = (enum wino_algo)decode_enum(in, 3);
     o->tile_m = decode_int(in);
     o->variant = (enum wino_variant)decode_enum(in, 4);
-    const int points = fuzz_pick(in, 4 + POINT_CHOICES); /* 0, 2, 3: NULL */
-    if (points == 1)
-        o->points = c->points = fuzz_string(in, fuzz_u8(in) % 24);
-    else if (points >= 4)
-        o->points = point_choices[points - 4];
+    /* 0, 3: no tile; 1, >= 4: a tile on those points when the generator makes one; 2: the
+     * deprecated options.points, always refused */
+    const int points = fuzz_pick(in, 4 + POINT_CHOICES);
+    const char *text = points == 1 ? (c->points = fuzz_string(in, fuzz_u8(in) % 24))
+                       : points >= 4 ? point_choices[points - 4]
+                                     : NULL;
+    if (text && !caller_tile_make(o->tile_m, d->r, text, &c->tile))
+        o->matrices = &c->tile.matrices;
+    else if (points == 2)
+        o->points = point_choices[0];
     const uint8_t flags = fuzz_u8(in);
     o->relu = (flags & 3) == 3 ? 2 : flags & 1;
     o->tf32 = (flags >> 2) & 1;
@@ -161,8 +168,8 @@ static struct work work_of(const struct wino_conv2d_desc *d)
             return t;
     if (d->pad_h < 0 || d->pad_w < 0)
         return t;
-    const double p = wino_ref_out_dim(d->h, d->pad_h, d->dilation_h, d->r, d->stride_h);
-    const double q = wino_ref_out_dim(d->w, d->pad_w, d->dilation_w, d->s, d->stride_w);
+    const double p = wino_conv_out_dim(d->h, d->pad_h, d->dilation_h, d->r, d->stride_h);
+    const double q = wino_conv_out_dim(d->w, d->pad_w, d->dilation_w, d->s, d->stride_w);
     t.x = (double)d->n * d->c * d->h * d->w;
     t.w = (double)d->k * d->c * d->r * d->s;
     t.y = (double)d->n * d->k * p * q;
@@ -247,7 +254,7 @@ static void run_backward(const struct fuzz_case *c, const wino_conv2d *op, const
     /* backward-data runs the forward engine; WinRS measured at most 1.2e-6 (docs/training.md) */
     const double limit = filter ? 1e-4
                                 : fuzz_error_bound(algo, tile_m + d->r - 1,
-                                                   c->use_options && c->options.points);
+                                                   c->use_options && c->options.matrices);
     FUZZ_REQUIRE(err <= limit, "relative L1 error %.3g above %.3g (kind %d, algo %d, tile m %d)",
                  err, limit, (int)c->kind, (int)algo, tile_m);
     free(x), free(dy), free(got), free(before), free(want), free(ws);
@@ -304,7 +311,7 @@ static void fuzz_f32(const struct fuzz_case *c)
                                   ctx->threads <= RUN_MAX_THREADS);
         if (runs && c->kind == WINO_CONV2D_FORWARD)
             fuzz_check_f32_run(d, op, w, o ? o->bias : NULL, o ? o->relu : 0, c->seed,
-                               o && o->points);
+                               o && o->matrices);
         else if (runs)
             run_backward(c, op, w, &t);
     }

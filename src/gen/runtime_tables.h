@@ -1,0 +1,25 @@
+/* The generated tables the runtime reads instead of running the exact generator: the matrices of
+ * every tile on the recorded points and of the INT8 tiles (core/tile_matrices.h), and the INT8
+ * tiles' integer B'^T and A'^T as C constants. Written by wino_gen_write_defaults
+ * (gen/default_tiles.h); tests/test_emit.c checks them byte for byte. */
+#ifndef WINO_GEN_RUNTIME_TABLES_H
+#define WINO_GEN_RUNTIME_TABLES_H
+
+#include "wino_gen.h"
+
+/* The points of the INT8 tile F(m, 3) (without infinity), or NULL when m is not 2, 4 or 6. */
+const char *wino_int8_tile_points(int m);
+
+#define WINO_RECORDED_TILES_PATH "src/core/generated/recorded_tiles.c"
+
+/* The text of WINO_RECORDED_TILES_PATH (malloc'ed), or NULL with the reason recorded. */
+char *wino_gen_recorded_tiles(void);
+
+#define WINO_INT8_TABLES_PATH "src/cpu/generated/int8_tiles.h"
+
+/* The text of WINO_INT8_TABLES_PATH (malloc'ed), or NULL with the reason recorded: B'^T and
+ * A'^T of the three INT8 tiles as C constants, so that the engine's transforms compile to
+ * straight-line code. */
+char *wino_gen_int8_tables(void);
+
+#endif
