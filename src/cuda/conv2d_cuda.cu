@@ -1,8 +1,9 @@
 /* The CUDA backend of wino_conv2d, in the CUDA component (src/cuda/cuda_component.h): the
- * filters are transformed once at create; run() enqueues on the caller's stream either the non-fused stages (input transform, alpha^2 GEMMs in one
- * strided-batched cuBLAS call, output transform with bias, ReLU or INT8 requantization), or one
- * fused kernel (winograd_fused_kernels.cu), or the input transform and a kernel fusing the
- * GEMMs with the output transform. Which one: the caller's variant, or for AUTO the fastest,
+ * filters are transformed once at create; run() enqueues on the caller's stream either the
+ * non-fused stages (input transform, alpha^2 GEMMs in one strided-batched cuBLAS call, output
+ * transform with bias, ReLU or INT8 requantization), or one fused kernel
+ * (winograd_fused_kernels.cu), or the input transform and a kernel fusing the GEMMs with the
+ * output transform. Which one: the caller's variant, or for AUTO the fastest,
  * timed at create (Mazaheri et al. (EuroSys'20) section 3.3, "WV"). */
 #include <algorithm>
 #include <cublas_v2.h>
@@ -51,7 +52,7 @@ static void blas_init(void)
 static enum wino_status shared_blas_of(int device, struct shared_blas **out)
 {
     pthread_once(&blas_once, blas_init);
-    if (device < 0 || device >= blas_devices)
+    if (device < 0 || device >= blas_devices) /* check_context saw the device: calloc failed */
         return wino_fail(WINO_OUT_OF_MEMORY, "no memory for the cuBLAS handles of the devices");
     struct shared_blas *b = &blas_of_device[device];
     pthread_mutex_lock(&b->lock);
