@@ -120,19 +120,49 @@ static enum wino_status plan(const struct wino_conv2d_desc *desc,
     return WINO_SUCCESS;
 }
 
+/* The nominal extent of one image axis: 56, or the dilated filter's extent when larger. */
+static int nominal_extent(int dilation, int taps)
+{
+    const long extent = (long)dilation * (taps - 1) + 1;
+    return dilation >= 1 && taps >= 1 && extent > 56 && extent <= 0x7fffffff ? (int)extent : 56;
+}
+
+const struct wino_conv2d_desc *wino_desc_for_planning(const struct wino_conv2d_desc *desc,
+                                                      struct wino_conv2d_desc *nominal)
+{
+    if (!desc || desc->n || desc->h || desc->w)
+        return desc;
+    *nominal = *desc;
+    nominal->n = 1;
+    nominal->h = nominal_extent(desc->dilation_h, desc->r);
+    nominal->w = nominal_extent(desc->dilation_w, desc->s);
+    return nominal;
+}
+
+enum wino_status wino_conv2d_shaped(enum wino_status st, wino_conv2d **op, int unshaped)
+{
+    if (!st && unshaped) {
+        (*op)->unshaped = 1;
+        (*op)->workspace_bytes = 0;
+    }
+    return st;
+}
+
 enum wino_status wino_conv2d_can_implement(const struct wino_conv2d_desc *desc,
                                            const struct wino_conv2d_options *options)
 {
     wino_ok();
+    struct wino_conv2d_desc nominal;
+    desc = wino_desc_for_planning(desc, &nominal);
     struct wino_conv_sizes sizes;
     enum wino_algo algo;
     int tile_m;
     return plan(desc, options, &sizes, &algo, &tile_m);
 }
 
-enum wino_status wino_conv2d_create(const struct wino_conv2d_desc *desc, const void *weights,
-                                    const struct wino_context *ctx,
-                                    const struct wino_conv2d_options *options, wino_conv2d **op)
+static enum wino_status create_planned(const struct wino_conv2d_desc *desc, const void *weights,
+                                       const struct wino_context *ctx,
+                                       const struct wino_conv2d_options *options, wino_conv2d **op)
 {
     wino_ok();
     if (!op)
@@ -188,11 +218,10 @@ enum wino_status wino_conv2d_create(const struct wino_conv2d_desc *desc, const v
     if (o->algo == WINO_ALGO_WINOGRAD) {
         if (!matrices && wino_f32_engine_has_tile(tile_m, desc->r)) {
             const enum wino_variant v = options ? options->variant : WINO_VARIANT_AUTO;
-            const int fused = v == WINO_VARIANT_AUTO
-                                  ? wino_f32_engine_prefers_fused(tile_m, desc->r, desc,
-                                                                  tile_count(desc, &o->sizes, tile_m),
-                                                                  threads)
-                                  : v == WINO_VARIANT_FUSED;
+            const long tiles = tile_count(desc, &o->sizes, tile_m);
+            const int fused = v == WINO_VARIANT_AUTO ? wino_f32_engine_prefers_fused(
+                                                           tile_m, desc->r, desc, tiles, threads)
+                                                     : v == WINO_VARIANT_FUSED;
             int overflow = 0;
             st = wino_f32_engine_prepare(&o->engine, desc, weights, tile_m, fused, threads);
             if (!st)
@@ -219,6 +248,16 @@ enum wino_status wino_conv2d_create(const struct wino_conv2d_desc *desc, const v
     }
     *op = o;
     return WINO_SUCCESS;
+}
+
+enum wino_status wino_conv2d_create(const struct wino_conv2d_desc *desc, const void *weights,
+                                    const struct wino_context *ctx,
+                                    const struct wino_conv2d_options *options, wino_conv2d **op)
+{
+    struct wino_conv2d_desc nominal;
+    const struct wino_conv2d_desc *planned = wino_desc_for_planning(desc, &nominal);
+    return wino_conv2d_shaped(create_planned(planned, weights, ctx, options, op),
+                              op, planned == &nominal);
 }
 
 enum wino_status wino_conv2d_workspace_size(const wino_conv2d *op, size_t *bytes)
@@ -268,6 +307,9 @@ enum wino_status wino_conv2d_run_stream(const wino_conv2d *op, const void *x, vo
     if (!op->cuda && stream)
         return wino_fail(WINO_INVALID_ARGUMENT,
                          "wino_conv2d_run_stream: a CPU operator takes stream NULL only");
+    if (op->unshaped)
+        return wino_fail(WINO_INVALID_ARGUMENT, "wino_conv2d_run: the operator was created "
+                                                "without sizes: reshape it first");
     if (op->kind != WINO_CONV2D_FORWARD)
         return wino_conv2d_backward_run(op, x, y, workspace, workspace_bytes);
     const enum wino_status st = wino_conv2d_check_workspace(op, workspace, workspace_bytes);
@@ -287,6 +329,59 @@ enum wino_status wino_conv2d_run_stream(const wino_conv2d *op, const void *x, vo
     else
         wino_f32_direct_run(&op->direct, &op->desc, op->sizes.p, op->sizes.q, x, &ep, y,
                             workspace);
+    return WINO_SUCCESS;
+}
+
+/* The workspace of a forward operator for the sizes of d (sizes: its checked sizes). */
+static enum wino_status forward_reshape(wino_conv2d *op, const struct wino_conv2d_desc *d,
+                                        const struct wino_conv_sizes *sizes, size_t *bytes)
+{
+    int overflow = 0;
+    if (op->cuda)
+        return wino_cuda_conv_reshape(op->cuda, d, sizes, bytes);
+    if (op->int8) {
+        *bytes = wino_s8_engine_workspace_bytes(op->int8, d, &overflow);
+    } else if (op->engine.U) {
+        *bytes = wino_f32_engine_workspace_bytes(&op->engine, d, sizes->p, sizes->q, &overflow);
+    } else if (op->algo == WINO_ALGO_WINOGRAD) {
+        const size_t floats = wino_f32_winograd_workspace_floats(&op->winograd, d);
+        overflow = floats > SIZE_MAX / sizeof(float);
+        *bytes = sizeof(float) * floats;
+    } else {
+        struct wino_f32_direct shaped = op->direct;
+        overflow = wino_f32_direct_shape(&shaped, d) != WINO_SUCCESS;
+        if (!overflow)
+            op->direct = shaped; /* only blocks and workspace sizes change */
+        *bytes = shaped.workspace_bytes;
+    }
+    return overflow ? wino_fail(WINO_INVALID_ARGUMENT, "wino_conv2d_reshape: the workspace "
+                                                       "size overflows")
+                    : WINO_SUCCESS;
+}
+
+enum wino_status wino_conv2d_reshape(wino_conv2d *op, int n, int h, int w,
+                                     size_t *workspace_bytes)
+{
+    wino_ok();
+    if (!op)
+        return wino_fail(WINO_INVALID_ARGUMENT, "wino_conv2d_reshape: op is NULL");
+    struct wino_conv2d_desc d = op->desc;
+    d.n = n, d.h = h, d.w = w;
+    struct wino_conv_sizes sizes;
+    enum wino_status st = wino_conv_desc_check(&d, &sizes);
+    size_t bytes = 0;
+    if (!st)
+        st = op->kind == WINO_CONV2D_FORWARD
+                 ? forward_reshape(op, &d, &sizes, &bytes)
+                 : wino_conv2d_backward_reshape(op, &d, &sizes, &bytes);
+    if (st)
+        return st;
+    op->desc = d;
+    op->sizes = sizes;
+    op->workspace_bytes = bytes;
+    op->unshaped = 0;
+    if (workspace_bytes)
+        *workspace_bytes = bytes;
     return WINO_SUCCESS;
 }
 

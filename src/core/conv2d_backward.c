@@ -5,7 +5,7 @@
  * direct (src/cpu/backward_data_f32.h); backward-filter by WinRS (src/cpu/winrs_f32.h), or
  * direct (src/cpu/backward_filter_f32.h). FP32 on the CPU. */
 #include <stdlib.h>
-
+#include <string.h>
 
 #include "core/conv2d_impl.h"
 #include "core/error.h"
@@ -20,6 +20,8 @@ struct wino_conv2d_backward {
     struct wino_f32_backward_data data;           /* backward-data, direct */
     struct wino_f32_backward_filter_direct filter; /* backward-filter, direct */
     struct wino_f32_winrs winrs;                  /* backward-filter, WinRS */
+    int threads, accumulate;                      /* as at create, for reshape */
+    float *weights; /* backward-data, direct: w as given, for reshape (its plan depends on H, W) */
 };
 
 /* The forward convolution whose output is dx: dy (N x K x P x Q) with the rotated filters, C
@@ -98,6 +100,8 @@ enum wino_status wino_conv2d_backward_data_can_implement(const struct wino_conv2
                                                          enum wino_algo *algo)
 {
     wino_ok();
+    struct wino_conv2d_desc nominal;
+    desc = wino_desc_for_planning(desc, &nominal);
     struct wino_conv_sizes sizes;
     enum wino_algo a = WINO_ALGO_DIRECT;
     enum wino_status st = data_plan(desc, options, &sizes, &a);
@@ -187,11 +191,11 @@ static enum wino_status data_forward_create(struct wino_conv2d *op, const float 
     return st;
 }
 
-enum wino_status wino_conv2d_backward_data_create(const struct wino_conv2d_desc *desc,
-                                                  const void *weights,
-                                                  const struct wino_context *ctx,
-                                                  const struct wino_conv2d_options *options,
-                                                  wino_conv2d **op)
+static enum wino_status backward_data_create_planned(const struct wino_conv2d_desc *desc,
+                                                     const void *weights,
+                                                     const struct wino_context *ctx,
+                                                     const struct wino_conv2d_options *options,
+                                                     wino_conv2d **op)
 {
     wino_ok();
     const char *what = "wino_conv2d_backward_data_create";
@@ -211,12 +215,30 @@ enum wino_status wino_conv2d_backward_data_create(const struct wino_conv2d_desc 
     if (algo == WINO_ALGO_WINOGRAD) {
         st = data_forward_create(o, weights, ctx, options);
     } else {
-        st = direct_failure(wino_f32_backward_data_prepare(&o->backward->data, desc, weights,
-                                                           wino_context_threads(ctx)),
-                            what);
+        o->backward->threads = wino_context_threads(ctx);
+        o->backward->weights = malloc(sizeof(float) * sizes.w_elems);
+        st = o->backward->weights ? WINO_SUCCESS : WINO_OUT_OF_MEMORY;
+        if (!st) {
+            memcpy(o->backward->weights, weights, sizeof(float) * sizes.w_elems);
+            st = wino_f32_backward_data_prepare(&o->backward->data, desc, weights,
+                                                o->backward->threads);
+        }
+        st = direct_failure(st, what);
         o->workspace_bytes = wino_f32_backward_data_workspace_bytes(&o->backward->data);
     }
     return create_done(o, st, op);
+}
+
+enum wino_status wino_conv2d_backward_data_create(const struct wino_conv2d_desc *desc,
+                                                  const void *weights,
+                                                  const struct wino_context *ctx,
+                                                  const struct wino_conv2d_options *options,
+                                                  wino_conv2d **op)
+{
+    struct wino_conv2d_desc nominal;
+    const struct wino_conv2d_desc *planned = wino_desc_for_planning(desc, &nominal);
+    return wino_conv2d_shaped(backward_data_create_planned(planned, weights, ctx, options, op),
+                              op, planned == &nominal);
 }
 
 enum wino_status wino_conv2d_backward_run(const wino_conv2d *op, const void *dy, void *dx,
@@ -262,8 +284,8 @@ static enum wino_status filter_plan(const struct wino_conv2d_desc *desc,
                          o->accumulate);
     if (o->tile_m || o->points || o->matrices || o->variant)
         return wino_fail(WINO_INVALID_ARGUMENT, "tile_m, points, matrices and variant do not "
-                                                "apply to "
-                                                "backward-filter (WinRS chooses its kernels)");
+                                                "apply to backward-filter (WinRS chooses its "
+                                                "kernels)");
     const char *why = winrs_refusal(desc);
     if (o->algo == WINO_ALGO_WINOGRAD && why)
         return wino_fail(WINO_UNSUPPORTED, "%s", why);
@@ -288,6 +310,8 @@ enum wino_status wino_conv2d_backward_filter_can_implement(
     enum wino_algo *algo)
 {
     wino_ok();
+    struct wino_conv2d_desc nominal;
+    desc = wino_desc_for_planning(desc, &nominal);
     struct wino_conv_sizes sizes;
     struct wino_f32_winrs winrs;
     enum wino_algo a = WINO_ALGO_DIRECT;
@@ -299,10 +323,10 @@ enum wino_status wino_conv2d_backward_filter_can_implement(
     return st;
 }
 
-enum wino_status wino_conv2d_backward_filter_create(const struct wino_conv2d_desc *desc,
-                                                    const struct wino_context *ctx,
-                                                    const struct wino_conv2d_options *options,
-                                                    wino_conv2d **op)
+static enum wino_status backward_filter_create_planned(const struct wino_conv2d_desc *desc,
+                                                       const struct wino_context *ctx,
+                                                       const struct wino_conv2d_options *options,
+                                                       wino_conv2d **op)
 {
     wino_ok();
     const char *what = "wino_conv2d_backward_filter_create";
@@ -322,6 +346,8 @@ enum wino_status wino_conv2d_backward_filter_create(const struct wino_conv2d_des
         return wino_fail(WINO_OUT_OF_MEMORY, "%s: out of memory", what);
     }
     o->algo = algo;
+    o->backward->threads = threads;
+    o->backward->accumulate = options ? options->accumulate : 0;
     if (algo == WINO_ALGO_WINOGRAD) {
         o->backward->winrs = winrs;
         o->tile_m = winrs.plan.n[0];
@@ -336,6 +362,17 @@ enum wino_status wino_conv2d_backward_filter_create(const struct wino_conv2d_des
     return create_done(o, st, op);
 }
 
+enum wino_status wino_conv2d_backward_filter_create(const struct wino_conv2d_desc *desc,
+                                                    const struct wino_context *ctx,
+                                                    const struct wino_conv2d_options *options,
+                                                    wino_conv2d **op)
+{
+    struct wino_conv2d_desc nominal;
+    const struct wino_conv2d_desc *planned = wino_desc_for_planning(desc, &nominal);
+    return wino_conv2d_shaped(backward_filter_create_planned(planned, ctx, options, op),
+                              op, planned == &nominal);
+}
+
 enum wino_status wino_conv2d_backward_filter_run(const wino_conv2d *op, const void *x,
                                                  const void *dy, void *dw, void *workspace,
                                                  size_t workspace_bytes)
@@ -347,6 +384,9 @@ enum wino_status wino_conv2d_backward_filter_run(const wino_conv2d *op, const vo
     if (op->kind != WINO_CONV2D_BACKWARD_FILTER)
         return wino_fail(WINO_INVALID_ARGUMENT, "wino_conv2d_backward_filter_run: the operator "
                                                 "is not a backward-filter one");
+    if (op->unshaped)
+        return wino_fail(WINO_INVALID_ARGUMENT, "wino_conv2d_backward_filter_run: the operator "
+                                                "was created without sizes: reshape it first");
     enum wino_status st = wino_conv2d_check_workspace(op, workspace, workspace_bytes);
     if (st)
         return st;
@@ -409,9 +449,66 @@ void wino_conv2d_backward_release(struct wino_conv2d_backward *b)
 {
     if (!b)
         return;
+    free(b->weights);
     wino_conv2d_destroy(b->forward);
     wino_f32_backward_data_release(&b->data);
     wino_f32_backward_filter_direct_release(&b->filter);
     wino_f32_winrs_release(&b->winrs);
     free(b);
+}
+
+/* A backward-filter state for d's sizes with the algorithm of op, into *b's winrs or filter. */
+static enum wino_status filter_reshape(const wino_conv2d *op, const struct wino_conv2d_desc *d,
+                                       struct wino_conv2d_backward *b)
+{
+    if (op->algo == WINO_ALGO_WINOGRAD) {
+        const struct wino_conv2d_options o = {.algo = WINO_ALGO_WINOGRAD,
+                                              .accumulate = op->backward->accumulate};
+        struct wino_conv_sizes sizes;
+        enum wino_algo algo;
+        return filter_plan(d, &o, op->backward->threads, &sizes, &algo, &b->winrs);
+    }
+    return direct_failure(wino_f32_backward_filter_direct_prepare(&b->filter, d,
+                                                                  op->backward->threads,
+                                                                  op->backward->accumulate),
+                          "wino_conv2d_reshape");
+}
+
+enum wino_status wino_conv2d_backward_reshape(wino_conv2d *op, const struct wino_conv2d_desc *d,
+                                              const struct wino_conv_sizes *sizes,
+                                              size_t *workspace_bytes)
+{
+    struct wino_conv2d_backward *b = op->backward;
+    if (b->forward) { /* backward-data by Winograd: the forward operator on dy */
+        const struct wino_conv2d_desc f = data_forward_desc(d, sizes->p, sizes->q);
+        return wino_conv2d_reshape(b->forward, f.n, f.h, f.w, workspace_bytes);
+    }
+    struct wino_conv2d_backward fresh = {0};
+    enum wino_status st;
+    if (op->kind == WINO_CONV2D_BACKWARD_DATA)
+        st = direct_failure(wino_f32_backward_data_prepare(&fresh.data, d, b->weights,
+                                                           b->threads),
+                            "wino_conv2d_reshape");
+    else
+        st = filter_reshape(op, d, &fresh);
+    if (st) {
+        wino_f32_backward_data_release(&fresh.data);
+        wino_f32_backward_filter_direct_release(&fresh.filter);
+        return st;
+    }
+    if (op->kind == WINO_CONV2D_BACKWARD_DATA) {
+        wino_f32_backward_data_release(&b->data);
+        b->data = fresh.data;
+        *workspace_bytes = wino_f32_backward_data_workspace_bytes(&b->data);
+    } else if (op->algo == WINO_ALGO_WINOGRAD) {
+        wino_f32_winrs_release(&b->winrs);
+        b->winrs = fresh.winrs;
+        op->tile_m = b->winrs.plan.n[0];
+        *workspace_bytes = wino_f32_winrs_workspace_bytes(&b->winrs);
+    } else {
+        wino_f32_backward_filter_direct_release(&b->filter);
+        b->filter = fresh.filter;
+        *workspace_bytes = wino_f32_backward_filter_direct_workspace_bytes(&b->filter);
+    }
+    return WINO_SUCCESS;
 }

@@ -26,7 +26,23 @@ struct wino_conv2d {
     size_t workspace_bytes;
     enum wino_conv2d_kind kind;
     struct wino_conv2d_backward *backward; /* backward-data / -filter state, or NULL */
+    int unshaped;                     /* created without sizes: run() waits for a reshape */
 };
+
+/* The descriptor create plans for: desc itself, or, when its sizes are unknown (n = h = w = 0),
+ * *nominal, a copy with n = 1 and h, w = 56 (or the dilated filter's extent when larger). */
+const struct wino_conv2d_desc *wino_desc_for_planning(const struct wino_conv2d_desc *desc,
+                                                      struct wino_conv2d_desc *nominal);
+
+/* The end of every create: st, after marking a created *op unshaped when it was planned on
+ * nominal sizes. */
+enum wino_status wino_conv2d_shaped(enum wino_status st, wino_conv2d **op, int unshaped);
+
+/* The backward operators' part of wino_conv2d_reshape: d and sizes are checked; sets
+ * *workspace_bytes for them and leaves op unchanged on failure. */
+enum wino_status wino_conv2d_backward_reshape(wino_conv2d *op, const struct wino_conv2d_desc *d,
+                                              const struct wino_conv_sizes *sizes,
+                                              size_t *workspace_bytes);
 
 /* Checks the fields of options that mean the same on every backend. */
 enum wino_status wino_conv2d_check_options(const struct wino_conv2d_options *options);

@@ -52,11 +52,12 @@ static enum wino_status create_on_cuda(const struct wino_conv2d_desc *desc,
     return WINO_SUCCESS;
 }
 
-enum wino_status wino_conv2d_create_int8(const struct wino_conv2d_desc *desc, const void *weights,
-                                         const struct wino_int8_params *params,
-                                         const struct wino_context *ctx,
-                                         const struct wino_conv2d_options *options,
-                                         wino_conv2d **op)
+static enum wino_status create_int8_planned(const struct wino_conv2d_desc *desc,
+                                            const void *weights,
+                                            const struct wino_int8_params *params,
+                                            const struct wino_context *ctx,
+                                            const struct wino_conv2d_options *options,
+                                            wino_conv2d **op)
 {
     wino_ok();
     if (!op)
@@ -116,4 +117,16 @@ enum wino_status wino_conv2d_create_int8(const struct wino_conv2d_desc *desc, co
     }
     *op = o;
     return WINO_SUCCESS;
+}
+
+enum wino_status wino_conv2d_create_int8(const struct wino_conv2d_desc *desc, const void *weights,
+                                         const struct wino_int8_params *params,
+                                         const struct wino_context *ctx,
+                                         const struct wino_conv2d_options *options,
+                                         wino_conv2d **op)
+{
+    struct wino_conv2d_desc nominal;
+    const struct wino_conv2d_desc *planned = wino_desc_for_planning(desc, &nominal);
+    return wino_conv2d_shaped(create_int8_planned(planned, weights, params, ctx, options, op),
+                              op, planned == &nominal);
 }

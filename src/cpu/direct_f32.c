@@ -19,6 +19,38 @@ static size_t round64(size_t bytes)
     return (bytes + 63) / 64 * 64;
 }
 
+enum wino_status wino_f32_direct_shape(struct wino_f32_direct *dc,
+                                       const struct wino_conv2d_desc *d)
+{
+    const size_t crs = (size_t)d->c * (size_t)d->r * (size_t)d->s;
+    struct wino_conv_sizes sz;
+    size_t col;
+    if (crs > (size_t)0x7fffffff || wino_conv_desc_check(d, &sz) ||
+        wino_mul_size(crs, 4 * (size_t)BLOCK_ROWS, &col))
+        return WINO_INVALID_ARGUMENT;
+    struct wino_f32_direct s = *dc;
+    /* at least two blocks per thread where the output allows it */
+    const long pixels = (long)d->n * sz.p * sz.q,
+               share = (pixels + 2L * s.threads - 1) / (2L * s.threads);
+    const long block = (share + 13) / 14 * 14;
+    s.block = (int)(block < 14 ? 14 : block > BLOCK_ROWS ? BLOCK_ROWS : block);
+    s.col_bytes = round64(col);
+    s.gemm_bytes = round64(wino_f32_gemm_packed_scratch_bytes(s.isa, s.block, d->k, (int)crs));
+    s.x_bytes = s.y_bytes = 0;
+    if (d->layout == WINO_LAYOUT_NCHW) {
+        s.x_bytes = round64(4 * sz.x_elems);
+        s.y_bytes = round64(4 * sz.y_elems);
+    }
+    size_t all;
+    if (s.gemm_bytes > SIZE_MAX - s.col_bytes ||
+        wino_mul_size(s.col_bytes + s.gemm_bytes, (size_t)s.threads, &all) ||
+        s.x_bytes > SIZE_MAX - all || s.y_bytes > SIZE_MAX - all - s.x_bytes)
+        return WINO_INVALID_ARGUMENT;
+    s.workspace_bytes = all + s.x_bytes + s.y_bytes;
+    *dc = s;
+    return WINO_SUCCESS;
+}
+
 enum wino_status wino_f32_direct_prepare(struct wino_f32_direct *dc,
                                          const struct wino_conv2d_desc *d, const float *weights,
                                          int threads)
@@ -26,30 +58,11 @@ enum wino_status wino_f32_direct_prepare(struct wino_f32_direct *dc,
     memset(dc, 0, sizeof *dc);
     const size_t K = (size_t)d->k, C = (size_t)d->c, rs = (size_t)d->r * (size_t)d->s;
     const size_t crs = C * rs;
-    struct wino_conv_sizes sz;
-    size_t col;
-    if (crs > (size_t)0x7fffffff || wino_conv_desc_check(d, &sz) ||
-        wino_mul_size(crs, 4 * (size_t)BLOCK_ROWS, &col))
-        return WINO_INVALID_ARGUMENT;
     dc->threads = threads;
-    /* at least two blocks per thread where the output allows it */
-    const long pixels = (long)d->n * sz.p * sz.q, share = (pixels + 2L * threads - 1) / (2L * threads);
-    const long block = (share + 13) / 14 * 14;
-    dc->block = (int)(block < 14 ? 14 : block > BLOCK_ROWS ? BLOCK_ROWS : block);
     dc->isa = wino_cpu_isa();
-    dc->col_bytes = round64(col);
-    dc->gemm_bytes = round64(wino_f32_gemm_packed_scratch_bytes(dc->isa, dc->block, d->k,
-                                                                (int)crs));
-    if (d->layout == WINO_LAYOUT_NCHW) {
-        dc->x_bytes = round64(4 * sz.x_elems);
-        dc->y_bytes = round64(4 * sz.y_elems);
-    }
-    size_t all;
-    if (dc->gemm_bytes > SIZE_MAX - dc->col_bytes ||
-        wino_mul_size(dc->col_bytes + dc->gemm_bytes, (size_t)threads, &all) ||
-        dc->x_bytes > SIZE_MAX - all || dc->y_bytes > SIZE_MAX - all - dc->x_bytes)
-        return WINO_INVALID_ARGUMENT;
-    dc->workspace_bytes = all + dc->x_bytes + dc->y_bytes;
+    enum wino_status st = wino_f32_direct_shape(dc, d);
+    if (st)
+        return st;
     float *wt = malloc(sizeof(float) * K * crs);
     if (!wt || posix_memalign(&dc->w, 64, wino_f32_gemm_packed_b_bytes(dc->isa, (int)crs, d->k))) {
         dc->w = NULL;

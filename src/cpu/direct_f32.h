@@ -32,6 +32,11 @@ enum wino_status wino_f32_direct_prepare(struct wino_f32_direct *dc,
                                          const float *weights, int threads);
 void wino_f32_direct_release(struct wino_f32_direct *dc);
 
+/* Sets the blocks and workspace of a prepared dc for desc's batch and image sizes (the other
+ * fields as at prepare). WINO_INVALID_ARGUMENT, dc unchanged, when a size overflows. */
+enum wino_status wino_f32_direct_shape(struct wino_f32_direct *dc,
+                                       const struct wino_conv2d_desc *desc);
+
 size_t wino_f32_direct_workspace_bytes(const struct wino_f32_direct *dc);
 
 void wino_f32_direct_run(const struct wino_f32_direct *dc, const struct wino_conv2d_desc *desc,
