@@ -37,7 +37,7 @@ if [ -n "$wheel" ] && [ -f "$wheel/lib/libcudnn.so.9" ]; then
 fi
 {
   cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-    -DWINO_GPU_TESTS=ON "${deps[@]}" &&
+    -DWINO_GPU_TESTS=ON -DWINO_BENCH_BASELINES=ON "${deps[@]}" &&
   cmake --build build-gpu -j"$(nproc)"
 } >"$log" 2>&1 || { tail -n 40 "$log"; echo "gpu-check: build failed"; exit 1; }
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds wino and runs all tests.
+# Installs what is missing, builds wino (with the bench baselines found) and runs all tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DWINO_BENCH_BASELINES=ON
 cmake --build build -j"$(nproc)"
 ctest --test-dir build --output-on-failure -j"$(nproc)"

@@ -14,10 +14,13 @@ extern "C" {
 #define WINO_PRINTF(f, a)
 #endif
 
-/* Records the reason (printf-style) and returns status. */
-enum wino_status wino_fail(enum wino_status status, const char *fmt, ...) WINO_PRINTF(2, 3);
+/* Records the reason (printf-style) and returns status. wino_fail and wino_ok are exported by a
+ * shared libwino beside the functions of wino.h (WINO_API): libwino_gen reports through them, so
+ * that one wino_last_error() explains the calls of both libraries. */
+WINO_API enum wino_status wino_fail(enum wino_status status, const char *fmt, ...)
+    WINO_PRINTF(2, 3);
 /* Clears the reason at the start of a public call; returns WINO_SUCCESS. */
-enum wino_status wino_ok(void);
+WINO_API enum wino_status wino_ok(void);
 
 /* *out = a * b, returning 0, or -1 on size_t overflow (then *out is untouched). */
 int wino_mul_size(size_t a, size_t b, size_t *out);
