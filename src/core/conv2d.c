@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/threads.h"
 #include "core/tuning_cache.h"
+#include "core/tile_check.h"
 #include "core/tile_matrices.h"
 
 

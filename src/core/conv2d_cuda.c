@@ -52,9 +52,9 @@ enum wino_status wino_conv2d_create_cuda(const struct wino_conv2d_desc *desc,
                                            "wino_conv2d_create_int8");
     if (o->tf32 && desc->dtype != WINO_DTYPE_F32)
         return wino_fail(WINO_INVALID_ARGUMENT, "tf32 applies to FP32 convolutions only");
-    if (o->points)
+    if (o->matrices)
         return wino_fail(WINO_UNSUPPORTED, "CUDA: Winograd runs the generated tiles only "
-                                           "(recorded points)");
+                                           "(recorded points, options.matrices NULL)");
     const int tile_m = o->tile_m ? o->tile_m : cuda_default_tile_m(desc);
     const char *why = wino_winograd_refusal(desc, tile_m);
     if (why)

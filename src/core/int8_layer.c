@@ -1,5 +1,4 @@
 #include "core/int8_layer.h"
-#include "core/tile_matrices.h"
 
 #include <float.h>
 #include <stdlib.h>
@@ -7,6 +6,7 @@
 
 #include "core/conv_desc.h"
 #include "core/error.h"
+#include "core/tile_matrices.h"
 
 static int positive_finite(double v)
 {

@@ -3,27 +3,12 @@
 #include <math.h>
 #include <string.h>
 
-#include "core/error.h"
-#include "core/tile_matrices.h"
-
 static int abs_row_sum(const int *row, int n)
 {
     int s = 0;
     for (int i = 0; i < n; i++)
         s += row[i] < 0 ? -row[i] : row[i];
     return s;
-}
-
-enum wino_status wino_int8_tile_make(int m, struct wino_int8_tile *t)
-{
-    const struct wino_tile_matrices *exact = wino_int8_exact_tile(m);
-    if (!exact) {
-        memset(t, 0, sizeof *t);
-        return wino_fail(WINO_UNSUPPORTED, "INT8 Winograd runs F(2,3), F(4,3), F(6,3), not m = %d",
-                         m);
-    }
-    wino_int8_tile_balance(exact, t);
-    return WINO_SUCCESS;
 }
 
 void wino_int8_tile_balance(const struct wino_tile_matrices *exact, struct wino_int8_tile *t)

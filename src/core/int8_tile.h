@@ -3,7 +3,8 @@
  * columns of A^T scaled, the factors moved into G'), and powers of two moved from the rows of
  * G' into the columns of A'^T so that all positions of G' g G'^T have about the same range.
  * The generator builds them exactly; the runtime takes them from its table of tiles
- * (core/tile_matrices.h). */
+ * (core/tile_matrices.h: wino_int8_tile_make). Pure arithmetic: libwino_gen compiles this file
+ * too, to write the INT8 tables. */
 #ifndef WINO_CORE_INT8_TILE_H
 #define WINO_CORE_INT8_TILE_H
 
@@ -24,9 +25,6 @@ struct wino_int8_tile {
     int shift[WINO_INT8_MAX_ALPHA]; /* G' row p = G row p / 2^shift[p], A'^T column p times it */
     int beta_b, beta_a; /* largest absolute row sums of B'^T and A'^T */
 };
-
-/* F(m, 3) from the runtime's table: WINO_SUCCESS, or WINO_UNSUPPORTED when m is not 2, 4 or 6. */
-enum wino_status wino_int8_tile_make(int m, struct wino_int8_tile *t);
 
 /* The balanced tile *t from the exact one (integer B^T and A^T): the shifts below. */
 void wino_int8_tile_balance(const struct wino_tile_matrices *exact, struct wino_int8_tile *t);

@@ -4,7 +4,7 @@
 #ifndef WINO_GEN_TILE_ACCURACY_H
 #define WINO_GEN_TILE_ACCURACY_H
 
-#include "core/tile_matrices.h"
+#include "core/tile_check.h"
 #include "wino_gen.h"
 
 /* wino_tile_f32_error_bound (core/tile_matrices.h) of the tile's matrices rounded to double, or

@@ -14,6 +14,7 @@
 extern "C" {
 #include "core/int8_layer.h"
 #include "core/int8_tile.h"
+#include "core/tile_matrices.h"
 #include "int8_test_cases.h"
 #include "ref/int8_winograd_ref.h"
 }
