@@ -54,6 +54,94 @@ const char *wino_winograd_refusal(const struct wino_conv2d_desc *d, int tile_m)
     return NULL;
 }
 
+/* ---- the CPU FP32 forward paths ---- */
+
+static enum wino_status run_direct(const wino_conv2d *op, const struct wino_conv2d_io *io)
+{
+    const struct wino_epilogue ep = {op->bias, op->relu};
+    wino_f32_direct_run(&op->direct, &op->desc, op->sizes.p, op->sizes.q, io->in, &ep, io->out,
+                        io->workspace);
+    return WINO_SUCCESS;
+}
+
+static enum wino_status reshape_direct(wino_conv2d *op, const struct wino_conv2d_desc *d,
+                                       const struct wino_conv_sizes *sizes, size_t *bytes)
+{
+    (void)sizes;
+    struct wino_f32_direct shaped = op->direct; /* only blocks and workspace sizes change */
+    if (wino_f32_direct_shape(&shaped, d))
+        return wino_reshape_overflow();
+    op->direct = shaped;
+    *bytes = shaped.workspace_bytes;
+    return WINO_SUCCESS;
+}
+
+static void release_direct(wino_conv2d *op)
+{
+    wino_f32_direct_release(&op->direct);
+}
+
+static const struct wino_conv2d_path cpu_direct = {run_direct, reshape_direct, wino_variant_none,
+                                                   release_direct};
+
+static enum wino_status run_winograd(const wino_conv2d *op, const struct wino_conv2d_io *io)
+{
+    const struct wino_epilogue ep = {op->bias, op->relu};
+    wino_f32_engine_run(&op->engine, &op->desc, op->sizes.p, op->sizes.q, io->in, &ep, io->out,
+                        io->workspace);
+    return WINO_SUCCESS;
+}
+
+static enum wino_status reshape_winograd(wino_conv2d *op, const struct wino_conv2d_desc *d,
+                                         const struct wino_conv_sizes *sizes, size_t *bytes)
+{
+    int overflow = 0;
+    *bytes = wino_f32_engine_workspace_bytes(&op->engine, d, sizes->p, sizes->q, &overflow);
+    return overflow ? wino_reshape_overflow() : WINO_SUCCESS;
+}
+
+static enum wino_variant variant_winograd(const wino_conv2d *op)
+{
+    return op->engine.fused ? WINO_VARIANT_FUSED : WINO_VARIANT_NON_FUSED;
+}
+
+static void release_winograd(wino_conv2d *op)
+{
+    wino_f32_engine_release(&op->engine);
+}
+
+/* the engine of generated transforms (default tiles, recorded points), fused or not */
+static const struct wino_conv2d_path cpu_winograd = {run_winograd, reshape_winograd,
+                                                     variant_winograd, release_winograd};
+
+static enum wino_status run_scalar(const wino_conv2d *op, const struct wino_conv2d_io *io)
+{
+    const struct wino_epilogue ep = {op->bias, op->relu};
+    wino_f32_winograd_run(&op->winograd, &op->desc, op->sizes.p, op->sizes.q, io->in, &ep,
+                          io->out, io->workspace);
+    return WINO_SUCCESS;
+}
+
+static enum wino_status reshape_scalar(wino_conv2d *op, const struct wino_conv2d_desc *d,
+                                       const struct wino_conv_sizes *sizes, size_t *bytes)
+{
+    (void)sizes;
+    const size_t floats = wino_f32_winograd_workspace_floats(&op->winograd, d);
+    if (floats > SIZE_MAX / sizeof(float))
+        return wino_reshape_overflow();
+    *bytes = sizeof(float) * floats;
+    return WINO_SUCCESS;
+}
+
+static void release_scalar(wino_conv2d *op)
+{
+    wino_f32_winograd_release(&op->winograd);
+}
+
+/* the portable scalar Winograd path: any other tile, and caller tiles */
+static const struct wino_conv2d_path cpu_winograd_scalar = {run_scalar, reshape_scalar,
+                                                            wino_variant_none, release_scalar};
+
 enum wino_status wino_conv2d_check_options(const struct wino_conv2d_options *o)
 {
     if (o->algo != WINO_ALGO_AUTO && o->algo != WINO_ALGO_DIRECT && o->algo != WINO_ALGO_WINOGRAD)
@@ -224,6 +312,7 @@ static enum wino_status create_planned(const struct wino_conv2d_desc *desc, cons
                                                            tile_m, desc->r, desc, tiles, threads)
                                                      : v == WINO_VARIANT_FUSED;
             int overflow = 0;
+            o->path = &cpu_winograd;
             st = wino_f32_engine_prepare(&o->engine, desc, weights, tile_m, fused, threads);
             if (!st)
                 o->workspace_bytes = wino_f32_engine_workspace_bytes(
@@ -233,11 +322,13 @@ static enum wino_status create_planned(const struct wino_conv2d_desc *desc, cons
         } else {
             const struct wino_tile_matrices *tile =
                 matrices ? matrices : wino_recorded_tile(tile_m, desc->r);
+            o->path = &cpu_winograd_scalar;
             st = wino_f32_winograd_prepare(&o->winograd, tile, desc, weights);
             o->workspace_bytes =
                 sizeof(float) * wino_f32_winograd_workspace_floats(&o->winograd, desc);
         }
     } else {
+        o->path = &cpu_direct;
         st = wino_f32_direct_prepare(&o->direct, desc, weights, threads);
         if (st == WINO_INVALID_ARGUMENT)
             st = wino_fail(st, "direct convolution: C x R x S too large");
@@ -308,56 +399,23 @@ enum wino_status wino_conv2d_run_stream(const wino_conv2d *op, const void *x, vo
     if (!op->cuda && stream)
         return wino_fail(WINO_INVALID_ARGUMENT,
                          "wino_conv2d_run_stream: a CPU operator takes stream NULL only");
+    if (op->kind == WINO_CONV2D_BACKWARD_FILTER)
+        return wino_fail(WINO_INVALID_ARGUMENT, "a backward-filter operator runs with "
+                                                "wino_conv2d_backward_filter_run");
     if (op->unshaped)
         return wino_fail(WINO_INVALID_ARGUMENT, "wino_conv2d_run: the operator was created "
                                                 "without sizes: reshape it first");
-    if (op->kind != WINO_CONV2D_FORWARD)
-        return wino_conv2d_backward_run(op, x, y, workspace, workspace_bytes);
     const enum wino_status st = wino_conv2d_check_workspace(op, workspace, workspace_bytes);
     if (st)
         return st;
-    if (op->cuda)
-        return wino_cuda_conv_run(op->cuda, x, y, workspace, workspace_bytes, stream);
-    const struct wino_epilogue ep = {op->bias, op->relu};
-    if (op->int8)
-        wino_s8_engine_run(op->int8, &op->desc, op->sizes.p, op->sizes.q, x, y, workspace);
-    else if (op->engine.U)
-        wino_f32_engine_run(&op->engine, &op->desc, op->sizes.p, op->sizes.q, x, &ep, y,
-                            workspace);
-    else if (op->algo == WINO_ALGO_WINOGRAD)
-        wino_f32_winograd_run(&op->winograd, &op->desc, op->sizes.p, op->sizes.q, x, &ep, y,
-                              workspace);
-    else
-        wino_f32_direct_run(&op->direct, &op->desc, op->sizes.p, op->sizes.q, x, &ep, y,
-                            workspace);
-    return WINO_SUCCESS;
+    const struct wino_conv2d_io io = {.in = x, .out = y, .workspace = workspace,
+                                      .workspace_bytes = workspace_bytes, .stream = stream};
+    return op->path->run(op, &io);
 }
 
-/* The workspace of a forward operator for the sizes of d (sizes: its checked sizes). */
-static enum wino_status forward_reshape(wino_conv2d *op, const struct wino_conv2d_desc *d,
-                                        const struct wino_conv_sizes *sizes, size_t *bytes)
+enum wino_status wino_reshape_overflow(void)
 {
-    int overflow = 0;
-    if (op->cuda)
-        return wino_cuda_conv_reshape(op->cuda, d, sizes, bytes);
-    if (op->int8) {
-        *bytes = wino_s8_engine_workspace_bytes(op->int8, d, &overflow);
-    } else if (op->engine.U) {
-        *bytes = wino_f32_engine_workspace_bytes(&op->engine, d, sizes->p, sizes->q, &overflow);
-    } else if (op->algo == WINO_ALGO_WINOGRAD) {
-        const size_t floats = wino_f32_winograd_workspace_floats(&op->winograd, d);
-        overflow = floats > SIZE_MAX / sizeof(float);
-        *bytes = sizeof(float) * floats;
-    } else {
-        struct wino_f32_direct shaped = op->direct;
-        overflow = wino_f32_direct_shape(&shaped, d) != WINO_SUCCESS;
-        if (!overflow)
-            op->direct = shaped; /* only blocks and workspace sizes change */
-        *bytes = shaped.workspace_bytes;
-    }
-    return overflow ? wino_fail(WINO_INVALID_ARGUMENT, "wino_conv2d_reshape: the workspace "
-                                                       "size overflows")
-                    : WINO_SUCCESS;
+    return wino_fail(WINO_INVALID_ARGUMENT, "wino_conv2d_reshape: the workspace size overflows");
 }
 
 enum wino_status wino_conv2d_reshape(wino_conv2d *op, int n, int h, int w,
@@ -369,12 +427,10 @@ enum wino_status wino_conv2d_reshape(wino_conv2d *op, int n, int h, int w,
     struct wino_conv2d_desc d = op->desc;
     d.n = n, d.h = h, d.w = w;
     struct wino_conv_sizes sizes;
-    enum wino_status st = wino_conv_desc_check(&d, &sizes);
     size_t bytes = 0;
+    enum wino_status st = wino_conv_desc_check(&d, &sizes);
     if (!st)
-        st = op->kind == WINO_CONV2D_FORWARD
-                 ? forward_reshape(op, &d, &sizes, &bytes)
-                 : wino_conv2d_backward_reshape(op, &d, &sizes, &bytes);
+        st = op->path->reshape(op, &d, &sizes, &bytes);
     if (st)
         return st;
     op->desc = d;
@@ -391,13 +447,14 @@ enum wino_status wino_conv2d_variant(const wino_conv2d *op, enum wino_variant *v
     wino_ok();
     if (!op || !variant)
         return wino_fail(WINO_INVALID_ARGUMENT, "wino_conv2d_variant: NULL argument");
-    *variant = op->kind != WINO_CONV2D_FORWARD ? wino_conv2d_backward_variant(op)
-               : op->cuda             ? wino_cuda_conv_variant(op->cuda)
-               : op->int8           ? WINO_VARIANT_FUSED
-               : !op->engine.U    ? WINO_VARIANT_AUTO
-               : op->engine.fused ? WINO_VARIANT_FUSED
-                                  : WINO_VARIANT_NON_FUSED;
+    *variant = op->path->variant(op);
     return WINO_SUCCESS;
+}
+
+enum wino_variant wino_variant_none(const wino_conv2d *op)
+{
+    (void)op;
+    return WINO_VARIANT_AUTO;
 }
 
 void wino_conv2d_destroy(wino_conv2d *op)
@@ -405,13 +462,7 @@ void wino_conv2d_destroy(wino_conv2d *op)
     if (!op)
         return;
     free(op->bias);
-    wino_conv2d_backward_release(op->backward);
-    wino_cuda_conv_destroy(op->cuda);
-    if (op->int8)
-        wino_s8_engine_release(op->int8);
-    free(op->int8);
-    wino_f32_direct_release(&op->direct);
-    wino_f32_engine_release(&op->engine);
-    wino_f32_winograd_release(&op->winograd);
+    if (op->path)
+        op->path->release(op);
     free(op);
 }

@@ -24,6 +24,9 @@ struct wino_conv2d_backward {
     float *weights; /* backward-data, direct: w as given, for reshape (its plan depends on H, W) */
 };
 
+/* The four training paths (defined at the end of this file). */
+static const struct wino_conv2d_path data_winograd, data_direct, filter_winrs, filter_direct;
+
 /* The forward convolution whose output is dx: dy (N x K x P x Q) with the rotated filters, C
  * outputs, padding R-1-pad. */
 static struct wino_conv2d_desc data_forward_desc(const struct wino_conv2d_desc *d, int p, int q)
@@ -212,6 +215,7 @@ static enum wino_status backward_data_create_planned(const struct wino_conv2d_de
     if (!o)
         return wino_fail(WINO_OUT_OF_MEMORY, "%s: out of memory", what);
     o->algo = algo;
+    o->path = algo == WINO_ALGO_WINOGRAD ? &data_winograd : &data_direct;
     if (algo == WINO_ALGO_WINOGRAD) {
         st = data_forward_create(o, weights, ctx, options);
     } else {
@@ -239,22 +243,6 @@ enum wino_status wino_conv2d_backward_data_create(const struct wino_conv2d_desc 
     const struct wino_conv2d_desc *planned = wino_desc_for_planning(desc, &nominal);
     return wino_conv2d_shaped(backward_data_create_planned(planned, weights, ctx, options, op),
                               op, planned == &nominal);
-}
-
-enum wino_status wino_conv2d_backward_run(const wino_conv2d *op, const void *dy, void *dx,
-                                          void *workspace, size_t workspace_bytes)
-{
-    if (op->kind == WINO_CONV2D_BACKWARD_FILTER)
-        return wino_fail(WINO_INVALID_ARGUMENT, "a backward-filter operator runs with "
-                                                "wino_conv2d_backward_filter_run");
-    if (op->backward->forward)
-        return wino_conv2d_run(op->backward->forward, dy, dx, workspace, workspace_bytes);
-    enum wino_status st = wino_conv2d_check_workspace(op, workspace, workspace_bytes);
-    if (st)
-        return st;
-    wino_f32_backward_data_run(&op->backward->data, &op->desc, op->sizes.p, op->sizes.q, dy, dx,
-                               workspace);
-    return WINO_SUCCESS;
 }
 
 /* Why WinRS cannot serve desc, or NULL. */
@@ -346,6 +334,7 @@ static enum wino_status backward_filter_create_planned(const struct wino_conv2d_
         return wino_fail(WINO_OUT_OF_MEMORY, "%s: out of memory", what);
     }
     o->algo = algo;
+    o->path = algo == WINO_ALGO_WINOGRAD ? &filter_winrs : &filter_direct;
     o->backward->threads = threads;
     o->backward->accumulate = options ? options->accumulate : 0;
     if (algo == WINO_ALGO_WINOGRAD) {
@@ -390,13 +379,9 @@ enum wino_status wino_conv2d_backward_filter_run(const wino_conv2d *op, const vo
     enum wino_status st = wino_conv2d_check_workspace(op, workspace, workspace_bytes);
     if (st)
         return st;
-    const struct wino_conv2d_backward *b = op->backward;
-    if (op->algo == WINO_ALGO_WINOGRAD)
-        wino_f32_winrs_run(&b->winrs, &op->desc, op->sizes.p, op->sizes.q, x, dy, dw, workspace);
-    else
-        wino_f32_backward_filter_direct_run(&b->filter, &op->desc, op->sizes.p, op->sizes.q, x,
-                                            dy, dw, workspace);
-    return WINO_SUCCESS;
+    const struct wino_conv2d_io io = {.in = x, .in2 = dy, .out = dw, .workspace = workspace,
+                                      .workspace_bytes = workspace_bytes};
+    return op->path->run(op, &io);
 }
 
 enum wino_status wino_conv2d_backward_filter_info(const wino_conv2d *op,
@@ -437,16 +422,11 @@ enum wino_status wino_conv2d_kind(const wino_conv2d *op, enum wino_conv2d_kind *
     return WINO_SUCCESS;
 }
 
-enum wino_variant wino_conv2d_backward_variant(const wino_conv2d *op)
-{
-    enum wino_variant v = WINO_VARIANT_AUTO;
-    if (op->backward->forward)
-        wino_conv2d_variant(op->backward->forward, &v);
-    return v;
-}
+/* ---- the training paths ---- */
 
-void wino_conv2d_backward_release(struct wino_conv2d_backward *b)
+static void release_backward(wino_conv2d *op)
 {
+    struct wino_conv2d_backward *b = op->backward;
     if (!b)
         return;
     free(b->weights);
@@ -457,58 +437,116 @@ void wino_conv2d_backward_release(struct wino_conv2d_backward *b)
     free(b);
 }
 
-/* A backward-filter state for d's sizes with the algorithm of op, into *b's winrs or filter. */
-static enum wino_status filter_reshape(const wino_conv2d *op, const struct wino_conv2d_desc *d,
-                                       struct wino_conv2d_backward *b)
+/* backward-data by Winograd: the forward operator on dy with the rotated filters */
+static enum wino_status run_data_winograd(const wino_conv2d *op, const struct wino_conv2d_io *io)
 {
-    if (op->algo == WINO_ALGO_WINOGRAD) {
-        const struct wino_conv2d_options o = {.algo = WINO_ALGO_WINOGRAD,
-                                              .accumulate = op->backward->accumulate};
-        struct wino_conv_sizes sizes;
-        enum wino_algo algo;
-        return filter_plan(d, &o, op->backward->threads, &sizes, &algo, &b->winrs);
-    }
-    return direct_failure(wino_f32_backward_filter_direct_prepare(&b->filter, d,
-                                                                  op->backward->threads,
-                                                                  op->backward->accumulate),
-                          "wino_conv2d_reshape");
+    return wino_conv2d_run(op->backward->forward, io->in, io->out, io->workspace,
+                           io->workspace_bytes);
 }
 
-enum wino_status wino_conv2d_backward_reshape(wino_conv2d *op, const struct wino_conv2d_desc *d,
-                                              const struct wino_conv_sizes *sizes,
-                                              size_t *workspace_bytes)
+static enum wino_status reshape_data_winograd(wino_conv2d *op, const struct wino_conv2d_desc *d,
+                                              const struct wino_conv_sizes *sizes, size_t *bytes)
 {
-    struct wino_conv2d_backward *b = op->backward;
-    if (b->forward) { /* backward-data by Winograd: the forward operator on dy */
-        const struct wino_conv2d_desc f = data_forward_desc(d, sizes->p, sizes->q);
-        return wino_conv2d_reshape(b->forward, f.n, f.h, f.w, workspace_bytes);
-    }
-    struct wino_conv2d_backward fresh = {0};
-    enum wino_status st;
-    if (op->kind == WINO_CONV2D_BACKWARD_DATA)
-        st = direct_failure(wino_f32_backward_data_prepare(&fresh.data, d, b->weights,
-                                                           b->threads),
-                            "wino_conv2d_reshape");
-    else
-        st = filter_reshape(op, d, &fresh);
-    if (st) {
-        wino_f32_backward_data_release(&fresh.data);
-        wino_f32_backward_filter_direct_release(&fresh.filter);
-        return st;
-    }
-    if (op->kind == WINO_CONV2D_BACKWARD_DATA) {
-        wino_f32_backward_data_release(&b->data);
-        b->data = fresh.data;
-        *workspace_bytes = wino_f32_backward_data_workspace_bytes(&b->data);
-    } else if (op->algo == WINO_ALGO_WINOGRAD) {
-        wino_f32_winrs_release(&b->winrs);
-        b->winrs = fresh.winrs;
-        op->tile_m = b->winrs.plan.n[0];
-        *workspace_bytes = wino_f32_winrs_workspace_bytes(&b->winrs);
-    } else {
-        wino_f32_backward_filter_direct_release(&b->filter);
-        b->filter = fresh.filter;
-        *workspace_bytes = wino_f32_backward_filter_direct_workspace_bytes(&b->filter);
-    }
+    const struct wino_conv2d_desc f = data_forward_desc(d, sizes->p, sizes->q);
+    return wino_conv2d_reshape(op->backward->forward, f.n, f.h, f.w, bytes);
+}
+
+static enum wino_variant variant_data_winograd(const wino_conv2d *op)
+{
+    enum wino_variant v = WINO_VARIANT_AUTO;
+    wino_conv2d_variant(op->backward->forward, &v);
+    return v;
+}
+
+static const struct wino_conv2d_path data_winograd = {run_data_winograd, reshape_data_winograd,
+                                                      variant_data_winograd, release_backward};
+
+/* backward-data, direct: one GEMM per stride phase */
+static enum wino_status run_data_direct(const wino_conv2d *op, const struct wino_conv2d_io *io)
+{
+    wino_f32_backward_data_run(&op->backward->data, &op->desc, op->sizes.p, op->sizes.q, io->in,
+                               io->out, io->workspace);
     return WINO_SUCCESS;
 }
+
+/* Its phases depend on H and W: prepared again from the weights kept at create. */
+static enum wino_status reshape_data_direct(wino_conv2d *op, const struct wino_conv2d_desc *d,
+                                            const struct wino_conv_sizes *sizes, size_t *bytes)
+{
+    (void)sizes;
+    struct wino_conv2d_backward *b = op->backward;
+    struct wino_f32_backward_data fresh;
+    enum wino_status st = wino_f32_backward_data_prepare(&fresh, d, b->weights, b->threads);
+    if (st) {
+        wino_f32_backward_data_release(&fresh);
+        return direct_failure(st, "wino_conv2d_reshape");
+    }
+    wino_f32_backward_data_release(&b->data);
+    b->data = fresh;
+    *bytes = wino_f32_backward_data_workspace_bytes(&b->data);
+    return WINO_SUCCESS;
+}
+
+static const struct wino_conv2d_path data_direct = {run_data_direct, reshape_data_direct,
+                                                    wino_variant_none, release_backward};
+
+/* backward-filter by WinRS */
+static enum wino_status run_filter_winrs(const wino_conv2d *op, const struct wino_conv2d_io *io)
+{
+    wino_f32_winrs_run(&op->backward->winrs, &op->desc, op->sizes.p, op->sizes.q, io->in,
+                       io->in2, io->out, io->workspace);
+    return WINO_SUCCESS;
+}
+
+/* Kernels and segments depend on Q and on the rows of dy: planned again. */
+static enum wino_status reshape_filter_winrs(wino_conv2d *op, const struct wino_conv2d_desc *d,
+                                             const struct wino_conv_sizes *sizes, size_t *bytes)
+{
+    (void)sizes;
+    struct wino_conv2d_backward *b = op->backward;
+    const struct wino_conv2d_options o = {.algo = WINO_ALGO_WINOGRAD,
+                                          .accumulate = b->accumulate};
+    struct wino_conv_sizes planned;
+    enum wino_algo algo;
+    struct wino_f32_winrs fresh;
+    enum wino_status st = filter_plan(d, &o, b->threads, &planned, &algo, &fresh);
+    if (st)
+        return st;
+    wino_f32_winrs_release(&b->winrs);
+    b->winrs = fresh;
+    op->tile_m = b->winrs.plan.n[0];
+    *bytes = wino_f32_winrs_workspace_bytes(&b->winrs);
+    return WINO_SUCCESS;
+}
+
+static const struct wino_conv2d_path filter_winrs = {run_filter_winrs, reshape_filter_winrs,
+                                                     wino_variant_none, release_backward};
+
+/* backward-filter, direct: im2col(x)^T x dy */
+static enum wino_status run_filter_direct(const wino_conv2d *op, const struct wino_conv2d_io *io)
+{
+    wino_f32_backward_filter_direct_run(&op->backward->filter, &op->desc, op->sizes.p,
+                                        op->sizes.q, io->in, io->in2, io->out, io->workspace);
+    return WINO_SUCCESS;
+}
+
+static enum wino_status reshape_filter_direct(wino_conv2d *op, const struct wino_conv2d_desc *d,
+                                              const struct wino_conv_sizes *sizes, size_t *bytes)
+{
+    (void)sizes;
+    struct wino_conv2d_backward *b = op->backward;
+    struct wino_f32_backward_filter_direct fresh;
+    enum wino_status st =
+        wino_f32_backward_filter_direct_prepare(&fresh, d, b->threads, b->accumulate);
+    if (st) {
+        wino_f32_backward_filter_direct_release(&fresh);
+        return direct_failure(st, "wino_conv2d_reshape");
+    }
+    wino_f32_backward_filter_direct_release(&b->filter);
+    b->filter = fresh;
+    *bytes = wino_f32_backward_filter_direct_workspace_bytes(&b->filter);
+    return WINO_SUCCESS;
+}
+
+static const struct wino_conv2d_path filter_direct = {run_filter_direct, reshape_filter_direct,
+                                                      wino_variant_none, release_backward};

@@ -21,6 +21,32 @@ enum wino_status wino_context_check(const struct wino_context *ctx)
     return WINO_SUCCESS;
 }
 
+/* The CUDA path, FP32, FP16 and INT8 alike: the component (src/core/cuda_loader.c). */
+static enum wino_status run_cuda(const wino_conv2d *op, const struct wino_conv2d_io *io)
+{
+    return wino_cuda_conv_run(op->cuda, io->in, io->out, io->workspace, io->workspace_bytes,
+                              io->stream);
+}
+
+static enum wino_status reshape_cuda(wino_conv2d *op, const struct wino_conv2d_desc *d,
+                                     const struct wino_conv_sizes *sizes, size_t *bytes)
+{
+    return wino_cuda_conv_reshape(op->cuda, d, sizes, bytes);
+}
+
+static enum wino_variant variant_cuda(const wino_conv2d *op)
+{
+    return wino_cuda_conv_variant(op->cuda);
+}
+
+static void release_cuda(wino_conv2d *op)
+{
+    wino_cuda_conv_destroy(op->cuda);
+}
+
+const struct wino_conv2d_path wino_path_cuda = {run_cuda, reshape_cuda, variant_cuda,
+                                                release_cuda};
+
 /* The largest FP16 tile: measured relative L1 errors 8e-3 at alpha 8, 3e-2 to 3e-1 beyond. */
 #define WINO_CUDA_F16_MAX_ALPHA 8
 
@@ -72,6 +98,7 @@ enum wino_status wino_conv2d_create_cuda(const struct wino_conv2d_desc *desc,
     c->algo = WINO_ALGO_WINOGRAD;
     c->tile_m = tile_m;
     c->stream = ctx->stream;
+    c->path = &wino_path_cuda;
     st = wino_cuda_conv_create(desc, &sizes, weights, ctx, tile_m, o->variant, o->bias, o->relu,
                                o->tf32, &c->cuda, &c->workspace_bytes);
     if (st) {

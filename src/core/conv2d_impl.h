@@ -1,4 +1,11 @@
-/* The operator behind the public wino_conv2d handle, shared by the files that create it. */
+/* The operator behind the public wino_conv2d handle, shared by the files that create it.
+ *
+ * An operator is tagged twice: its kind (forward, backward-data, backward-filter: what the
+ * caller asked) and its path (how it computes: CPU direct, the CPU Winograd engine, ..., the
+ * CUDA component). The path is a small table of operations chosen at create, defined beside
+ * the state it drives (conv2d.c: the CPU FP32 forward paths; conv2d_int8.c: CPU INT8;
+ * conv2d_cuda.c: CUDA; conv2d_backward.c: the training paths), so the shared entry points
+ * (run, reshape, variant, destroy) check their arguments once and hold no per-path branches. */
 #ifndef WINO_CORE_CONV2D_IMPL_H
 #define WINO_CORE_CONV2D_IMPL_H
 
@@ -10,7 +17,10 @@
 #include "cuda/conv2d_cuda.h"
 #include "wino.h"
 
+struct wino_conv2d_path;
+
 struct wino_conv2d {
+    const struct wino_conv2d_path *path; /* set at create, before any state it releases */
     struct wino_conv2d_desc desc;
     struct wino_conv_sizes sizes;
     enum wino_algo algo;
@@ -29,6 +39,36 @@ struct wino_conv2d {
     int unshaped;                     /* created without sizes: run() waits for a reshape */
 };
 
+/* What a run reads and writes: forward x -> y, backward-data dy -> dx, backward-filter
+ * (x, dy) -> dw; the workspace as checked against the operator's size; the CUDA stream. */
+struct wino_conv2d_io {
+    const void *in, *in2;
+    void *out;
+    void *workspace;
+    size_t workspace_bytes;
+    void *stream;
+};
+
+struct wino_conv2d_path {
+    /* Computes io (arguments checked, the operator shaped). */
+    enum wino_status (*run)(const wino_conv2d *op, const struct wino_conv2d_io *io);
+    /* Makes op serve d (checked, sizes its sizes) and sets *workspace_bytes; on failure op stays
+     * as it was. The shared part (desc, sizes, workspace size) is wino_conv2d_reshape's. */
+    enum wino_status (*reshape)(wino_conv2d *op, const struct wino_conv2d_desc *d,
+                                const struct wino_conv_sizes *sizes, size_t *workspace_bytes);
+    enum wino_variant (*variant)(const wino_conv2d *op);
+    void (*release)(wino_conv2d *op); /* the path's state (op itself is freed by destroy) */
+};
+
+/* The paths of the CUDA component (conv2d_cuda.c), used by the FP32/FP16 and INT8 creates. */
+extern const struct wino_conv2d_path wino_path_cuda;
+
+/* A path's variant when it has none to report: WINO_VARIANT_AUTO. */
+enum wino_variant wino_variant_none(const wino_conv2d *op);
+
+/* The failure of a reshape whose workspace size overflows. */
+enum wino_status wino_reshape_overflow(void);
+
 /* The descriptor create plans for: desc itself, or, when its sizes are unknown (n = h = w = 0),
  * *nominal, a copy with n = 1 and h, w = 56 (or the dilated filter's extent when larger). */
 const struct wino_conv2d_desc *wino_desc_for_planning(const struct wino_conv2d_desc *desc,
@@ -37,12 +77,6 @@ const struct wino_conv2d_desc *wino_desc_for_planning(const struct wino_conv2d_d
 /* The end of every create: st, after marking a created *op unshaped when it was planned on
  * nominal sizes. */
 enum wino_status wino_conv2d_shaped(enum wino_status st, wino_conv2d **op, int unshaped);
-
-/* The backward operators' part of wino_conv2d_reshape: d and sizes are checked; sets
- * *workspace_bytes for them and leaves op unchanged on failure. */
-enum wino_status wino_conv2d_backward_reshape(wino_conv2d *op, const struct wino_conv2d_desc *d,
-                                              const struct wino_conv_sizes *sizes,
-                                              size_t *workspace_bytes);
 
 /* Checks the fields of options that mean the same on every backend. */
 enum wino_status wino_conv2d_check_options(const struct wino_conv2d_options *options);
@@ -56,14 +90,6 @@ const char *wino_winograd_refusal(const struct wino_conv2d_desc *desc, int tile_
 /* Checks run()'s workspace against the operator's size and its 64-byte alignment. */
 enum wino_status wino_conv2d_check_workspace(const wino_conv2d *op, const void *workspace,
                                              size_t workspace_bytes);
-
-/* The backward operators' part of the shared entry points (src/core/conv2d_backward.c): run
- * (backward-data; a backward-filter operator is refused), variant, and the release of their
- * state (NULL is fine). */
-enum wino_status wino_conv2d_backward_run(const wino_conv2d *op, const void *dy, void *dx,
-                                          void *workspace, size_t workspace_bytes);
-enum wino_variant wino_conv2d_backward_variant(const wino_conv2d *op);
-void wino_conv2d_backward_release(struct wino_conv2d_backward *backward);
 
 /* wino_conv2d_create for ctx->backend == WINO_BACKEND_CUDA (src/core/conv2d_cuda.c). */
 enum wino_status wino_conv2d_create_cuda(const struct wino_conv2d_desc *desc,

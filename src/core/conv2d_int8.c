@@ -25,6 +25,39 @@ static enum wino_status weights_to_host(const struct wino_conv2d_desc *desc, con
     return st;
 }
 
+/* The CPU INT8 path: the engine of src/cpu/winograd_s8.h (one fused variant). */
+static enum wino_status run_int8(const wino_conv2d *op, const struct wino_conv2d_io *io)
+{
+    wino_s8_engine_run(op->int8, &op->desc, op->sizes.p, op->sizes.q, io->in, io->out,
+                       io->workspace);
+    return WINO_SUCCESS;
+}
+
+static enum wino_status reshape_int8(wino_conv2d *op, const struct wino_conv2d_desc *d,
+                                     const struct wino_conv_sizes *sizes, size_t *bytes)
+{
+    (void)sizes;
+    int overflow = 0;
+    *bytes = wino_s8_engine_workspace_bytes(op->int8, d, &overflow);
+    return overflow ? wino_reshape_overflow() : WINO_SUCCESS;
+}
+
+static enum wino_variant variant_int8(const wino_conv2d *op)
+{
+    (void)op;
+    return WINO_VARIANT_FUSED;
+}
+
+static void release_int8(wino_conv2d *op)
+{
+    if (op->int8)
+        wino_s8_engine_release(op->int8);
+    free(op->int8);
+}
+
+static const struct wino_conv2d_path cpu_int8 = {run_int8, reshape_int8, variant_int8,
+                                                 release_int8};
+
 static enum wino_status create_on_cuda(const struct wino_conv2d_desc *desc,
                                        struct wino_int8_layer *layer,
                                        const struct wino_context *ctx, enum wino_variant variant,
@@ -40,6 +73,7 @@ static enum wino_status create_on_cuda(const struct wino_conv2d_desc *desc,
         o->algo = WINO_ALGO_WINOGRAD;
         o->tile_m = layer->tile.m;
         o->stream = ctx->stream;
+        o->path = &wino_path_cuda;
         st = wino_cuda_conv_create_int8(desc, &o->sizes, layer, ctx, variant, &o->cuda,
                                         &o->workspace_bytes);
     }
@@ -101,6 +135,7 @@ static enum wino_status create_int8_planned(const struct wino_conv2d_desc *desc,
         wino_int8_layer_release(&layer);
         return wino_fail(WINO_OUT_OF_MEMORY, "wino_conv2d_create_int8: out of memory");
     }
+    o->path = &cpu_int8;
     o->desc = *desc;
     wino_conv_desc_check(desc, &o->sizes); /* checked by the layer preparation */
     o->algo = WINO_ALGO_WINOGRAD;
