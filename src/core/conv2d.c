@@ -169,14 +169,26 @@ enum wino_status wino_conv2d_check_options(const struct wino_conv2d_options *o)
     return WINO_SUCCESS;
 }
 
-/* Shared checks of can_implement and create on the CPU; resolves the algorithm and tile. */
+/* The CPU FP32 forward plan: what can_implement answers and create builds (wino_tune times
+ * candidates through create; a reshape keeps all but the sizes). */
+struct cpu_plan {
+    struct wino_conv_sizes sizes;
+    enum wino_algo algo;
+    int tile_m;                                /* Winograd's tile, 0 for direct */
+    const struct wino_conv2d_path *path;       /* the path that computes it */
+    enum wino_variant variant;                 /* the engine's FUSED or NON_FUSED; else AUTO */
+    const struct wino_tile_matrices *matrices; /* the scalar path's tile */
+};
+
+/* Validates desc and options for the CPU FP32 forward convolution and plans it for threads. */
 static enum wino_status plan(const struct wino_conv2d_desc *desc,
-                             const struct wino_conv2d_options *options,
-                             struct wino_conv_sizes *sizes, enum wino_algo *algo, int *tile_m)
+                             const struct wino_conv2d_options *options, int threads,
+                             struct cpu_plan *pl)
 {
     static const struct wino_conv2d_options defaults;
     const struct wino_conv2d_options *o = options ? options : &defaults;
-    enum wino_status st = wino_conv_desc_check(desc, sizes);
+    memset(pl, 0, sizeof *pl);
+    enum wino_status st = wino_conv_desc_check(desc, &pl->sizes);
     if (!st)
         st = wino_conv2d_check_options(o);
     if (st)
@@ -195,17 +207,31 @@ static enum wino_status plan(const struct wino_conv2d_desc *desc,
                              o->matrices->m, o->matrices->r, desc->r,
                              o->tile_m ? " and m = tile_m" : "");
     }
-    *tile_m = o->matrices ? o->matrices->m
-              : o->tile_m ? o->tile_m
-                          : default_tile_m(desc, sizes);
-    const char *why = wino_winograd_refusal(desc, *tile_m);
+    const int tile_m = o->matrices ? o->matrices->m
+                       : o->tile_m ? o->tile_m
+                                   : default_tile_m(desc, &pl->sizes);
+    const char *why = wino_winograd_refusal(desc, tile_m);
     if (o->algo == WINO_ALGO_WINOGRAD && why)
         return wino_fail(WINO_UNSUPPORTED, "%s", why);
-    *algo = o->algo;
+    pl->algo = o->algo;
     if (o->algo == WINO_ALGO_AUTO) /* Winograd saves nothing for 1-tap filters */
-        *algo = (!why && desc->r > 1) ? WINO_ALGO_WINOGRAD : WINO_ALGO_DIRECT;
-    if (*algo != WINO_ALGO_WINOGRAD)
-        *tile_m = 0;
+        pl->algo = (!why && desc->r > 1) ? WINO_ALGO_WINOGRAD : WINO_ALGO_DIRECT;
+    pl->path = &cpu_direct;
+    pl->variant = WINO_VARIANT_AUTO;
+    if (pl->algo != WINO_ALGO_WINOGRAD)
+        return WINO_SUCCESS;
+    pl->tile_m = tile_m;
+    if (!o->matrices && wino_f32_engine_has_tile(tile_m, desc->r)) {
+        pl->path = &cpu_winograd;
+        const long tiles = tile_count(desc, &pl->sizes, tile_m);
+        pl->variant = o->variant != WINO_VARIANT_AUTO ? o->variant
+                      : wino_f32_engine_prefers_fused(tile_m, desc->r, desc, tiles, threads)
+                          ? WINO_VARIANT_FUSED
+                          : WINO_VARIANT_NON_FUSED;
+    } else {
+        pl->path = &cpu_winograd_scalar;
+        pl->matrices = o->matrices ? o->matrices : wino_recorded_tile(tile_m, desc->r);
+    }
     return WINO_SUCCESS;
 }
 
@@ -243,10 +269,23 @@ enum wino_status wino_conv2d_can_implement(const struct wino_conv2d_desc *desc,
     wino_ok();
     struct wino_conv2d_desc nominal;
     desc = wino_desc_for_planning(desc, &nominal);
-    struct wino_conv_sizes sizes;
-    enum wino_algo algo;
-    int tile_m;
-    return plan(desc, options, &sizes, &algo, &tile_m);
+    struct cpu_plan pl;
+    return plan(desc, options, 1, &pl);
+}
+
+/* Prepares the planned path's state: the filters transformed or packed once. */
+static enum wino_status prepare(wino_conv2d *o, const struct cpu_plan *pl,
+                                const struct wino_conv2d_desc *desc, const void *weights,
+                                int threads)
+{
+    if (pl->path == &cpu_winograd)
+        return wino_f32_engine_prepare(&o->engine, desc, weights, pl->tile_m,
+                                       pl->variant == WINO_VARIANT_FUSED, threads);
+    if (pl->path == &cpu_winograd_scalar)
+        return wino_f32_winograd_prepare(&o->winograd, pl->matrices, desc, weights);
+    const enum wino_status st = wino_f32_direct_prepare(&o->direct, desc, weights, threads);
+    return st == WINO_INVALID_ARGUMENT ? wino_fail(st, "direct convolution: C x R x S too large")
+                                       : st;
 }
 
 static enum wino_status create_planned(const struct wino_conv2d_desc *desc, const void *weights,
@@ -269,7 +308,7 @@ static enum wino_status create_planned(const struct wino_conv2d_desc *desc, cons
     const struct wino_conv2d_options *requested = options;
     if (ctx && ctx->tuning_cache && desc &&
         (!options || (options->algo == WINO_ALGO_AUTO && !options->tile_m && !options->points &&
-                      options->variant == WINO_VARIANT_AUTO))) {
+                      !options->matrices && options->variant == WINO_VARIANT_AUTO))) {
         struct wino_tuning_choice c;
         if (wino_tuning_lookup(ctx->tuning_cache, (int)wino_cpu_isa(), threads, desc, &c)) {
             const struct wino_conv2d_options none = {.algo = WINO_ALGO_AUTO};
@@ -280,60 +319,33 @@ static enum wino_status create_planned(const struct wino_conv2d_desc *desc, cons
             options = &tuned;
         }
     }
+    struct cpu_plan pl;
+    st = plan(desc, options, threads, &pl);
+    if (st && options != requested) { /* a cache entry this build cannot follow is ignored */
+        options = requested;
+        st = plan(desc, options, threads, &pl);
+    }
+    if (st)
+        return st;
     struct wino_conv2d *o = calloc(1, sizeof *o);
     if (!o)
         return wino_fail(WINO_OUT_OF_MEMORY, "wino_conv2d_create: out of memory");
-    int tile_m = 0;
-    st = plan(desc, options, &o->sizes, &o->algo, &tile_m);
-    if (st && options != requested) { /* a cache entry this build cannot follow is ignored */
-        options = requested;
-        st = plan(desc, options, &o->sizes, &o->algo, &tile_m);
-    }
-    if (st) {
-        free(o);
-        return st;
-    }
+    o->path = pl.path;
     o->desc = *desc;
+    o->sizes = pl.sizes;
+    o->algo = pl.algo;
+    o->tile_m = pl.tile_m;
     o->relu = options ? options->relu : 0;
     if (options && options->bias) {
-        if (!(o->bias = malloc(sizeof(float) * (size_t)desc->k))) {
-            free(o);
-            return wino_fail(WINO_OUT_OF_MEMORY, "wino_conv2d_create: out of memory");
-        }
-        memcpy(o->bias, options->bias, sizeof(float) * (size_t)desc->k);
+        if ((o->bias = malloc(sizeof(float) * (size_t)desc->k)))
+            memcpy(o->bias, options->bias, sizeof(float) * (size_t)desc->k);
+        else
+            st = WINO_OUT_OF_MEMORY;
     }
-    const struct wino_tile_matrices *matrices = options ? options->matrices : NULL;
-    o->tile_m = tile_m;
-    if (o->algo == WINO_ALGO_WINOGRAD) {
-        if (!matrices && wino_f32_engine_has_tile(tile_m, desc->r)) {
-            const enum wino_variant v = options ? options->variant : WINO_VARIANT_AUTO;
-            const long tiles = tile_count(desc, &o->sizes, tile_m);
-            const int fused = v == WINO_VARIANT_AUTO ? wino_f32_engine_prefers_fused(
-                                                           tile_m, desc->r, desc, tiles, threads)
-                                                     : v == WINO_VARIANT_FUSED;
-            int overflow = 0;
-            o->path = &cpu_winograd;
-            st = wino_f32_engine_prepare(&o->engine, desc, weights, tile_m, fused, threads);
-            if (!st)
-                o->workspace_bytes = wino_f32_engine_workspace_bytes(
-                    &o->engine, desc, o->sizes.p, o->sizes.q, &overflow);
-            if (!st && overflow)
-                st = wino_fail(WINO_INVALID_ARGUMENT, "Winograd workspace size overflows");
-        } else {
-            const struct wino_tile_matrices *tile =
-                matrices ? matrices : wino_recorded_tile(tile_m, desc->r);
-            o->path = &cpu_winograd_scalar;
-            st = wino_f32_winograd_prepare(&o->winograd, tile, desc, weights);
-            o->workspace_bytes =
-                sizeof(float) * wino_f32_winograd_workspace_floats(&o->winograd, desc);
-        }
-    } else {
-        o->path = &cpu_direct;
-        st = wino_f32_direct_prepare(&o->direct, desc, weights, threads);
-        if (st == WINO_INVALID_ARGUMENT)
-            st = wino_fail(st, "direct convolution: C x R x S too large");
-        o->workspace_bytes = wino_f32_direct_workspace_bytes(&o->direct);
-    }
+    if (!st)
+        st = prepare(o, &pl, desc, weights, threads);
+    if (!st) /* the workspace, as every reshape sizes it */
+        st = o->path->reshape(o, desc, &o->sizes, &o->workspace_bytes);
     if (st) {
         wino_conv2d_destroy(o);
         return st == WINO_OUT_OF_MEMORY ? wino_fail(st, "wino_conv2d_create: out of memory") : st;
@@ -415,7 +427,7 @@ enum wino_status wino_conv2d_run_stream(const wino_conv2d *op, const void *x, vo
 
 enum wino_status wino_reshape_overflow(void)
 {
-    return wino_fail(WINO_INVALID_ARGUMENT, "wino_conv2d_reshape: the workspace size overflows");
+    return wino_fail(WINO_INVALID_ARGUMENT, "the workspace size overflows for these sizes");
 }
 
 enum wino_status wino_conv2d_reshape(wino_conv2d *op, int n, int h, int w,
