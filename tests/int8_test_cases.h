@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "core/int8_tile.h"
+#include "base/int8_tile.h"
 #include "test_util.h"
 #include "wino.h"
 

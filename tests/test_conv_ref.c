@@ -7,7 +7,7 @@
  * Outputs are poisoned with NaN before every call so unwritten elements fail.
  * Usage: test_conv_ref [seed]   (the seed of a failing case is printed so it can be rerun). */
 #include "ref/conv_ref.h"
-#include "core/conv_desc.h"
+#include "base/conv_desc.h"
 
 #include <math.h>
 #include <stdint.h>

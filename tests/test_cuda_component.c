@@ -1,5 +1,5 @@
 /* The CUDA backend is a component that libwino loads on the first CUDA call
- * (src/core/cuda_loader.c). Without one (WINO_CUDA_LIBRARY naming a missing file, or a library
+ * (src/op/cuda_loader.c). Without one (WINO_CUDA_LIBRARY naming a missing file, or a library
  * that is not a component) every CUDA entry answers WINO_UNSUPPORTED with a message naming the
  * file, from any number of threads at once, and the CPU backend works as before; run_stream
  * takes stream NULL only on a CPU operator. Each case runs in a child process of its own, since

@@ -18,7 +18,7 @@
 
 #include "caller_tile.h"
 #include "conv_check.h"
-#include "core/tile_check.h"
+#include "base/tile_check.h"
 #include "gen/point_search.h"
 #include "gen/q_range.h"
 #include "gen/tile_accuracy.h"

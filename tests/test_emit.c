@@ -11,12 +11,12 @@
  *  (d) Float literals: the nearest float to a rational, and the shortest text reading back as it.
  * Usage: test_emit (WINO_TEST_SEED=N to replay the random inputs). */
 #include "cpu/transform_table.h"
-#include "core/int8_tile.h"
+#include "base/int8_tile.h"
 #include "gen/default_tiles.h"
 #include "gen/float_literal.h"
 #include "gen/op_table.h"
 #include "gen/runtime_tables.h"
-#include "core/tile_matrices.h"
+#include "base/tile_matrices.h"
 
 #include <float.h>
 #include <math.h>

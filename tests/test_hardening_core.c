@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include "conv_check.h"
-#include "core/int8_layer.h"
-#include "core/threads.h"
+#include "op/int8_layer.h"
+#include "base/threads.h"
 #include "ref/int8_winograd_ref.h"
 
 static char dir[] = "/tmp/wino-hardening-XXXXXX";

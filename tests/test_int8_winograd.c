@@ -17,8 +17,8 @@
 #include <stdarg.h>
 #include <string.h>
 
-#include "core/int8_layer.h"
-#include "core/tile_matrices.h"
+#include "op/int8_layer.h"
+#include "base/tile_matrices.h"
 #include "cpu/gemm_s8.h"
 #include "cpu/winograd_s8.h"
 #include "ref/conv_ref.h"

@@ -11,7 +11,7 @@
 
 #include "bench.h"
 #include "int8_data.h"
-#include "core/int8_layer.h"
+#include "op/int8_layer.h"
 #include "cpu/gemm_s8.h"
 #include "cpu/layout_f32.h"
 #include "ref/int8_winograd_ref.h"

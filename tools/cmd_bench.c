@@ -9,7 +9,7 @@
 #include "bench.h"
 #include "bench_cuda.h"
 #include "cli.h"
-#include "core/threads.h"
+#include "base/threads.h"
 #include "ref/conv_ref.h"
 #include "ref/error_metrics.h"
 

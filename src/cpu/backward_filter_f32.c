@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/conv_desc.h"
-#include "core/error.h"
+#include "base/conv_desc.h"
+#include "base/error.h"
 #include "cpu/backward_layout.h"
 #include "cpu/backward_parallel.h"
 

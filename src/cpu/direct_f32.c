@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/conv_desc.h"
-#include "core/error.h"
+#include "base/conv_desc.h"
+#include "base/error.h"
 #include "cpu/layout_f32.h"
 #include "cpu/thread_pool.h"
 

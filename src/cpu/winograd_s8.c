@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "cpu/cpu_features.h"
 #include "cpu/gemm_f32.h"
 #include "cpu/thread_pool.h"

@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-#include "core/int8_layer.h"
+#include "op/int8_layer.h"
 #include "cpu/gemm_s8.h"
 #include "cpu/winograd_s8_transforms.h"
 

@@ -3,9 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/conv_desc.h"
-#include "core/error.h"
-#include "core/tile_matrices.h"
+#include "base/conv_desc.h"
+#include "base/error.h"
+#include "base/tile_matrices.h"
 #include "cpu/backward_filter_f32.h"
 #include "cpu/backward_layout.h"
 #include "cpu/backward_parallel.h"

@@ -2,7 +2,7 @@
  * baseline segment count and the segment shape, for the CPU. */
 #include <limits.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "cpu/backward_filter_f32.h"
 #include "cpu/winrs_f32.h"
 

@@ -4,7 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "cuda/component_error.h"
 
 static const struct wino_cuda_services *services;

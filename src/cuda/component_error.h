@@ -1,4 +1,4 @@
-/* The CUDA component's src/core/error.h: wino_fail() and wino_ok() forward to the runtime's
+/* The CUDA component's src/base/error.h: wino_fail() and wino_ok() forward to the runtime's
  * services (src/cuda/cuda_component.h), so that the component needs no part of libwino. */
 #ifndef WINO_CUDA_COMPONENT_ERROR_H
 #define WINO_CUDA_COMPONENT_ERROR_H

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "cuda/component_error.h"
 #include "cuda/cuda_component.h"
 #include "cuda/winograd_kernels.h"

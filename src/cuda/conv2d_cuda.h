@@ -1,6 +1,6 @@
 /* The CUDA backend of wino_conv2d, as the runtime calls it: Winograd in three kernels around
  * cuBLAS's alpha^2 batched GEMMs, or fused ones (src/cuda/conv2d_cuda.cu), in the CUDA component
- * libwino_cuda.so.MAJOR. These functions (src/core/cuda_loader.c) load the component on first
+ * libwino_cuda.so.MAJOR. These functions (src/op/cuda_loader.c) load the component on first
  * use and call through its table; without a component (not installed, no CUDA runtime, another
  * ABI) every one answers WINO_UNSUPPORTED, naming what it tried. Callable from C. */
 #ifndef WINO_CUDA_CONV2D_CUDA_H
@@ -8,8 +8,8 @@
 
 #include <stddef.h>
 
-#include "core/conv_desc.h"
-#include "core/int8_layer.h"
+#include "base/conv_desc.h"
+#include "op/int8_layer.h"
 #include "wino.h"
 
 #ifdef __cplusplus

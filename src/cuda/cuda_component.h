@@ -1,6 +1,6 @@
 /* The interface between libwino and its CUDA component, libwino_cuda.so.MAJOR: the component
  * links the CUDA runtime and cuBLAS, libwino links neither and loads the component on the first
- * CUDA call (src/core/cuda_loader.c), so that a program using the CPU alone needs no CUDA
+ * CUDA call (src/op/cuda_loader.c), so that a program using the CPU alone needs no CUDA
  * library. The component exports one symbol, wino_cuda_component; each side checks the other's
  * WINO_CUDA_ABI and refuses a component or runtime of another build. */
 #ifndef WINO_CUDA_CUDA_COMPONENT_H
@@ -8,8 +8,8 @@
 
 #include <stddef.h>
 
-#include "core/conv_desc.h"
-#include "core/int8_layer.h"
+#include "base/conv_desc.h"
+#include "op/int8_layer.h"
 #include "wino.h"
 
 #ifdef __cplusplus
@@ -30,7 +30,7 @@ extern "C" {
 
 struct wino_cuda_conv;
 
-/* What the runtime gives the component: the error reporting of src/core/error.h, so that
+/* What the runtime gives the component: the error reporting of src/base/error.h, so that
  * wino_last_error() shows the component's messages. */
 struct wino_cuda_services {
     int abi; /* WINO_CUDA_ABI */

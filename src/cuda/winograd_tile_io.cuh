@@ -7,7 +7,7 @@
 #include <cuda_fp16.h>
 #include <stdint.h>
 
-#include "core/int8_layer.h"
+#include "op/int8_layer.h"
 #include "cuda/generated/wino_f32_tiles.cuh"
 #include "cuda/winograd_kernels.h"
 

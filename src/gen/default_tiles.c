@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "gen/op_table.h"
 #include "gen/runtime_tables.h"
 #include "gen/strbuf.h"

@@ -2,7 +2,7 @@
 
 #include <stdlib.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "gen/recipe.h"
 #include "gen/strbuf.h"
 #include "gen/tile.h"

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "gen/tile_accuracy.h"
 
 #define FILTER 3         /* r: the search is for 3 x 3 filters */

@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "core/error.h"
-#include "core/int8_tile.h"
+#include "base/error.h"
+#include "base/int8_tile.h"
 #include "gen/strbuf.h"
 
 #define BANNER                                                                                   \
@@ -120,7 +120,7 @@ char *wino_gen_recorded_tiles(void)
                        "1 <= alpha = m + r - 1 <= %d,\n * on the recorded points "
                        "(src/gen/point_db.c), and of the INT8 tiles F(2, 3), F(4, 3), F(6, 3)\n"
                        " * (integer B^T and A^T; docs/int8-winograd.md). */\n"
-                       "#include \"core/tile_matrices.h\"\n\n",
+                       "#include \"base/tile_matrices.h\"\n\n",
                        WINO_MAX_ALPHA);
     enum wino_status st = each_tile(&sb, 0, put_tile);
     if (!st)
@@ -162,7 +162,7 @@ char *wino_gen_int8_tables(void)
     struct wino_strbuf sb = {0};
     wino_strbuf_printf(&sb, BANNER
                             "/* B'^T and A'^T of the INT8 tiles F(2,3), F(4,3), F(6,3)"
-                            " (src/core/int8_tile.c, docs/int8-winograd.md). */\n"
+                            " (src/base/int8_tile.c, docs/int8-winograd.md). */\n"
                             "#ifndef WINO_CPU_GENERATED_INT8_TILES_H\n"
                             "#define WINO_CPU_GENERATED_INT8_TILES_H\n\n"
                             "/* CUDA code defines it as static __device__ const. */\n"

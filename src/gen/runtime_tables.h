@@ -1,5 +1,5 @@
 /* The generated tables the runtime reads instead of running the exact generator: the matrices of
- * every tile on the recorded points and of the INT8 tiles (core/tile_matrices.h), and the INT8
+ * every tile on the recorded points and of the INT8 tiles (base/tile_matrices.h), and the INT8
  * tiles' integer B'^T and A'^T as C constants. Written by wino_gen_write_defaults
  * (gen/default_tiles.h); tests/test_emit.c checks them byte for byte. */
 #ifndef WINO_GEN_RUNTIME_TABLES_H
@@ -10,7 +10,7 @@
 /* The points of the INT8 tile F(m, 3) (without infinity), or NULL when m is not 2, 4 or 6. */
 const char *wino_int8_tile_points(int m);
 
-#define WINO_RECORDED_TILES_PATH "src/core/generated/recorded_tiles.c"
+#define WINO_RECORDED_TILES_PATH "src/base/generated/recorded_tiles.c"
 
 /* The text of WINO_RECORDED_TILES_PATH (malloc'ed), or NULL with the reason recorded. */
 char *wino_gen_recorded_tiles(void);

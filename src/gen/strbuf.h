@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-#include "core/error.h"
+#include "base/error.h"
 
 struct wino_strbuf {
     char *text; /* NUL terminated (NULL until the first append) */

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "gen/point_db.h"
 #include "gen/points.h"
 #include "gen/q_range.h"

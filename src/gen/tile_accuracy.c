@@ -3,7 +3,7 @@
 #include <float.h>
 #include <math.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "gen/float_literal.h"
 #include "gen/tile.h"
 

@@ -4,10 +4,10 @@
 #ifndef WINO_GEN_TILE_ACCURACY_H
 #define WINO_GEN_TILE_ACCURACY_H
 
-#include "core/tile_check.h"
+#include "base/tile_check.h"
 #include "wino_gen.h"
 
-/* wino_tile_f32_error_bound (core/tile_matrices.h) of the tile's matrices rounded to double, or
+/* wino_tile_f32_error_bound (base/tile_matrices.h) of the tile's matrices rounded to double, or
  * HUGE_VAL when an entry is outside the double range. */
 double wino_tile_error_bound(const wino_tile *tile);
 

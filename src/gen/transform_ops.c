@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "gen/float_literal.h"
 #include "gen/points.h"
 #include "gen/q_range.h"

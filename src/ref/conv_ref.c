@@ -3,7 +3,7 @@
  * exactly once and no zeroing pass is needed. */
 #include "conv_ref.h"
 
-#include "core/conv_desc.h"
+#include "base/conv_desc.h"
 
 #include <stddef.h>
 

@@ -4,7 +4,7 @@
 #ifndef WINO_REF_INT8_WINOGRAD_REF_H
 #define WINO_REF_INT8_WINOGRAD_REF_H
 
-#include "core/int8_layer.h"
+#include "op/int8_layer.h"
 
 /* y (NHWC, int8 or uint8 as the layer says) from x (NHWC, int8 or uint8) for a desc the layer
  * was prepared for. */

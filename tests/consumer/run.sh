@@ -5,7 +5,7 @@
 #  - find_package refuses a wino of the next major version;
 #  - the CPU-only program loads neither GMP nor any CUDA library (ldd);
 #  - a shared libwino exports the functions of wino.h (and the error recorders of
-#    src/core/error.h that libwino_gen uses) and nothing else, libwino_gen those of wino_gen.h.
+#    src/base/error.h that libwino_gen uses) and nothing else, libwino_gen those of wino_gen.h.
 # Usage: tests/consumer/run.sh BUILD_DIR PREFIX      (CI: .ci/run, for a static and a shared build)
 set -uo pipefail
 [ $# -eq 2 ] || { echo "usage: tests/consumer/run.sh BUILD_DIR PREFIX" >&2; exit 2; }
@@ -94,7 +94,7 @@ exports() {
   [ -z "$missing" ] || fail "$(basename "$lib") lacks functions its header declares: $missing"
 }
 if [ "$shared" = 1 ]; then
-  exports "$libdir/libwino.so" "$prefix/include/wino.h" "$root/src/core/error.h"
+  exports "$libdir/libwino.so" "$prefix/include/wino.h" "$root/src/base/error.h"
   exports "$libdir/libwino_gen.so" "$prefix/include/wino_gen.h"
   soname=$(objdump -p "$libdir/libwino.so" | awk '$1 == "SONAME" {print $2}')
   [ "$soname" = "libwino.so.$major" ] || fail "libwino.so's SONAME is $soname, not libwino.so.$major"

@@ -15,7 +15,7 @@
 #include <math.h>
 
 #include "caller_tile.h"
-#include "core/int8_layer.h"
+#include "op/int8_layer.h"
 #include "fuzz/fuzz_run_check.h"
 #include "ref/int8_winograd_ref.h"
 

@@ -1,5 +1,5 @@
 /* Fuzz target: the tuning-cache reader. Input: the bytes of a cache file (format in
- * src/core/tuning_cache.h). The file is checked (wino_tuning_cache_check) and given to create()
+ * src/op/tuning_cache.h). The file is checked (wino_tuning_cache_check) and given to create()
  * for one small FP32 layer with WINO_ALGO_AUTO (1x3x12x12 -> 4, 3x3, pad 1, NCHW, 1 thread:
  * the key of the seeds in corpus/tuning_cache). Checks: the check's status and reason; create
  * succeeds whatever the file holds (corrupt or stale entries are ignored) and makes the choice

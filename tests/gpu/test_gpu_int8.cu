@@ -12,9 +12,9 @@
 #include "gpu_test_util.h"
 
 extern "C" {
-#include "core/int8_layer.h"
-#include "core/int8_tile.h"
-#include "core/tile_matrices.h"
+#include "op/int8_layer.h"
+#include "base/int8_tile.h"
+#include "base/tile_matrices.h"
 #include "int8_test_cases.h"
 #include "ref/int8_winograd_ref.h"
 }

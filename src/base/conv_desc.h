@@ -1,6 +1,6 @@
 /* Validation of convolution descriptors and the sizes derived from them. */
-#ifndef WINO_CORE_CONV_DESC_H
-#define WINO_CORE_CONV_DESC_H
+#ifndef WINO_BASE_CONV_DESC_H
+#define WINO_BASE_CONV_DESC_H
 
 #include <stddef.h>
 

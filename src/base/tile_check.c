@@ -1,9 +1,9 @@
-#include "core/tile_check.h"
+#include "base/tile_check.h"
 
 #include <float.h>
 #include <math.h>
 
-#include "core/error.h"
+#include "base/error.h"
 
 #define UNIT_ROUNDOFF_F32 (1.0 / 16777216.0) /* 2^-24 */
 

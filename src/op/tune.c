@@ -6,10 +6,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/conv2d_impl.h"
-#include "core/error.h"
-#include "core/threads.h"
-#include "core/tuning_cache.h"
+#include "op/conv2d_impl.h"
+#include "base/error.h"
+#include "base/threads.h"
+#include "op/tuning_cache.h"
 #include "cpu/gemm_f32.h"
 
 static double now_ms(void)

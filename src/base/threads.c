@@ -1,6 +1,6 @@
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 
-#include "core/threads.h"
+#include "base/threads.h"
 
 #include <stdlib.h>
 #include <unistd.h>

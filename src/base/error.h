@@ -1,6 +1,6 @@
 /* Status helpers: every failing entry point records a one-line reason for wino_last_error(). */
-#ifndef WINO_CORE_ERROR_H
-#define WINO_CORE_ERROR_H
+#ifndef WINO_BASE_ERROR_H
+#define WINO_BASE_ERROR_H
 
 #include "wino.h"
 

@@ -4,8 +4,8 @@
  * (all integers but MS). Written whole to a temporary file renamed over the old one, so readers
  * never see half a file; a missing, malformed or non-regular file is not used, and neither is
  * an entry that wino_tune could not have written (a stale one). */
-#ifndef WINO_CORE_TUNING_CACHE_H
-#define WINO_CORE_TUNING_CACHE_H
+#ifndef WINO_OP_TUNING_CACHE_H
+#define WINO_OP_TUNING_CACHE_H
 
 #include "wino.h"
 

@@ -2,7 +2,7 @@
 /* A^T, G and B^T rounded to double (mpq_get_d) of every tile F(m, r), 1 <= alpha = m + r - 1 <= 16,
  * on the recorded points (src/gen/point_db.c), and of the INT8 tiles F(2, 3), F(4, 3), F(6, 3)
  * (integer B^T and A^T; docs/int8-winograd.md). */
-#include "core/tile_matrices.h"
+#include "base/tile_matrices.h"
 
 static const double f1_1[] = {
     /* A^T */

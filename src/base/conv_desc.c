@@ -1,9 +1,9 @@
-#include "core/conv_desc.h"
+#include "base/conv_desc.h"
 
 #include <limits.h>
 #include <stdint.h>
 
-#include "core/error.h"
+#include "base/error.h"
 
 size_t wino_dtype_size(enum wino_dtype dtype)
 {

@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/conv_desc.h"
-#include "core/error.h"
-#include "core/int8_layer.h"
-#include "core/tile_matrices.h"
+#include "base/conv_desc.h"
+#include "base/error.h"
+#include "op/int8_layer.h"
+#include "base/tile_matrices.h"
 
 /* Magnitudes collected for one clipping factor. */
 struct magnitudes {

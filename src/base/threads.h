@@ -1,7 +1,7 @@
 /* How many CPU threads an operator uses: the one place that resolves struct wino_context's
  * threads (policy in include/wino.h). */
-#ifndef WINO_CORE_THREADS_H
-#define WINO_CORE_THREADS_H
+#ifndef WINO_BASE_THREADS_H
+#define WINO_BASE_THREADS_H
 
 #include "wino.h"
 

@@ -7,12 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/conv2d_impl.h"
-#include "core/error.h"
-#include "core/threads.h"
-#include "core/tuning_cache.h"
-#include "core/tile_check.h"
-#include "core/tile_matrices.h"
+#include "op/conv2d_impl.h"
+#include "base/error.h"
+#include "base/threads.h"
+#include "op/tuning_cache.h"
+#include "base/tile_check.h"
+#include "base/tile_matrices.h"
 
 
 /* Tiles of F(m x m, .) covering the output of the whole batch. */

@@ -1,6 +1,6 @@
 #define _POSIX_C_SOURCE 200809L /* getpid, fdopen, O_CLOEXEC */
 
-#include "core/tuning_cache.h"
+#include "op/tuning_cache.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,8 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/conv2d_impl.h"
-#include "core/error.h"
+#include "op/conv2d_impl.h"
+#include "base/error.h"
 
 #define HEADER "wino-tuning-cache 1\n"
 static const char invalid_layer[] = "not a valid layer: ";

@@ -1,14 +1,14 @@
 /* The Winograd tiles the runtime works with, as matrices rounded to double (struct
  * wino_tile_matrices of wino.h): the tiles of the recorded points and the exact INT8 tiles come
- * from a table the generator writes (src/core/generated/recorded_tiles.c, `wino gen
+ * from a table the generator writes (src/base/generated/recorded_tiles.c, `wino gen
  * --write-defaults`), so the runtime needs no exact arithmetic; a caller's own tile is checked
- * in core/tile_check.h. */
-#ifndef WINO_CORE_TILE_MATRICES_H
-#define WINO_CORE_TILE_MATRICES_H
+ * in base/tile_check.h. */
+#ifndef WINO_BASE_TILE_MATRICES_H
+#define WINO_BASE_TILE_MATRICES_H
 
 #include <stddef.h>
 
-#include "core/int8_tile.h"
+#include "base/int8_tile.h"
 #include "wino.h"
 
 /* The generated table: every F(m, r) with 1 <= alpha <= WINO_MAX_ALPHA on the recorded points,

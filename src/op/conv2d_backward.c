@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/conv2d_impl.h"
-#include "core/error.h"
-#include "core/threads.h"
+#include "op/conv2d_impl.h"
+#include "base/error.h"
+#include "base/threads.h"
 #include "cpu/backward_data_f32.h"
 #include "cpu/backward_filter_f32.h"
 #include "cpu/backward_layout.h"

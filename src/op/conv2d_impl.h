@@ -6,10 +6,10 @@
  * the state it drives (conv2d.c: the CPU FP32 forward paths; conv2d_int8.c: CPU INT8;
  * conv2d_cuda.c: CUDA; conv2d_backward.c: the training paths), so the shared entry points
  * (run, reshape, variant, destroy) check their arguments once and hold no per-path branches. */
-#ifndef WINO_CORE_CONV2D_IMPL_H
-#define WINO_CORE_CONV2D_IMPL_H
+#ifndef WINO_OP_CONV2D_IMPL_H
+#define WINO_OP_CONV2D_IMPL_H
 
-#include "core/conv_desc.h"
+#include "base/conv_desc.h"
 #include "cpu/direct_f32.h"
 #include "cpu/winograd_f32.h"
 #include "cpu/winograd_s8.h"
@@ -91,7 +91,7 @@ const char *wino_winograd_refusal(const struct wino_conv2d_desc *desc, int tile_
 enum wino_status wino_conv2d_check_workspace(const wino_conv2d *op, const void *workspace,
                                              size_t workspace_bytes);
 
-/* wino_conv2d_create for ctx->backend == WINO_BACKEND_CUDA (src/core/conv2d_cuda.c). */
+/* wino_conv2d_create for ctx->backend == WINO_BACKEND_CUDA (src/op/conv2d_cuda.c). */
 enum wino_status wino_conv2d_create_cuda(const struct wino_conv2d_desc *desc,
                                          const void *weights, const struct wino_context *ctx,
                                          const struct wino_conv2d_options *options,

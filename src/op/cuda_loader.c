@@ -21,7 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "cuda/conv2d_cuda.h"
 #include "cuda/cuda_component.h"
 

@@ -3,10 +3,10 @@
  * columns of A^T scaled, the factors moved into G'), and powers of two moved from the rows of
  * G' into the columns of A'^T so that all positions of G' g G'^T have about the same range.
  * The generator builds them exactly; the runtime takes them from its table of tiles
- * (core/tile_matrices.h: wino_int8_tile_make). Pure arithmetic: libwino_gen compiles this file
+ * (base/tile_matrices.h: wino_int8_tile_make). Pure arithmetic: libwino_gen compiles this file
  * too, to write the INT8 tables. */
-#ifndef WINO_CORE_INT8_TILE_H
-#define WINO_CORE_INT8_TILE_H
+#ifndef WINO_BASE_INT8_TILE_H
+#define WINO_BASE_INT8_TILE_H
 
 #include "wino.h"
 

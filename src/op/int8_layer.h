@@ -1,14 +1,14 @@
 /* A prepared INT8 Winograd layer (docs/int8-winograd.md): checked parameters, the quantized
  * transformed weights Uq and the requantization constants. Shared by the reference and the
  * kernels, which differ only in how they run the pipeline. */
-#ifndef WINO_CORE_INT8_LAYER_H
-#define WINO_CORE_INT8_LAYER_H
+#ifndef WINO_OP_INT8_LAYER_H
+#define WINO_OP_INT8_LAYER_H
 
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/int8_tile.h"
+#include "base/int8_tile.h"
 #include "wino.h"
 
 /* The spec's per-element steps run unchanged in CUDA kernels (same IEEE operations). */

@@ -1,9 +1,9 @@
 /* wino_conv2d_create_int8: an operator running the INT8 Winograd engine. */
 #include <stdlib.h>
 
-#include "core/conv2d_impl.h"
-#include "core/error.h"
-#include "core/threads.h"
+#include "op/conv2d_impl.h"
+#include "base/error.h"
+#include "base/threads.h"
 
 /* A host copy of device weights (NULL when there is nothing to copy: the layer's checks then
  * refuse the arguments). */

@@ -1,12 +1,12 @@
-#include "core/int8_layer.h"
+#include "op/int8_layer.h"
 
 #include <float.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/conv_desc.h"
-#include "core/error.h"
-#include "core/tile_matrices.h"
+#include "base/conv_desc.h"
+#include "base/error.h"
+#include "base/tile_matrices.h"
 
 static int positive_finite(double v)
 {

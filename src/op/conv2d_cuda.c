@@ -2,8 +2,8 @@
  * it accepts, before the backend (src/cuda) builds the operator. */
 #include <stdlib.h>
 
-#include "core/conv2d_impl.h"
-#include "core/error.h"
+#include "op/conv2d_impl.h"
+#include "base/error.h"
 
 enum wino_status wino_context_check(const struct wino_context *ctx)
 {
@@ -21,7 +21,7 @@ enum wino_status wino_context_check(const struct wino_context *ctx)
     return WINO_SUCCESS;
 }
 
-/* The CUDA path, FP32, FP16 and INT8 alike: the component (src/core/cuda_loader.c). */
+/* The CUDA path, FP32, FP16 and INT8 alike: the component (src/op/cuda_loader.c). */
 static enum wino_status run_cuda(const wino_conv2d *op, const struct wino_conv2d_io *io)
 {
     return wino_cuda_conv_run(op->cuda, io->in, io->out, io->workspace, io->workspace_bytes,

@@ -2,8 +2,8 @@
  * wino_conv2d_options.matrices, which the runtime applies to a caller's tile and the generator
  * (src/gen/tile_accuracy.c) to any exact tile. Pure arithmetic on doubles, so both libraries
  * compile this file. */
-#ifndef WINO_CORE_TILE_CHECK_H
-#define WINO_CORE_TILE_CHECK_H
+#ifndef WINO_BASE_TILE_CHECK_H
+#define WINO_BASE_TILE_CHECK_H
 
 #include "wino.h"
 

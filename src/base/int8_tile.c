@@ -1,4 +1,4 @@
-#include "core/int8_tile.h"
+#include "base/int8_tile.h"
 
 #include <math.h>
 #include <string.h>

@@ -1,8 +1,8 @@
-#include "core/tile_matrices.h"
+#include "base/tile_matrices.h"
 
 #include <string.h>
 
-#include "core/error.h"
+#include "base/error.h"
 
 const struct wino_tile_matrices *wino_recorded_tile(int m, int r)
 {
