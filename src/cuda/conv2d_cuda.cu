@@ -16,56 +16,11 @@
 #include "base/error.h"
 #include "cuda/component_error.h"
 #include "cuda/cuda_component.h"
+#include "cuda/rotate_filters.h"
+#include "cuda/device_common.h"
 #include "cuda/winograd_kernels.h"
 
 enum element { ELEMENT_F32, ELEMENT_F16, ELEMENT_S8 };
-
-/* One cuBLAS handle per device, shared by every operator of the process: created by the first
- * create() on the device, never destroyed (the component is never unloaded; the driver frees
- * it at exit). A handle holds the stream and workspace of its next call, so a run sets both and
- * enqueues its GEMM under the device's lock: runs on other streams wait for the enqueue only,
- * never for the GEMM. */
-struct shared_blas {
-    pthread_mutex_t lock;
-    cublasHandle_t handle; /* NULL until the first create() on the device */
-};
-static struct shared_blas *blas_of_device; /* one per device, or NULL when out of memory */
-static int blas_devices;
-static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
-
-static void blas_init(void)
-{
-    int count = 0;
-    if (cudaGetDeviceCount(&count) != cudaSuccess || count <= 0) {
-        cudaGetLastError();
-        return;
-    }
-    blas_of_device = (struct shared_blas *)calloc((size_t)count, sizeof *blas_of_device);
-    if (!blas_of_device)
-        return;
-    for (int i = 0; i < count; i++)
-        pthread_mutex_init(&blas_of_device[i].lock, NULL);
-    blas_devices = count;
-}
-
-/* The handle of device, the current device, created on first use. */
-static enum wino_status shared_blas_of(int device, struct shared_blas **out)
-{
-    pthread_once(&blas_once, blas_init);
-    if (device < 0 || device >= blas_devices) /* check_context saw the device: calloc failed */
-        return wino_fail(WINO_OUT_OF_MEMORY, "no memory for the cuBLAS handles of the devices");
-    struct shared_blas *b = &blas_of_device[device];
-    pthread_mutex_lock(&b->lock);
-    cublasStatus_t created = CUBLAS_STATUS_SUCCESS;
-    if (!b->handle && (created = cublasCreate(&b->handle)) != CUBLAS_STATUS_SUCCESS)
-        b->handle = NULL;
-    pthread_mutex_unlock(&b->lock);
-    if (created != CUBLAS_STATUS_SUCCESS)
-        return wino_fail(WINO_DEVICE_ERROR, "cublasCreate on device %d failed: %s", device,
-                         cublasGetStatusString(created));
-    *out = b;
-    return WINO_SUCCESS;
-}
 
 /* run()'s memo of the pointers and streams it accepted, per argument (x, y, workspace,
  * stream): the last SEEN_PER_SLOT of each, so that a few threads that run one operator with
@@ -96,83 +51,6 @@ struct wino_cuda_conv {
 /* cuBLAS's own workspace, a part of the caller's (non-fused variant): set on the handle by each
  * run() so that cuBLAS allocates nothing there, in a CUDA graph capture neither. */
 #define BLAS_WORKSPACE_BYTES ((size_t)4 << 20)
-
-static enum wino_status cuda_failed(cudaError_t e, const char *call, const char *file, int line)
-{
-    return wino_fail(WINO_DEVICE_ERROR, "%s:%d: %s: %s", file, line, call, cudaGetErrorString(e));
-}
-#define CUDA_TRY(call)                                                                         \
-    do {                                                                                       \
-        const cudaError_t e_ = (call);                                                         \
-        if (e_ != cudaSuccess)                                                                 \
-            return cuda_failed(e_, #call, __FILE__, __LINE__);                                 \
-    } while (0)
-
-/* Makes the operator's device current for the scope of a call and restores the caller's. */
-struct device_scope {
-    int previous;
-};
-static enum wino_status enter_device(int device, struct device_scope *scope)
-{
-    CUDA_TRY(cudaGetDevice(&scope->previous));
-    CUDA_TRY(cudaSetDevice(device));
-    return WINO_SUCCESS;
-}
-static void leave_device(const struct device_scope *scope)
-{
-    cudaSetDevice(scope->previous);
-}
-/* run()'s: cudaSetDevice only when another device is current (run() only enqueues). */
-static enum wino_status enter_run_device(int device, struct device_scope *scope)
-{
-    CUDA_TRY(cudaGetDevice(&scope->previous));
-    if (scope->previous != device)
-        CUDA_TRY(cudaSetDevice(device));
-    return WINO_SUCCESS;
-}
-static void leave_run_device(int device, const struct device_scope *scope)
-{
-    if (scope->previous != device)
-        cudaSetDevice(scope->previous);
-}
-
-static enum wino_status check_context(const struct wino_context *ctx)
-{
-    int count = 0;
-    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-        cudaGetLastError();
-        return wino_fail(WINO_UNSUPPORTED, "no CUDA device is available");
-    }
-    if (ctx->device < 0 || ctx->device >= count)
-        return wino_fail(WINO_INVALID_ARGUMENT, "CUDA device %d does not exist (%d devices)",
-                         ctx->device, count);
-    if (ctx->stream) {
-        int device = -1;
-        CUDA_TRY(cudaStreamGetDevice((cudaStream_t)ctx->stream, &device));
-        if (device != ctx->device)
-            return wino_fail(WINO_INVALID_ARGUMENT,
-                             "the context's stream belongs to device %d, not to device %d",
-                             device, ctx->device);
-    }
-    return WINO_SUCCESS;
-}
-
-/* WINO_SUCCESS when p is memory of the device; a clear refusal for host memory. */
-static enum wino_status check_device_pointer(const void *p, int device, const char *what)
-{
-    cudaPointerAttributes a;
-    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
-        cudaGetLastError();
-        return wino_fail(WINO_INVALID_ARGUMENT, "%s is not a pointer CUDA knows", what);
-    }
-    if (a.type != cudaMemoryTypeDevice && a.type != cudaMemoryTypeManaged)
-        return wino_fail(WINO_INVALID_ARGUMENT,
-                         "%s is host memory; the CUDA backend needs device memory", what);
-    if (a.device != device)
-        return wino_fail(WINO_INVALID_ARGUMENT, "%s is memory of device %d, not of device %d",
-                         what, a.device, device);
-    return WINO_SUCCESS;
-}
 
 static int round_up(int v, int to)
 {
@@ -414,25 +292,6 @@ static size_t workspace_bytes(const struct wino_cuda_conv *c)
                                                      : c->v_bytes + c->m_bytes;
 }
 
-/* WINO_SUCCESS when stream is one of the device's; NULL, the default stream, is always (run()
- * makes the device current). */
-static enum wino_status check_stream(const void *stream, int device, const char *what)
-{
-    int of = -1;
-    if (!stream)
-        return WINO_SUCCESS;
-    const cudaError_t e = cudaStreamGetDevice((cudaStream_t)stream, &of);
-    if (e != cudaSuccess) {
-        cudaGetLastError();
-        return wino_fail(WINO_INVALID_ARGUMENT, "%s is not a stream CUDA knows: %s", what,
-                         cudaGetErrorString(e));
-    }
-    if (of != device)
-        return wino_fail(WINO_INVALID_ARGUMENT, "%s belongs to device %d, not to device %d",
-                         what, of, device);
-    return WINO_SUCCESS;
-}
-
 /* The check of run()'s argument slot (SEEN_X ...) for p, skipped when p is one that the slot
  * accepted lately. */
 static enum wino_status check_run_argument(struct wino_cuda_conv *c, int slot, const void *p,
@@ -644,6 +503,7 @@ wino_cuda_component(const struct wino_cuda_services *services)
 {
     static const struct wino_cuda_ops ops = {WINO_CUDA_ABI,   conv_create,  conv_create_int8,
                                              copy_to_host,    conv_reshape, conv_run,
-                                             conv_variant,    conv_destroy};
+                                             conv_variant,    conv_destroy,
+                                             rotated_filters_create, rotated_filters_free};
     return wino_cuda_use_services(services) ? &ops : NULL;
 }

@@ -1,0 +1,125 @@
+#include "cuda/device_common.h"
+
+#include <stdlib.h>
+
+#include "base/error.h"
+#include "cuda/component_error.h"
+
+static struct shared_blas *blas_of_device; /* one per device, or NULL when out of memory */
+static int blas_devices;
+static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
+
+static void blas_init(void)
+{
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count <= 0) {
+        cudaGetLastError();
+        return;
+    }
+    blas_of_device = (struct shared_blas *)calloc((size_t)count, sizeof *blas_of_device);
+    if (!blas_of_device)
+        return;
+    for (int i = 0; i < count; i++)
+        pthread_mutex_init(&blas_of_device[i].lock, NULL);
+    blas_devices = count;
+}
+
+enum wino_status shared_blas_of(int device, struct shared_blas **out)
+{
+    pthread_once(&blas_once, blas_init);
+    if (device < 0 || device >= blas_devices) /* check_context saw the device: calloc failed */
+        return wino_fail(WINO_OUT_OF_MEMORY, "no memory for the cuBLAS handles of the devices");
+    struct shared_blas *b = &blas_of_device[device];
+    pthread_mutex_lock(&b->lock);
+    cublasStatus_t created = CUBLAS_STATUS_SUCCESS;
+    if (!b->handle && (created = cublasCreate(&b->handle)) != CUBLAS_STATUS_SUCCESS)
+        b->handle = NULL;
+    pthread_mutex_unlock(&b->lock);
+    if (created != CUBLAS_STATUS_SUCCESS)
+        return wino_fail(WINO_DEVICE_ERROR, "cublasCreate on device %d failed: %s", device,
+                         cublasGetStatusString(created));
+    *out = b;
+    return WINO_SUCCESS;
+}
+
+enum wino_status cuda_failed(cudaError_t e, const char *call, const char *file, int line)
+{
+    return wino_fail(WINO_DEVICE_ERROR, "%s:%d: %s: %s", file, line, call, cudaGetErrorString(e));
+}
+
+enum wino_status enter_device(int device, struct device_scope *scope)
+{
+    CUDA_TRY(cudaGetDevice(&scope->previous));
+    CUDA_TRY(cudaSetDevice(device));
+    return WINO_SUCCESS;
+}
+void leave_device(const struct device_scope *scope)
+{
+    cudaSetDevice(scope->previous);
+}
+enum wino_status enter_run_device(int device, struct device_scope *scope)
+{
+    CUDA_TRY(cudaGetDevice(&scope->previous));
+    if (scope->previous != device)
+        CUDA_TRY(cudaSetDevice(device));
+    return WINO_SUCCESS;
+}
+void leave_run_device(int device, const struct device_scope *scope)
+{
+    if (scope->previous != device)
+        cudaSetDevice(scope->previous);
+}
+
+enum wino_status check_context(const struct wino_context *ctx)
+{
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+        cudaGetLastError();
+        return wino_fail(WINO_UNSUPPORTED, "no CUDA device is available");
+    }
+    if (ctx->device < 0 || ctx->device >= count)
+        return wino_fail(WINO_INVALID_ARGUMENT, "CUDA device %d does not exist (%d devices)",
+                         ctx->device, count);
+    if (ctx->stream) {
+        int device = -1;
+        CUDA_TRY(cudaStreamGetDevice((cudaStream_t)ctx->stream, &device));
+        if (device != ctx->device)
+            return wino_fail(WINO_INVALID_ARGUMENT,
+                             "the context's stream belongs to device %d, not to device %d",
+                             device, ctx->device);
+    }
+    return WINO_SUCCESS;
+}
+
+enum wino_status check_device_pointer(const void *p, int device, const char *what)
+{
+    cudaPointerAttributes a;
+    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+        cudaGetLastError();
+        return wino_fail(WINO_INVALID_ARGUMENT, "%s is not a pointer CUDA knows", what);
+    }
+    if (a.type != cudaMemoryTypeDevice && a.type != cudaMemoryTypeManaged)
+        return wino_fail(WINO_INVALID_ARGUMENT,
+                         "%s is host memory; the CUDA backend needs device memory", what);
+    if (a.device != device)
+        return wino_fail(WINO_INVALID_ARGUMENT, "%s is memory of device %d, not of device %d",
+                         what, a.device, device);
+    return WINO_SUCCESS;
+}
+
+enum wino_status check_stream(const void *stream, int device, const char *what)
+{
+    int of = -1;
+    if (!stream)
+        return WINO_SUCCESS;
+    const cudaError_t e = cudaStreamGetDevice((cudaStream_t)stream, &of);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        return wino_fail(WINO_INVALID_ARGUMENT, "%s is not a stream CUDA knows: %s", what,
+                         cudaGetErrorString(e));
+    }
+    if (of != device)
+        return wino_fail(WINO_INVALID_ARGUMENT, "%s belongs to device %d, not to device %d",
+                         what, of, device);
+    return WINO_SUCCESS;
+}

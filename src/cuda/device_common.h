@@ -1,0 +1,55 @@
+/* What the CUDA component's operators share (src/cuda/device_common.cu): one cuBLAS handle per
+ * device, CUDA errors turned into a status, the device made current for a call, and the checks
+ * of a context, of device pointers and of streams. */
+#ifndef WINO_CUDA_DEVICE_COMMON_H
+#define WINO_CUDA_DEVICE_COMMON_H
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <pthread.h>
+
+#include "wino.h"
+
+/* One cuBLAS handle per device, shared by every operator of the process: created by the first
+ * create() on the device, never destroyed (the component is never unloaded; the driver frees
+ * it at exit). A handle holds the stream and workspace of its next call, so a run sets both and
+ * enqueues its GEMM under the device's lock: runs on other streams wait for the enqueue only,
+ * never for the GEMM. */
+struct shared_blas {
+    pthread_mutex_t lock;
+    cublasHandle_t handle; /* NULL until the first create() on the device */
+};
+
+/* The handle of device, the current device, created on first use. */
+enum wino_status shared_blas_of(int device, struct shared_blas **out);
+
+/* WINO_DEVICE_ERROR naming the call, file and line. */
+enum wino_status cuda_failed(cudaError_t e, const char *call, const char *file, int line);
+#define CUDA_TRY(call)                                                                         \
+    do {                                                                                       \
+        const cudaError_t e_ = (call);                                                         \
+        if (e_ != cudaSuccess)                                                                 \
+            return cuda_failed(e_, #call, __FILE__, __LINE__);                                 \
+    } while (0)
+
+/* Makes the operator's device current for the scope of a call and restores the caller's. */
+struct device_scope {
+    int previous;
+};
+enum wino_status enter_device(int device, struct device_scope *scope);
+void leave_device(const struct device_scope *scope);
+/* run()'s: cudaSetDevice only when another device is current (run() only enqueues). */
+enum wino_status enter_run_device(int device, struct device_scope *scope);
+void leave_run_device(int device, const struct device_scope *scope);
+
+/* A device that exists, and a stream (if any) of that device. */
+enum wino_status check_context(const struct wino_context *ctx);
+
+/* WINO_SUCCESS when p is memory of the device; a clear refusal for host memory. */
+enum wino_status check_device_pointer(const void *p, int device, const char *what);
+
+/* WINO_SUCCESS when stream is one of the device's; NULL, the default stream, is always (run()
+ * makes the device current). */
+enum wino_status check_stream(const void *stream, int device, const char *what);
+
+#endif
