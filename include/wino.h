@@ -332,8 +332,16 @@ WINO_API void wino_conv2d_destroy(wino_conv2d *op); /* NULL is fine */
  * WINO_ALGO_DIRECT otherwise.
  * Options: bias and relu must be left 0 (a gradient has no epilogue); for backward-filter
  * tile_m, points and variant must be left 0 too (WinRS picks its kernels), and accumulate may
- * be 1. FP16 and INT8 are not served on the CPU (WINO_UNSUPPORTED). The CUDA backend answers
- * WINO_UNSUPPORTED for both operators: its training kernels are not built yet.
+ * be 1. FP16 and INT8 are not served on the CPU (WINO_UNSUPPORTED).
+ * On the CUDA backend backward-data is Winograd only, FP32 and FP16, with weights, dy and dx in
+ * memory of ctx->device: the filters are rotated on the device and a CUDA forward operator
+ * (wino_conv2d_create with the same ctx and options) is created on them, so it takes what that
+ * operator takes (tile_m, variant, tf32) and runs on the stream of wino_conv2d_run (the context's)
+ * or wino_conv2d_run_stream; WINO_ALGO_DIRECT, and for AUTO or WINOGRAD a descriptor Winograd
+ * does not serve (stride or dilation other than 1, R != S, pad above R-1), answer
+ * WINO_UNSUPPORTED: the caller falls back to the vendor library
+ * (wino_conv2d_backward_data_can_implement answers for the CPU). Backward-filter on CUDA
+ * answers WINO_UNSUPPORTED: its kernels are not built yet.
  * ------------------------------------------------------------------------------------------- */
 
 enum wino_conv2d_kind {

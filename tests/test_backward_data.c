@@ -174,7 +174,7 @@ static void test_bad_input(struct test_counts *tc)
     struct wino_context ctx = {0};
     ctx.backend = WINO_BACKEND_CUDA;
     bwd_expect(tc, wino_conv2d_backward_data_create(&d, w, &ctx, &o, &op), WINO_UNSUPPORTED,
-               "CUDA backend");
+               "DIRECT on the CUDA backend (Winograd only there)");
     test_check(tc, op == NULL, "no operator after failures");
 
     for (int a = 1; a <= 2; a++) { /* run-time checks on each path */

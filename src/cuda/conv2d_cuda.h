@@ -66,6 +66,16 @@ enum wino_variant wino_cuda_conv_variant(const struct wino_cuda_conv *conv);
 
 void wino_cuda_conv_destroy(struct wino_cuda_conv *conv); /* NULL is fine */
 
+/* backward-data's forward filters (src/op/conv2d_backward.c): new memory of ctx's device holding
+ * w'[c][k][R-1-i][S-1-j] = weights[k][c][i][j] (desc's layout; FP32 or FP16), written when this
+ * returns; weights must be memory of that device (WINO_INVALID_ARGUMENT otherwise). Free it with
+ * wino_cuda_rotated_filters_free (NULL is fine). */
+enum wino_status wino_cuda_rotated_filters_create(const struct wino_conv2d_desc *desc,
+                                                  const void *weights,
+                                                  const struct wino_context *ctx,
+                                                  void **rotated);
+void wino_cuda_rotated_filters_free(const struct wino_context *ctx, void *rotated);
+
 #ifdef __cplusplus
 }
 #endif

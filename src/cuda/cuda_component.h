@@ -18,7 +18,7 @@ extern "C" {
 
 /* Changes whenever a structure below, or a structure they point to (wino.h's, conv_desc.h's,
  * int8_layer.h's), changes. */
-#define WINO_CUDA_ABI 1
+#define WINO_CUDA_ABI 2
 
 /* The name the component is loaded by (also its SONAME). */
 #define WINO_CUDA_STR_(x) #x
@@ -59,6 +59,10 @@ struct wino_cuda_ops {
                             void *workspace, size_t workspace_bytes, void *stream);
     enum wino_variant (*variant)(const struct wino_cuda_conv *conv);
     void (*destroy)(struct wino_cuda_conv *conv);
+    enum wino_status (*rotated_filters_create)(const struct wino_conv2d_desc *desc,
+                                               const void *weights,
+                                               const struct wino_context *ctx, void **rotated);
+    void (*rotated_filters_free)(const struct wino_context *ctx, void *rotated);
 };
 
 /* The component's one export: its table, or NULL when services is of another ABI. */

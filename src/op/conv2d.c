@@ -408,7 +408,7 @@ enum wino_status wino_conv2d_run_stream(const wino_conv2d *op, const void *x, vo
     wino_ok();
     if (!op || !x || !y)
         return wino_fail(WINO_INVALID_ARGUMENT, "wino_conv2d_run: op, x or y is NULL");
-    if (!op->cuda && stream)
+    if (op->backend != WINO_BACKEND_CUDA && stream)
         return wino_fail(WINO_INVALID_ARGUMENT,
                          "wino_conv2d_run_stream: a CPU operator takes stream NULL only");
     if (op->kind == WINO_CONV2D_BACKWARD_FILTER)

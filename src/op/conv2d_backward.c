@@ -3,7 +3,8 @@
  * (workspace_size, algo, variant, destroy, run for backward-data) reach them through the
  * operator's kind. Paths: backward-data by the forward Winograd engine on rotated filters, or
  * direct (src/cpu/backward_data_f32.h); backward-filter by WinRS (src/cpu/winrs_f32.h), or
- * direct (src/cpu/backward_filter_f32.h). FP32 on the CPU. */
+ * direct (src/cpu/backward_filter_f32.h). FP32 on the CPU; on CUDA, backward-data by the CUDA
+ * forward engine on filters rotated on the device (FP32, FP16). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,10 +42,10 @@ static struct wino_conv2d_desc data_forward_desc(const struct wino_conv2d_desc *
     return f;
 }
 
-/* Checks shared by both kinds: the descriptor, the options, the dtype. */
-static enum wino_status check_common(const struct wino_conv2d_desc *desc,
-                                     const struct wino_conv2d_options *o,
-                                     struct wino_conv_sizes *sizes)
+/* Checks shared by both kinds and backends: the descriptor, the options. */
+static enum wino_status check_gradient(const struct wino_conv2d_desc *desc,
+                                       const struct wino_conv2d_options *o,
+                                       struct wino_conv_sizes *sizes)
 {
     enum wino_status st = wino_conv_desc_check(desc, sizes);
     if (st)
@@ -55,6 +56,13 @@ static enum wino_status check_common(const struct wino_conv2d_desc *desc,
         return st;
     if (o->bias || o->relu)
         return wino_fail(WINO_INVALID_ARGUMENT, "bias and relu do not apply to gradients");
+    return WINO_SUCCESS;
+}
+
+/* What the CPU computes: FP32, without the CUDA-only variant. */
+static enum wino_status check_cpu_dtype(const struct wino_conv2d_desc *desc,
+                                        const struct wino_conv2d_options *o)
+{
     if (desc->dtype == WINO_DTYPE_F16)
         return wino_fail(WINO_UNSUPPORTED, "FP16 training convolutions are for the CUDA backend "
                                            "(not built yet); the CPU computes FP32");
@@ -63,6 +71,15 @@ static enum wino_status check_common(const struct wino_conv2d_desc *desc,
     if (o->variant == WINO_VARIANT_FUSED_OUTPUT)
         return wino_fail(WINO_UNSUPPORTED, "the fused-output variant is the CUDA backend's");
     return WINO_SUCCESS;
+}
+
+/* Checks shared by both kinds on the CPU. */
+static enum wino_status check_common(const struct wino_conv2d_desc *desc,
+                                     const struct wino_conv2d_options *o,
+                                     struct wino_conv_sizes *sizes)
+{
+    enum wino_status st = check_gradient(desc, o, sizes);
+    return st ? st : check_cpu_dtype(desc, o);
 }
 
 /* Why backward-data cannot run as a forward Winograd convolution, or NULL. */
@@ -74,18 +91,39 @@ static const char *data_winograd_refusal(const struct wino_conv2d_desc *d,
     return wino_winograd_refusal(d, o->tile_m ? o->tile_m : 2);
 }
 
+/* The CUDA plan: Winograd or nothing (the caller falls back to the vendor library); the
+ * forward operator's create checks the rest (tile, variant, FP16's largest alpha). */
+static enum wino_status data_plan_cuda(const struct wino_conv2d_desc *desc,
+                                       const struct wino_conv2d_options *o, const char *why,
+                                       enum wino_algo *algo)
+{
+    if (desc->dtype != WINO_DTYPE_F32 && desc->dtype != WINO_DTYPE_F16)
+        return wino_fail(WINO_UNSUPPORTED, "CUDA backward-data: FP32 and FP16");
+    if (o->algo == WINO_ALGO_DIRECT)
+        return wino_fail(WINO_UNSUPPORTED, "CUDA backward-data runs Winograd only: direct "
+                                           "convolution is the vendor library's");
+    if (why)
+        return wino_fail(WINO_UNSUPPORTED, "CUDA backward-data: %s", why);
+    *algo = WINO_ALGO_WINOGRAD;
+    return WINO_SUCCESS;
+}
+
 static enum wino_status data_plan(const struct wino_conv2d_desc *desc,
-                                  const struct wino_conv2d_options *options,
+                                  const struct wino_conv2d_options *options, int cuda,
                                   struct wino_conv_sizes *sizes, enum wino_algo *algo)
 {
     static const struct wino_conv2d_options defaults;
     const struct wino_conv2d_options *o = options ? options : &defaults;
-    enum wino_status st = check_common(desc, o, sizes);
+    enum wino_status st = check_gradient(desc, o, sizes);
+    if (!st && !cuda)
+        st = check_cpu_dtype(desc, o);
     if (st)
         return st;
     if (o->accumulate)
         return wino_fail(WINO_INVALID_ARGUMENT, "accumulate applies to backward-filter only");
     const char *why = data_winograd_refusal(desc, o);
+    if (cuda)
+        return data_plan_cuda(desc, o, why, algo);
     if (o->algo == WINO_ALGO_WINOGRAD && why)
         return wino_fail(WINO_UNSUPPORTED, "%s", why);
     *algo = o->algo == WINO_ALGO_DIRECT || why || (o->algo == WINO_ALGO_AUTO && desc->r == 1)
@@ -107,7 +145,7 @@ enum wino_status wino_conv2d_backward_data_can_implement(const struct wino_conv2
     desc = wino_desc_for_planning(desc, &nominal);
     struct wino_conv_sizes sizes;
     enum wino_algo a = WINO_ALGO_DIRECT;
-    enum wino_status st = data_plan(desc, options, &sizes, &a);
+    enum wino_status st = data_plan(desc, options, 0, &sizes, &a);
     if (!st && algo)
         *algo = a;
     return st;
@@ -131,16 +169,17 @@ static struct wino_conv2d *backward_new(const struct wino_conv2d_desc *desc,
     return op;
 }
 
-/* Shared entry checks of both creates: op, context, backend. */
+/* Shared entry checks of both creates: op, context, backend (cuda_served: the kind runs on
+ * CUDA). */
 static enum wino_status check_create(const struct wino_context *ctx, wino_conv2d **op,
-                                     const char *what)
+                                     const char *what, int cuda_served)
 {
     if (!op)
         return wino_fail(WINO_INVALID_ARGUMENT, "%s: op is NULL", what);
     *op = NULL;
     enum wino_status st = wino_context_check(ctx);
-    if (!st && ctx && ctx->backend == WINO_BACKEND_CUDA)
-        st = wino_fail(WINO_UNSUPPORTED, "%s: the CUDA training kernels are not built yet "
+    if (!st && ctx && ctx->backend == WINO_BACKEND_CUDA && !cuda_served)
+        st = wino_fail(WINO_UNSUPPORTED, "%s: the CUDA kernels of this kind are not built yet "
                                          "(the CPU backend serves FP32)", what);
     return st;
 }
@@ -166,26 +205,45 @@ static enum wino_status create_done(struct wino_conv2d *o, enum wino_status st,
     return WINO_SUCCESS;
 }
 
-/* Fills the forward operator of a Winograd backward-data: the filters rotated by 180 degrees
- * with K and C swapped, w'[c][k][R-1-i][S-1-j], in desc's layout. */
-static enum wino_status data_forward_create(struct wino_conv2d *op, const float *w,
-                                            const struct wino_context *ctx,
-                                            const struct wino_conv2d_options *options)
+/* The forward operator's filters on the host: w rotated by 180 degrees with K and C swapped,
+ * w'[c][k][R-1-i][S-1-j], in d's layout (f: the forward descriptor). */
+static enum wino_status rotated_on_host(const struct wino_conv2d_desc *d,
+                                        const struct wino_conv2d_desc *f, size_t elements,
+                                        const float *w, void **out)
 {
-    const struct wino_conv2d_desc *d = &op->desc;
-    const struct wino_conv2d_desc f = data_forward_desc(d, op->sizes.p, op->sizes.q);
-    float *rotated = malloc(sizeof(float) * op->sizes.w_elems);
+    float *rotated = malloc(sizeof(float) * elements);
     if (!rotated)
         return wino_fail(WINO_OUT_OF_MEMORY, "wino_conv2d_backward_data_create: out of memory");
-    const struct wino_strides4 from = wino_w_strides(d), to = wino_w_strides(&f);
+    const struct wino_strides4 from = wino_w_strides(d), to = wino_w_strides(f);
     for (int k = 0; k < d->k; k++)
         for (int c = 0; c < d->c; c++)
             for (int i = 0; i < d->r; i++)
                 for (int j = 0; j < d->s; j++)
                     rotated[c * to.a + k * to.b + (d->r - 1 - i) * to.c + (d->s - 1 - j) * to.d] =
                         w[k * from.a + c * from.b + i * from.c + j * from.d];
-    enum wino_status st = wino_conv2d_create(&f, rotated, ctx, options, &op->backward->forward);
-    free(rotated);
+    *out = rotated;
+    return WINO_SUCCESS;
+}
+
+/* Fills the forward operator of a Winograd backward-data from the rotated filters (on CUDA
+ * rotated on the device; dropped once create has transformed them). */
+static enum wino_status data_forward_create(struct wino_conv2d *op, const void *w,
+                                            const struct wino_context *ctx,
+                                            const struct wino_conv2d_options *options)
+{
+    const struct wino_conv2d_desc *d = &op->desc;
+    const struct wino_conv2d_desc f = data_forward_desc(d, op->sizes.p, op->sizes.q);
+    const int cuda = op->backend == WINO_BACKEND_CUDA;
+    void *rotated = NULL;
+    enum wino_status st = cuda ? wino_cuda_rotated_filters_create(d, w, ctx, &rotated)
+                               : rotated_on_host(d, &f, op->sizes.w_elems, w, &rotated);
+    if (st)
+        return st;
+    st = wino_conv2d_create(&f, rotated, ctx, options, &op->backward->forward);
+    if (cuda)
+        wino_cuda_rotated_filters_free(ctx, rotated);
+    else
+        free(rotated);
     if (st)
         return st;
     st = wino_conv2d_algo(op->backward->forward, &op->algo, &op->tile_m);
@@ -202,18 +260,23 @@ static enum wino_status backward_data_create_planned(const struct wino_conv2d_de
 {
     wino_ok();
     const char *what = "wino_conv2d_backward_data_create";
-    enum wino_status st = check_create(ctx, op, what);
+    enum wino_status st = check_create(ctx, op, what, 1);
     if (st)
         return st;
     if (!weights)
         return wino_fail(WINO_INVALID_ARGUMENT, "%s: weights is NULL", what);
+    const int cuda = ctx && ctx->backend == WINO_BACKEND_CUDA;
     struct wino_conv_sizes sizes;
     enum wino_algo algo;
-    if ((st = data_plan(desc, options, &sizes, &algo)))
+    if ((st = data_plan(desc, options, cuda, &sizes, &algo)))
         return st;
     struct wino_conv2d *o = backward_new(desc, &sizes, WINO_CONV2D_BACKWARD_DATA);
     if (!o)
         return wino_fail(WINO_OUT_OF_MEMORY, "%s: out of memory", what);
+    if (cuda) { /* wino_conv2d_run's stream, and run_stream's streams reach the forward op */
+        o->backend = WINO_BACKEND_CUDA;
+        o->stream = ctx->stream;
+    }
     o->algo = algo;
     o->path = algo == WINO_ALGO_WINOGRAD ? &data_winograd : &data_direct;
     if (algo == WINO_ALGO_WINOGRAD) {
@@ -318,7 +381,7 @@ static enum wino_status backward_filter_create_planned(const struct wino_conv2d_
 {
     wino_ok();
     const char *what = "wino_conv2d_backward_filter_create";
-    enum wino_status st = check_create(ctx, op, what);
+    enum wino_status st = check_create(ctx, op, what, 0);
     if (st)
         return st;
     struct wino_conv_sizes sizes;
@@ -437,11 +500,12 @@ static void release_backward(wino_conv2d *op)
     free(b);
 }
 
-/* backward-data by Winograd: the forward operator on dy with the rotated filters */
+/* backward-data by Winograd: the forward operator on dy with the rotated filters, on the run's
+ * stream (NULL on the CPU) */
 static enum wino_status run_data_winograd(const wino_conv2d *op, const struct wino_conv2d_io *io)
 {
-    return wino_conv2d_run(op->backward->forward, io->in, io->out, io->workspace,
-                           io->workspace_bytes);
+    return wino_conv2d_run_stream(op->backward->forward, io->in, io->out, io->workspace,
+                                  io->workspace_bytes, io->stream);
 }
 
 static enum wino_status reshape_data_winograd(wino_conv2d *op, const struct wino_conv2d_desc *d,

@@ -97,6 +97,7 @@ enum wino_status wino_conv2d_create_cuda(const struct wino_conv2d_desc *desc,
     c->sizes = sizes;
     c->algo = WINO_ALGO_WINOGRAD;
     c->tile_m = tile_m;
+    c->backend = WINO_BACKEND_CUDA;
     c->stream = ctx->stream;
     c->path = &wino_path_cuda;
     st = wino_cuda_conv_create(desc, &sizes, weights, ctx, tile_m, o->variant, o->bias, o->relu,

@@ -31,6 +31,7 @@ struct wino_conv2d {
     struct wino_f32_winograd winograd; /* WINOGRAD on the scalar path otherwise */
     struct wino_s8_engine *int8;      /* INT8 Winograd, or NULL */
     struct wino_cuda_conv *cuda;      /* on the CUDA backend, or NULL */
+    enum wino_backend backend;        /* CUDA: run_stream takes the device's streams */
     void *stream;                     /* CUDA: the context's stream, wino_conv2d_run's */
     int tile_m;                       /* Winograd's tile (0 otherwise; INT8: see int8) */
     size_t workspace_bytes;

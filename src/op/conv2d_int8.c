@@ -72,6 +72,7 @@ static enum wino_status create_on_cuda(const struct wino_conv2d_desc *desc,
         wino_conv_desc_check(desc, &o->sizes);
         o->algo = WINO_ALGO_WINOGRAD;
         o->tile_m = layer->tile.m;
+        o->backend = WINO_BACKEND_CUDA;
         o->stream = ctx->stream;
         o->path = &wino_path_cuda;
         st = wino_cuda_conv_create_int8(desc, &o->sizes, layer, ctx, variant, &o->cuda,

@@ -158,6 +158,15 @@ enum wino_status wino_cuda_copy_to_host(const struct wino_context *ctx, const vo
     return c ? c->copy_to_host(ctx, src, bytes, dst) : WINO_UNSUPPORTED;
 }
 
+enum wino_status wino_cuda_rotated_filters_create(const struct wino_conv2d_desc *desc,
+                                                  const void *weights,
+                                                  const struct wino_context *ctx,
+                                                  void **rotated)
+{
+    const struct wino_cuda_ops *c = component();
+    return c ? c->rotated_filters_create(desc, weights, ctx, rotated) : WINO_UNSUPPORTED;
+}
+
 /* The functions below take an operator, which only a loaded component creates. */
 
 enum wino_status wino_cuda_conv_reshape(struct wino_cuda_conv *conv,
@@ -183,4 +192,10 @@ void wino_cuda_conv_destroy(struct wino_cuda_conv *conv)
 {
     if (conv)
         ops->destroy(conv);
+}
+
+void wino_cuda_rotated_filters_free(const struct wino_context *ctx, void *rotated)
+{
+    if (rotated) /* only a loaded component makes one */
+        ops->rotated_filters_free(ctx, rotated);
 }

@@ -1,0 +1,17 @@
+/* backward-data's filters as a forward convolution's, made on the device: dx = conv(dy, w')
+ * with w'[c][k][R-1-i][S-1-j] = w[k][c][i][j], K and C swapped, in the layout of w
+ * (src/op/conv2d_backward.c runs the forward engine with them). The component's
+ * rotated_filters_create and rotated_filters_free (cuda_component.h). */
+#ifndef WINO_CUDA_ROTATE_FILTERS_H
+#define WINO_CUDA_ROTATE_FILTERS_H
+
+#include "base/conv_desc.h"
+#include "wino.h"
+
+/* New memory of ctx's device holding w' for desc (FP32 or FP16), written when this returns;
+ * weights must be memory of that device. *rotated is NULL on failure. */
+enum wino_status rotated_filters_create(const struct wino_conv2d_desc *desc, const void *weights,
+                                        const struct wino_context *ctx, void **rotated);
+void rotated_filters_free(const struct wino_context *ctx, void *rotated); /* NULL is fine */
+
+#endif
