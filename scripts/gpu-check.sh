@@ -5,8 +5,10 @@
 #                  and compute-sanitizer tool: memcheck, racecheck)
 #   gpu-check.log  the full build and test output
 #   gpu-transforms.csv  stage,tile,result,worst_error_over_scale of the generated CUDA transforms
-#   bench_<dtype>_<set>[_b<N>].csv  `wino bench --backend cuda` for each line of WINO_GPU_BENCH
-#                  ("dtype set [batch]" separated by ';', e.g. "int8 deeplabv3-r18; f32 eurosys20 5"),
+#   bench_<dtype>_<set>[_b<N>][_<op>].csv  `wino bench --backend cuda` for each line of
+#                  WINO_GPU_BENCH ("dtype set [batch] [op]" separated by ';', op fwd (default),
+#                  bwd-data or bwd-filter, e.g. "int8 deeplabv3-r18; f32 eurosys20 5;
+#                  f32 winrs-bfc 32 bwd-filter; f16 resnet18 bwd-data"),
 #                  then the rows of scripts/torch_baseline.py (impl torch) for the same layers,
 #                  appended right after in the same run (int8: torch's FP16)
 #   profile_<dtype>_<name>.csv  Nsight Compute per kernel (duration, DRAM bytes, SM and DRAM
@@ -56,7 +58,8 @@ sed -nE 's/^(input|filter|output) +([^:]+): (PASS|FAIL) \(worst error \/ scale (
   "$log" | { echo "stage,tile,result,worst_error_over_scale"; cat; } >"$out/gpu-transforms.csv"
 # compute-sanitizer's memcheck and racecheck over the backend's tests, as rows "TEST (TOOL)".
 if [ "${WINO_GPU_SANITIZE:-1}" != 0 ] && command -v compute-sanitizer >/dev/null; then
-  for t in test_gpu_bad_input test_gpu_int8 test_gpu_conv2d test_gpu_graph test_gpu_streams; do
+  for t in test_gpu_bad_input test_gpu_int8 test_gpu_conv2d test_gpu_graph test_gpu_streams \
+    test_gpu_backward_data; do
     for tool in memcheck racecheck; do
       start=$(date +%s%N)
       if WINO_GPU_TEST_SMALL=1 compute-sanitizer --tool "$tool" --error-exitcode 9 "build-gpu/$t" \
@@ -76,15 +79,16 @@ python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null && have_
 [ "$have_torch" = 1 ] || [ -z "${WINO_GPU_BENCH:-}" ] ||
   echo "gpu-check: no PyTorch with CUDA here: the benches have no torch rows"
 for b in "${benches[@]}"; do
-  read -r dtype set batch <<<"$b"
+  read -r dtype set batch op <<<"$b"
   [ -n "${dtype:-}" ] || continue
-  name="bench_${dtype}_${set}${batch:+_b$batch}"
+  case "${batch:-}" in [!0-9]*) op=$batch batch= ;; esac # "dtype set op"
+  name="bench_${dtype}_${set}${batch:+_b$batch}${op:+_$op}"
   build-gpu/wino bench --backend cuda --dtype "$dtype" --set "$set" ${batch:+--batch "$batch"} \
-    --csv >"$out/$name.csv" 2>"$out/$name.err" || status=1
+    ${op:+--op "$op"} --csv >"$out/$name.csv" 2>"$out/$name.err" || status=1
   # what a PyTorch user gets, in the same run and CSV (impl = torch; int8: torch's FP16)
   if [ "$have_torch" = 1 ]; then
     python3 scripts/torch_baseline.py --set "$set" --dtype "$dtype" ${batch:+--batch "$batch"} \
-      --append "$out/$name.csv" 2>>"$out/$name.err" || status=1
+      ${op:+--op "$op"} --append "$out/$name.csv" 2>>"$out/$name.err" || status=1
   fi
   echo "$name: $(($(wc -l <"$out/$name.csv") - 1)) rows; $(tail -n 1 "$out/$name.err")"
 done

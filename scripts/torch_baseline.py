@@ -2,6 +2,9 @@
 """What a PyTorch user gets: times torch.nn.functional.conv2d on the layers of a `wino bench` set
 and writes rows in the bench's CSV format with impl = torch, so that gpu-check can append them to
 the CSV of the `wino bench --backend cuda` run of the same set and both are measured in one run.
+--op bwd-data / bwd-filter time torch.ops.aten.convolution_backward instead (what autograd
+calls) with output_mask selecting grad_input (dx from dy and w) or grad_weight (dw from x and
+dy) alone, on the layer's dy (uniform in (-1, 1), like x and w); the op column says which.
 
 Timing as `wino bench`: cudnn.benchmark = True, W warm-up calls (the first one lets cuDNN pick its
 engine for the shape), then R calls enqueued back to back with a CUDA event between consecutive
@@ -14,8 +17,8 @@ what does not apply to torch stays empty (tile, workspace_bytes, variant, thread
 error / rel_l1 = relative L1 error against torch's float64 convolution of the same inputs on
 the GPU; prepare_ms = the first call's wall time (cuDNN's engine search included).
 
-usage: torch_baseline.py --set NAME [--dtype f16|bf16|f32|int8] [--batch N] [--reps R]
-                         [--warmup W] [--sets-dir DIR] [--append CSV]
+usage: torch_baseline.py --set NAME [--dtype f16|bf16|f32|int8] [--op fwd|bwd-data|bwd-filter]
+                         [--batch N] [--reps R] [--warmup W] [--sets-dir DIR] [--append CSV]
 """
 import argparse
 import csv
@@ -64,25 +67,35 @@ def layer_row(torch, index, layer, args, dtype, device_name):
     gen = torch.Generator(device='cuda').manual_seed(index + 1)
     x = torch.rand(n, c, h, w, device='cuda', generator=gen) * 2 - 1
     wt = torch.rand(k, c, r, s, device='cuda', generator=gen) * 2 - 1
+    p, q = (h + 2 * pad - r) // stride + 1, (w + 2 * pad - s) // stride + 1
+    dy = torch.rand(n, k, p, q, device='cuda', generator=gen) * 2 - 1
     nhwc = dtype != torch.float32
-    x, wt = x.to(dtype), wt.to(dtype)
+    x, wt, dy = x.to(dtype), wt.to(dtype), dy.to(dtype)
     if nhwc:
         x = x.contiguous(memory_format=torch.channels_last)
         wt = wt.contiguous(memory_format=torch.channels_last)
+        dy = dy.contiguous(memory_format=torch.channels_last)
+
+    def compute(x, wt, dy):
+        if args.op == 'fwd':
+            return F.conv2d(x, wt, padding=pad, stride=stride)
+        grads = torch.ops.aten.convolution_backward(
+            dy, x, wt, None, [stride, stride], [pad, pad], [1, 1], False, [0, 0], 1,
+            [args.op == 'bwd-data', args.op == 'bwd-filter', False])
+        return grads[0] if args.op == 'bwd-data' else grads[1]
 
     def call():
-        return F.conv2d(x, wt, padding=pad, stride=stride)
+        return compute(x, wt, dy)
 
     torch.cuda.synchronize()
     start = time.perf_counter()
     y = call()
     torch.cuda.synchronize()
     prepare_ms = (time.perf_counter() - start) * 1e3
-    ref = F.conv2d(x.double(), wt.double(), padding=pad, stride=stride)
+    ref = compute(x.double(), wt.double(), dy.double())
     err = ((y.double() - ref).abs().sum() / ref.abs().sum()).item()
     del ref
     ms = median_ms(torch, call, args.warmup, args.reps)
-    p, q = y.shape[2], y.shape[3]
     gflop = 2e-9 * n * k * c * r * s * p * q
     return {
         'set': args.set, 'layer': name, 'N': n, 'C': c, 'H': h, 'W': w, 'K': k, 'R': r, 'S': s,
@@ -90,6 +103,7 @@ def layer_row(torch, index, layer, args, dtype, device_name):
         'impl': 'torch', 'tile': '', 'ms': f'{ms:.5g}', 'eff_gflops': f'{gflop / ms * 1e3:.5g}',
         'workspace_bytes': '', 'device': device_name, 'layout': 'NHWC' if nhwc else 'NCHW',
         'error': f'{err:.3g}', 'rel_l1': f'{err:.3g}', 'prepare_ms': f'{prepare_ms:.4g}',
+        'op': args.op,
     }
 
 
@@ -97,6 +111,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     ap.add_argument('--set', required=True)
     ap.add_argument('--dtype', default='f32', choices=['f32', 'f16', 'bf16', 'int8'])
+    ap.add_argument('--op', default='fwd', choices=['fwd', 'bwd-data', 'bwd-filter'])
     ap.add_argument('--batch', type=int, default=0, help='override every layer\'s batch size')
     ap.add_argument('--reps', type=int, default=30)
     ap.add_argument('--warmup', type=int, default=5)
@@ -116,7 +131,7 @@ def main():
              'int8': torch.float16}[args.dtype]
     args.torch_dtype = {'f32': 'f32', 'f16': 'f16', 'bf16': 'bf16', 'int8': 'f16'}[args.dtype]
     device_name = torch.cuda.get_device_name()
-    header = BENCH_HEADER + ['layout', 'stride', 'error', 'prepare_ms']
+    header = BENCH_HEADER + ['layout', 'stride', 'error', 'prepare_ms', 'op']
     out = sys.stdout
     if args.append and os.path.exists(args.append):
         with open(args.append) as f:
@@ -133,7 +148,7 @@ def main():
         total += float(row['ms'])
         writer.writerow(row)
         out.flush()
-    print(f'torch_baseline: {args.set} {args.torch_dtype}: {len(layers)} layers, '
+    print(f'torch_baseline: {args.set} {args.torch_dtype} {args.op}: {len(layers)} layers, '
           f'{total:.4f} ms total (torch {torch.__version__}, cuDNN '
           f'{torch.backends.cudnn.version()}, {device_name})', file=sys.stderr)
 
