@@ -1,6 +1,6 @@
-/* Helpers shared by the backward-convolution tests: random tensors, the error measures of the
- * WinRS paper (MARE) and of wino (relative L1) against the FP64 references, random valid
- * descriptors, and poisoned buffers. Tests that use it define _POSIX_C_SOURCE 200112L first. */
+/* Helpers shared by the backward-convolution tests: random tensors, random valid descriptors and
+ * poisoned buffers (the error measures, MARE and relative L1, are in src/ref/error_metrics.h).
+ * Tests that use it define _POSIX_C_SOURCE 200112L first. */
 #ifndef WINO_TESTS_BACKWARD_CHECK_H
 #define WINO_TESTS_BACKWARD_CHECK_H
 
@@ -20,22 +20,6 @@ static inline void bwd_fill(float *v, size_t n, struct test_rng *rng, int unit)
         const double s = test_rng_sym(rng);
         v[i] = (float)(unit ? 0.5 * (s + 1.0) : s);
     }
-}
-
-/* Mean absolute relative error over the elements with a nonzero reference (Zhang et al.,
- * ICPP'25, section 6.3); NaN in got gives NaN. */
-static inline double bwd_mare(const float *got, const double *ref, size_t n)
-{
-    double sum = 0.0;
-    size_t count = 0;
-    for (size_t i = 0; i < n; i++)
-        if (ref[i] != 0.0) {
-            sum += fabs((double)got[i] - ref[i]) / fabs(ref[i]);
-            count++;
-        } else if (got[i] != 0.0) {
-            return INFINITY;
-        }
-    return count ? sum / (double)count : 0.0;
 }
 
 /* A 64-byte aligned buffer of bytes (at least 64) filled with NaN. */

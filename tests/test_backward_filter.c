@@ -136,7 +136,7 @@ static void test_kernels(struct test_counts *tc, struct test_rng *rng)
         for (int isa = (int)wino_cpu_isa(); isa >= 0; isa--) {
             struct wino_f32_winrs w;
             float *dw = run_winrs(&pr, &req, (enum wino_isa)isa, 2, &w);
-            const double mare = dw ? bwd_mare(dw, pr.ref, pr.we) : NAN;
+            const double mare = dw ? wino_mare_f32(dw, pr.ref, pr.we) : NAN;
             const double l1 = dw ? wino_rel_l1_f32(dw, pr.ref, pr.we) : NAN;
             const int alpha = dw ? plan_alpha(&w) : 0;
             const int ok = dw && w.plan.n[0] == k[0] && w.plan.r[0] == k[1] &&
@@ -166,7 +166,7 @@ static void test_long(struct test_counts *tc, struct test_rng *rng)
         problem_make(&pr, &d, rng, 1, 0);
         struct wino_f32_winrs w;
         float *dw = run_winrs(&pr, NULL, wino_cpu_isa(), 2, &w);
-        const double mare = dw ? bwd_mare(dw, pr.ref, pr.we) : NAN;
+        const double mare = dw ? wino_mare_f32(dw, pr.ref, pr.we) : NAN;
         char what[96];
         snprintf(what, sizeof what, "long accumulation %dx%d: F(%d,%d), %d segments", s, s,
                  w.plan.n[0], w.plan.r[0], w.segments);

@@ -14,6 +14,20 @@ double wino_rel_l1_f32(const float *got, const double *ref, size_t n)
     return num / den;
 }
 
+double wino_mare_f32(const float *got, const double *ref, size_t n)
+{
+    double sum = 0.0;
+    size_t count = 0;
+    for (size_t i = 0; i < n; i++)
+        if (ref[i] != 0.0) {
+            sum += fabs((double)got[i] - ref[i]) / fabs(ref[i]);
+            count++;
+        } else if (got[i] != 0.0) {
+            return isnan(got[i]) ? NAN : INFINITY;
+        }
+    return count ? sum / (double)count : 0.0;
+}
+
 double wino_max_abs_err_f32(const float *got, const double *ref, size_t n)
 {
     double worst = 0.0;
