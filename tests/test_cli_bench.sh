@@ -65,7 +65,7 @@ no_onednn_winograd = {l.split()[3] for l in open(sys.argv[5])
                       if "onednn-winograd skipped: oneDNN has no Winograd" in l}
 design = "set,layer,N,C,H,W,K,R,S,pad,dtype,backend,impl,tile,ms,eff_gflops,workspace_bytes,device"
 lines = open(out).read().splitlines()
-assert lines[0] == design + ",stride,rel_l1,prepare_ms,variant,threads,choice", lines[0]
+assert lines[0] == design + ",stride,rel_l1,prepare_ms,variant,threads,choice,op", lines[0]
 rows = list(csv.DictReader(lines))
 layers = [l.split() for l in open(setfile) if l.strip() and not l.startswith("#")]
 expected = 0
@@ -82,6 +82,7 @@ for row in rows:
     assert row["set"] == "smoke" and row["layer"] in names, row
     assert [row[f] for f in "N C H W K R S pad".split()] == names[row["layer"]][1:9], row
     assert row["dtype"] == "f32" and row["backend"] == "cpu" and row["impl"] in impls, row
+    assert row["op"] == "fwd", row
     assert float(row["ms"]) > 0 and float(row["eff_gflops"]) > 0, row
     assert int(row["workspace_bytes"]) >= 0, row
     assert row["device"].endswith("threads)") or row["device"].endswith("thread)"), row

@@ -64,10 +64,14 @@ struct wino_conv2d_desc bench_layer_desc(const struct bench_layer *layer);
 
 enum bench_backend { BENCH_CPU, BENCH_CUDA };    /* the index of --backend cpu|cuda: its mode */
 enum bench_dtype { BENCH_F32, BENCH_F16, BENCH_INT8 }; /* the index of --dtype f32|f16|int8 */
+/* The convolution timed, the index of --op: forward (y from x, w), backward-data (dx from dy,
+ * w) or backward-filter (dw from x, dy). */
+enum bench_op { BENCH_FWD, BENCH_BWD_DATA, BENCH_BWD_FILTER };
+#define BENCH_OP_CHOICES "fwd|bwd-data|bwd-filter"
 
 struct bench_args {
     struct bench_layer_args layers;
-    int backend, dtype;
+    int backend, dtype, op;
     const char *tuning_cache;          /* CPU: for wino-auto, or NULL */
     long batch, threads, reps, warmup; /* batch 0: as in the set; threads 0, reps and warmup -1:
                                           the backend's default */
@@ -84,6 +88,9 @@ struct bench_args {
 #define BENCH_CSV_HEADER                                                                          \
     "set,layer,N,C,H,W,K,R,S,pad,dtype,backend,impl,tile,ms,eff_gflops,workspace_bytes,device"
 #define BENCH_CSV_COLUMNS BENCH_CSV_HEADER ",stride,rel_l1,prepare_ms,variant,threads,choice"
+
+/* The name of an op as --op and the CSV's op column spell it ("fwd", "bwd-data", ...). */
+const char *bench_op_name(int op);
 
 /* One row of BENCH_CSV_COLUMNS. */
 struct bench_csv_row {
@@ -145,7 +152,8 @@ enum bench_prep {
 struct bench_runner {
     void *state;
     int (*run)(void *state);                   /* one execution to completion; 0 = success */
-    int (*output)(void *state, float *y);      /* the last output as NCHW into y; 0 = success */
+    int (*output)(void *state, float *y);      /* the last output into y (the op's: y or dx as
+                                                  NCHW, dw as KCRS); 0 = success */
     void (*destroy)(void *state);
     size_t workspace_bytes;                    /* scratch memory the run needs besides x, w, y */
     char tile[24];                             /* "F4x4_3x3" or "" */
@@ -154,11 +162,13 @@ struct bench_runner {
                                                   BENCH_SKIP / BENCH_FAIL: the reason */
 };
 
-/* Inputs shared by every implementation of one layer. x and w are NCHW / KCRS, FP32. */
+/* Inputs shared by every implementation of one layer. x, w and dy are NCHW / KCRS / NKPQ,
+ * FP32; op says which two of them are the inputs. */
 struct bench_problem {
     struct wino_conv2d_desc desc;
     int p, q;                                   /* output height and width */
-    const float *x, *w;
+    int op;                                     /* enum bench_op */
+    const float *x, *w, *dy;
     int threads;
     const char *tuning_cache; /* for wino's automatic choice, or NULL */
     /* INT8 inference (--dtype int8): x (>= 0) runs as uint8 with scale x_scale, y as int8 with
@@ -173,10 +183,20 @@ void bench_tile_name(char *buf, size_t cap, int m, int r, int s);
 
 /* Prepare functions fill *out; the caller prints out->info when they return SKIP or FAIL. */
 
+/* out's tile, variant and info from what wino's operator op (forward or backward-data) runs,
+ * for an r x s filter (tools/bench_wino.c). */
+void bench_wino_describe(const wino_conv2d *op, int r, int s, struct bench_runner *out);
+
 /* wino through its public API (tools/bench_wino.c). algo is WINO_ALGO_*; tile_m as in
  * struct wino_conv2d_options. */
 enum bench_prep bench_wino_prepare(const struct bench_problem *pb, enum wino_algo algo, int tile_m,
                                    struct bench_runner *out);
+
+/* wino's backward-data or backward-filter operator (pb->op) through its public API
+ * (tools/bench_wino_backward.c); algo and tile_m as in struct wino_conv2d_options (tile_m:
+ * backward-data's forward tile; backward-filter takes 0, WinRS choosing its kernels). */
+enum bench_prep bench_wino_backward_prepare(const struct bench_problem *pb, enum wino_algo algo,
+                                            int tile_m, struct bench_runner *out);
 
 /* wino's INT8 Winograd F(tile_m, 3) (tools/bench_wino_int8.c): alpha_ta and alpha_tw calibrated
  * at the 99.9th percentile on the layer's own input; prepare checks the result against the
@@ -184,8 +204,10 @@ enum bench_prep bench_wino_prepare(const struct bench_problem *pb, enum wino_alg
 enum bench_prep bench_wino_int8_prepare(const struct bench_problem *pb, int tile_m,
                                         struct bench_runner *out);
 
-/* oneDNN (tools/bench_onednn.c). winograd selects convolution_winograd over convolution_direct.
- * With pb->int8: u8 x s8 -> s8, weights with one scale per output channel.
+/* oneDNN (tools/bench_onednn.c): the primitive of pb->op (convolution forward_inference,
+ * backward_data or backward_weights); winograd selects convolution_winograd over
+ * convolution_direct. With pb->int8 (forward): u8 x s8 -> s8, weights with one scale per output
+ * channel.
  * bench_onednn_available() is 0 when the CLI was built without oneDNN. */
 int bench_onednn_available(void);
 void bench_onednn_set_threads(int threads);
@@ -196,5 +218,34 @@ enum bench_prep bench_onednn_prepare(const struct bench_problem *pb, int winogra
 int bench_openblas_available(void);
 void bench_openblas_set_threads(int threads);
 enum bench_prep bench_openblas_prepare(const struct bench_problem *pb, struct bench_runner *out);
+
+/* ---- the check against the FP64 reference (tools/bench_check.c) ---- */
+
+/* What of an op's output is compared with the FP64 reference. The output is seen as
+ * d0 x d1 x inner floats (y: N x K x PQ, dx: N x C x HW, dw: K x C x RS); the blocks
+ * (keep0[a], keep1[b]) are checked. The forward check is the whole output; a backward one,
+ * where the whole FP64 reference would cost more than BENCH_REFERENCE_MACS, keeps fewer images
+ * and channels (first, last and evenly spread between): each kept block is an independent
+ * slice of the convolution, computed by the reference on sliced inputs. */
+#define BENCH_REFERENCE_MACS 2.5e8
+struct bench_check {
+    int d0, d1, n0, n1; /* n0 of d0 and n1 of d1 kept */
+    int *keep0, *keep1; /* ascending */
+    size_t inner;
+    double *ref;        /* n0 x n1 x inner */
+    size_t elems;       /* n0 n1 inner */
+};
+
+/* The check of pb's op and its reference (x, w, dy as pb has them). Returns 0, or -1 when out
+ * of memory. */
+int bench_check_prepare(const struct bench_problem *pb, struct bench_check *c);
+void bench_check_release(struct bench_check *c);
+
+/* The relative L1 error of an op's whole output against the reference of the kept part;
+ * out is overwritten (the kept blocks gathered to its front). */
+double bench_check_error(const struct bench_check *c, float *out);
+
+/* Elements of the whole output of pb's op. */
+size_t bench_output_elems(const struct bench_problem *pb);
 
 #endif

@@ -112,3 +112,9 @@ enum wino_status bench_int8_calibrate(const struct wino_conv2d_desc *desc, int t
     free(crop);
     return s;
 }
+
+const char *bench_op_name(int op)
+{
+    static const char *const names[] = {"fwd", "bwd-data", "bwd-filter"};
+    return op >= BENCH_FWD && op <= BENCH_BWD_FILTER ? names[op] : "?";
+}

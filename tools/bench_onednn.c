@@ -1,8 +1,10 @@
 /* `wino bench` runner for oneDNN 2.x (C API): convolution_direct or convolution_winograd,
- * forward_inference, f32 or u8 x s8 -> s8 (per-channel output scales). The primitive picks its preferred memory formats (format_tag_any);
- * the source and weights are reordered into them once, at prepare time, so the timed run() is
- * the convolution alone, as a framework that keeps tensors in oneDNN's layouts would see it.
- * The scratchpad is user-managed so its size can be reported as the workspace. */
+ * forward_inference (f32, or u8 x s8 -> s8 with per-channel output scales), backward_data or
+ * backward_weights (f32; their primitive descriptors take a forward_training one as the hint).
+ * The primitive picks its preferred memory formats (format_tag_any); its two inputs are
+ * reordered into them once, at prepare time, so the timed run() is the convolution alone, as a
+ * framework that keeps tensors in oneDNN's layouts would see it. The scratchpad is
+ * user-managed so its size can be reported as the workspace. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,13 +21,35 @@
 #include <omp.h>
 #endif
 
+/* The tensors of a convolution as oneDNN names them (the forward ones; a backward op reads or
+ * writes their gradients). */
+enum tensor { SRC, WEI, DST };
+
+/* Per op: which tensor are its two inputs and its output, their execution arguments and the
+ * primitive descriptor's queries of their formats. */
+static const struct role {
+    enum tensor tensor[3];
+    int arg[3];
+    dnnl_query_t query[3];
+} roles[3] = {
+    [BENCH_FWD] = {{SRC, WEI, DST},
+                   {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST},
+                   {dnnl_query_src_md, dnnl_query_weights_md, dnnl_query_dst_md}},
+    [BENCH_BWD_DATA] = {{DST, WEI, SRC},
+                        {DNNL_ARG_DIFF_DST, DNNL_ARG_WEIGHTS, DNNL_ARG_DIFF_SRC},
+                        {dnnl_query_diff_dst_md, dnnl_query_weights_md, dnnl_query_diff_src_md}},
+    [BENCH_BWD_FILTER] = {{SRC, DST, WEI},
+                          {DNNL_ARG_SRC, DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_WEIGHTS},
+                          {dnnl_query_src_md, dnnl_query_diff_dst_md, dnnl_query_diff_weights_md}}};
+
 struct onednn_state {
     dnnl_engine_t engine;
     dnnl_stream_t stream;
     dnnl_primitive_t conv;
-    dnnl_memory_t src, wei, dst, scratch; /* in the primitive's formats */
-    dnnl_memory_desc_t dst_user_md;       /* plain NCHW */
-    float y_scale;                        /* INT8: the real value of one output step */
+    dnnl_memory_t in[2], out, scratch; /* in the primitive's formats */
+    int arg[3];                        /* execution arguments of in[0], in[1], out */
+    dnnl_memory_desc_t out_user_md;    /* plain NCHW / OIHW */
+    float y_scale;                     /* INT8: the real value of one output step */
     size_t y_elems;
 };
 
@@ -47,9 +71,9 @@ static void onednn_destroy(void *p)
     struct onednn_state *st = p;
     if (!st)
         return;
-    dnnl_memory_destroy(st->src);
-    dnnl_memory_destroy(st->wei);
-    dnnl_memory_destroy(st->dst);
+    dnnl_memory_destroy(st->in[0]);
+    dnnl_memory_destroy(st->in[1]);
+    dnnl_memory_destroy(st->out);
     dnnl_memory_destroy(st->scratch);
     dnnl_primitive_destroy(st->conv);
     if (st->stream)
@@ -121,9 +145,9 @@ static dnnl_status_t poison(dnnl_memory_t mem, int int8)
 static int onednn_run(void *p)
 {
     struct onednn_state *st = p;
-    const dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, st->src},
-                                     {DNNL_ARG_WEIGHTS, st->wei},
-                                     {DNNL_ARG_DST, st->dst},
+    const dnnl_exec_arg_t args[4] = {{st->arg[0], st->in[0]},
+                                     {st->arg[1], st->in[1]},
+                                     {st->arg[2], st->out},
                                      {DNNL_ARG_SCRATCHPAD, st->scratch}};
     return dnnl_primitive_execute(st->conv, st->stream, 4, args) != dnnl_success ||
            dnnl_stream_wait(st->stream) != dnnl_success;
@@ -136,9 +160,9 @@ static int onednn_output(void *p, float *y)
     signed char *q = st->y_scale > 0.0f ? malloc(st->y_elems) : NULL;
     if (st->y_scale > 0.0f && !q)
         return 1;
-    dnnl_status_t s = dnnl_memory_create(&user, &st->dst_user_md, st->engine, q ? (void *)q : y);
+    dnnl_status_t s = dnnl_memory_create(&user, &st->out_user_md, st->engine, q ? (void *)q : y);
     if (s == dnnl_success)
-        s = reorder(st, st->dst, user, NULL);
+        s = reorder(st, st->out, user, NULL);
     for (size_t i = 0; q && i < st->y_elems; i++) /* INT8: back to real values */
         y[i] = st->y_scale * q[i];
     dnnl_memory_destroy(user);
@@ -182,25 +206,57 @@ static void tile_from_impl(const char *impl, char *tile, size_t cap)
         bench_tile_name(tile, cap, 2, 3, 3);
 }
 
-enum bench_prep bench_onednn_prepare(const struct bench_problem *pb, int winograd,
-                                     struct bench_runner *out)
+/* The primitive descriptor of pb's op with algorithm alg on memory descriptors of any format
+ * (any[SRC], any[WEI], any[DST]); backward ops get the forward_training one as their hint. */
+static dnnl_status_t primitive_desc(const struct bench_problem *pb, dnnl_alg_kind_t alg,
+                                    const dnnl_memory_desc_t *any, const_dnnl_primitive_attr_t attr,
+                                    dnnl_engine_t engine, dnnl_primitive_desc_t *pd)
 {
     const struct wino_conv2d_desc *d = &pb->desc;
-    const dnnl_dims_t src_dims = {d->n, d->c, d->h, d->w}, wei_dims = {d->k, d->c, d->r, d->s},
-                      dst_dims = {d->n, d->k, pb->p, pb->q}, strides = {d->stride_h, d->stride_w},
-                      pad_l = {d->pad_h, d->pad_w};
+    const dnnl_dims_t strides = {d->stride_h, d->stride_w}, pad_l = {d->pad_h, d->pad_w};
     /* oneDNN's right padding is whatever makes the output size come out as ours. */
     const dnnl_dims_t pad_r = {
         (int64_t)(pb->p - 1) * d->stride_h + d->r - d->h - d->pad_h,
         (int64_t)(pb->q - 1) * d->stride_w + d->s - d->w - d->pad_w};
-    dnnl_memory_desc_t src_any, wei_any, dst_any, src_user, wei_user;
-    const dnnl_data_type_t xt = pb->int8 ? dnnl_u8 : dnnl_f32, wt = pb->int8 ? dnnl_s8 : dnnl_f32,
-                           yt = pb->int8 ? dnnl_s8 : dnnl_f32;
+    dnnl_convolution_desc_t fwd, bwd;
+    dnnl_primitive_desc_t hint = NULL;
+    dnnl_status_t s = dnnl_convolution_forward_desc_init(
+        &fwd, pb->op == BENCH_FWD ? dnnl_forward_inference : dnnl_forward_training, alg,
+        &any[SRC], &any[WEI], NULL, &any[DST], strides, pad_l, pad_r);
+    if (s != dnnl_success || pb->op == BENCH_FWD)
+        return s == dnnl_success ? dnnl_primitive_desc_create(pd, &fwd, attr, engine, NULL) : s;
+    s = dnnl_primitive_desc_create(&hint, &fwd, NULL, engine, NULL);
+    if (s == dnnl_success)
+        s = pb->op == BENCH_BWD_DATA
+                ? dnnl_convolution_backward_data_desc_init(&bwd, alg, &any[SRC], &any[WEI],
+                                                           &any[DST], strides, pad_l, pad_r)
+                : dnnl_convolution_backward_weights_desc_init(&bwd, alg, &any[SRC], &any[WEI],
+                                                              NULL, &any[DST], strides, pad_l,
+                                                              pad_r);
+    if (s == dnnl_success)
+        s = dnnl_primitive_desc_create(pd, &bwd, attr, engine, hint);
+    if (hint)
+        dnnl_primitive_desc_destroy(hint);
+    return s;
+}
+
+enum bench_prep bench_onednn_prepare(const struct bench_problem *pb, int winograd,
+                                     struct bench_runner *out)
+{
+    const struct wino_conv2d_desc *d = &pb->desc;
+    const dnnl_dims_t dims[3] = {[SRC] = {d->n, d->c, d->h, d->w},
+                                 [WEI] = {d->k, d->c, d->r, d->s},
+                                 [DST] = {d->n, d->k, pb->p, pb->q}};
+    const dnnl_format_tag_t plain[3] = {[SRC] = dnnl_nchw, [WEI] = dnnl_oihw, [DST] = dnnl_nchw};
+    const dnnl_data_type_t types[3] = {[SRC] = pb->int8 ? dnnl_u8 : dnnl_f32,
+                                       [WEI] = pb->int8 ? dnnl_s8 : dnnl_f32,
+                                       [DST] = pb->int8 ? dnnl_s8 : dnnl_f32};
+    const struct role *role = &roles[pb->op];
+    dnnl_memory_desc_t any[3], user[3];
     unsigned char *xq = NULL;
     signed char *wq = NULL;
     float *scales = NULL, *inv_w = NULL;
     dnnl_primitive_attr_t wattr = NULL;
-    dnnl_convolution_desc_t cd;
     dnnl_primitive_attr_t attr = NULL;
     dnnl_primitive_desc_t pd = NULL;
     enum bench_prep result = BENCH_FAIL;
@@ -221,42 +277,47 @@ enum bench_prep bench_onednn_prepare(const struct bench_problem *pb, int winogra
     TRY(dnnl_stream_create(&st->stream, st->engine, dnnl_stream_default_flags));
     if (pb->int8 && quantize_int8(pb, &xq, &wq, &scales, &inv_w))
         goto done;
-    TRY(dnnl_memory_desc_init_by_tag(&src_any, 4, src_dims, xt, dnnl_format_tag_any));
-    TRY(dnnl_memory_desc_init_by_tag(&wei_any, 4, wei_dims, wt, dnnl_format_tag_any));
-    TRY(dnnl_memory_desc_init_by_tag(&dst_any, 4, dst_dims, yt, dnnl_format_tag_any));
-    TRY(dnnl_memory_desc_init_by_tag(&src_user, 4, src_dims, xt, dnnl_nchw));
-    TRY(dnnl_memory_desc_init_by_tag(&wei_user, 4, wei_dims, wt, dnnl_oihw));
-    TRY(dnnl_memory_desc_init_by_tag(&st->dst_user_md, 4, dst_dims, yt, dnnl_nchw));
-    TRY(dnnl_convolution_forward_desc_init(
-        &cd, dnnl_forward_inference, winograd ? dnnl_convolution_winograd : dnnl_convolution_direct,
-        &src_any, &wei_any, NULL, &dst_any, strides, pad_l, pad_r));
+    for (int t = SRC; t <= DST; t++) {
+        TRY(dnnl_memory_desc_init_by_tag(&any[t], 4, dims[t], types[t], dnnl_format_tag_any));
+        TRY(dnnl_memory_desc_init_by_tag(&user[t], 4, dims[t], types[t], plain[t]));
+    }
     TRY(dnnl_primitive_attr_create(&attr));
     TRY(dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user));
     if (pb->int8) /* one output scale per channel: dst dimension 1 */
         TRY(dnnl_primitive_attr_set_output_scales(attr, d->k, 1 << 1, scales));
-    s = dnnl_primitive_desc_create(&pd, &cd, attr, st->engine, NULL);
-    if (s == dnnl_unimplemented) { /* e.g. Winograd for 5x5 or stride 2: not an error */
+    s = primitive_desc(pb, winograd ? dnnl_convolution_winograd : dnnl_convolution_direct, any,
+                       attr, st->engine, &pd);
+    if (s == dnnl_unimplemented) { /* e.g. Winograd for 5x5, stride 2 or without AVX-512 */
         snprintf(out->info, sizeof out->info, "oneDNN has no %s implementation for this layer",
                  winograd ? "Winograd" : "direct");
         result = BENCH_SKIP;
         goto done;
     }
-    TRY(s);
-    const dnnl_memory_desc_t *scratch_md = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
-    TRY(import(st, dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0), &src_user,
-               pb->int8 ? (const void *)xq : pb->x, NULL, &st->src));
+    step = "the primitive descriptor";
+    if (s != dnnl_success)
+        goto done;
+    const dnnl_memory_desc_t *scratch_md =
+        dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+    const void *data[3] = {[SRC] = pb->int8 ? (const void *)xq : pb->x,
+                           [WEI] = pb->int8 && !winograd ? (const void *)wq : pb->w,
+                           [DST] = pb->dy};
     if (pb->int8 && winograd) { /* its weight format is reachable only from f32, quantizing */
-        TRY(dnnl_memory_desc_init_by_tag(&wei_user, 4, wei_dims, dnnl_f32, dnnl_oihw));
+        TRY(dnnl_memory_desc_init_by_tag(&user[WEI], 4, dims[WEI], dnnl_f32, dnnl_oihw));
         TRY(dnnl_primitive_attr_create(&wattr));
         TRY(dnnl_primitive_attr_set_output_scales(wattr, d->k, 1 << 0, inv_w));
     }
-    TRY(import(st, dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0), &wei_user,
-               pb->int8 && !winograd ? (const void *)wq : pb->w, wattr, &st->wei));
-    TRY(dnnl_memory_create(&st->dst, dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0),
+    for (int i = 0; i < 2; i++) {
+        const enum tensor t = role->tensor[i];
+        TRY(import(st, dnnl_primitive_desc_query_md(pd, role->query[i], 0), &user[t], data[t],
+                   t == WEI ? wattr : NULL, &st->in[i]));
+    }
+    TRY(dnnl_memory_create(&st->out, dnnl_primitive_desc_query_md(pd, role->query[2], 0),
                            st->engine, DNNL_MEMORY_ALLOCATE));
-    TRY(poison(st->dst, pb->int8));
+    TRY(poison(st->out, pb->int8));
+    st->out_user_md = user[role->tensor[2]];
+    memcpy(st->arg, role->arg, sizeof st->arg);
     st->y_scale = pb->int8 ? pb->y_scale : 0.0f;
-    st->y_elems = (size_t)d->n * d->k * pb->p * pb->q;
+    st->y_elems = bench_output_elems(pb);
     TRY(dnnl_memory_create(&st->scratch, scratch_md, st->engine, DNNL_MEMORY_ALLOCATE));
     TRY(dnnl_primitive_create(&st->conv, pd));
 #undef TRY

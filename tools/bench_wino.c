@@ -27,6 +27,24 @@ void bench_tile_name(char *buf, size_t cap, int m, int r, int s)
     snprintf(buf, cap, "F%dx%d_%dx%d", m, m, r, s);
 }
 
+void bench_wino_describe(const wino_conv2d *op, int r, int s, struct bench_runner *out)
+{
+    enum wino_algo chosen;
+    enum wino_variant variant;
+    int m = 0;
+    wino_conv2d_algo(op, &chosen, &m);
+    wino_conv2d_variant(op, &variant);
+    if (chosen == WINO_ALGO_WINOGRAD) {
+        bench_tile_name(out->tile, sizeof out->tile, m, r, s);
+        snprintf(out->variant, sizeof out->variant, "%s",
+                 variant == WINO_VARIANT_FUSED       ? "fused"
+                 : variant == WINO_VARIANT_NON_FUSED ? "non-fused"
+                                                     : "scalar");
+    }
+    snprintf(out->info, sizeof out->info, "%s%s, NHWC",
+             chosen == WINO_ALGO_WINOGRAD ? "winograd " : "direct", out->variant);
+}
+
 static int wino_run(void *p)
 {
     struct wino_state *st = p;
@@ -101,20 +119,7 @@ enum bench_prep bench_wino_prepare(const struct bench_problem *pb, enum wino_alg
     }
     for (size_t i = 0; i < st->y_elems; i++) /* poisoned: an unwritten output fails the check */
         st->y[i] = NAN;
-    enum wino_algo chosen;
-    enum wino_variant variant;
-    int m = 0;
-    wino_conv2d_algo(st->op, &chosen, &m);
-    wino_conv2d_variant(st->op, &variant);
-    if (chosen == WINO_ALGO_WINOGRAD) {
-        bench_tile_name(out->tile, sizeof out->tile, m, pb->desc.r, pb->desc.s);
-        snprintf(out->variant, sizeof out->variant, "%s",
-                 variant == WINO_VARIANT_FUSED       ? "fused"
-                 : variant == WINO_VARIANT_NON_FUSED ? "non-fused"
-                                                     : "scalar");
-    }
-    snprintf(out->info, sizeof out->info, "%s%s, NHWC",
-             chosen == WINO_ALGO_WINOGRAD ? "winograd " : "direct", out->variant);
+    bench_wino_describe(st->op, pb->desc.r, pb->desc.s, out);
     out->state = st;
     out->run = wino_run;
     out->output = wino_output;

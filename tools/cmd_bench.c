@@ -1,5 +1,6 @@
 /* `wino bench`: times wino and the CPU baselines (oneDNN, im2col + OpenBLAS) on a named layer
- * set in one process, after checking each one's output against the FP64 reference.
+ * set in one process, after checking each one's output against the FP64 reference: forward
+ * convolution, or with --op the backward-data and backward-filter ones (wino and oneDNN).
  * `--backend cuda` is tools/cmd_bench_cuda.c. */
 #include <math.h>
 #include <stdio.h>
@@ -10,8 +11,6 @@
 #include "bench_cuda.h"
 #include "cli.h"
 #include "base/threads.h"
-#include "ref/conv_ref.h"
-#include "ref/error_metrics.h"
 
 #define VERB "bench"
 
@@ -28,7 +27,7 @@ enum impl {
     IMPL_ONEDNN_DIRECT,
     IMPL_ONEDNN_WINOGRAD,
     IMPL_OPENBLAS,
-    IMPL_BEST_MEASURED, /* INT8: not a kernel, the faster row of this run (see usage) */
+    IMPL_BEST_MEASURED, /* INT8 and backward: not a kernel, the fastest row of this run */
     IMPL_COUNT
 };
 static const char *const impl_names[IMPL_COUNT] = {"wino-auto",      "wino-winograd",
@@ -55,12 +54,31 @@ static int impl_available(enum impl i)
     return 1;
 }
 
+/* Whether implementation i has rows for this op and dtype: no INT8 choice in the library (no
+ * INT8 wino-auto), no backward im2col baseline; best-measured is computed from the others. */
+static int impl_measured(const struct bench_args *a, enum impl i)
+{
+    if (i == IMPL_BEST_MEASURED)
+        return 0;
+    if (a->op != BENCH_FWD)
+        return i != IMPL_OPENBLAS;
+    return !(a->dtype == BENCH_INT8 && i == IMPL_WINO_AUTO);
+}
+
+/* The wino-winograd rows of an op: forward and backward-data one per tile m (backward-data
+ * runs the forward engine), backward-filter one (WinRS picks its kernels). */
+static int winograd_rows(const struct bench_args *a)
+{
+    return a->op == BENCH_BWD_FILTER ? 1 : (int)(sizeof winograd_tiles / sizeof *winograd_tiles);
+}
+
 static void usage(FILE *out)
 {
     fprintf(out,
             "usage: wino bench [--backend cpu] --set NAME|FILE [--layer L ...] [--batch N]\n"
-            "                  [--dtype f32|int8] [--threads T] [--reps R] [--warmup W]\n"
-            "                  [--impl LIST] [--tuning-cache FILE] [--sets-dir DIR] [--csv]\n"
+            "                  [--op fwd|bwd-data|bwd-filter] [--dtype f32|int8] [--threads T]\n"
+            "                  [--reps R] [--warmup W] [--impl LIST] [--tuning-cache FILE]\n"
+            "                  [--sets-dir DIR] [--csv]\n"
             "       wino bench --backend cuda --set NAME ...\n"
             "                  (the GPU bench: wino bench --backend cuda --help)\n"
             "\n"
@@ -80,8 +98,17 @@ static void usage(FILE *out)
             "choice of its own yet (wino-auto is FP32 only); best-measured is the faster of wino's\n"
             "best tile and oneDNN's direct kernel in this run (a per-layer choice, Mori et al.\n"
             "Table 3's \"Best\"): it names the kernel it copies and is never a wino row.\n"
+            "With --op bwd-data (dx from dy and w) or bwd-filter (dw from x and dy), FP32: wino's\n"
+            "backward operators (wino-winograd: backward-data through the forward Winograd tile\n"
+            "m, backward-filter WinRS with the kernels it plans, tile F{n}_{r}[+F{n}_{r}]) and\n"
+            "oneDNN's backward_data / backward_weights primitives; dy is uniform in (-1, 1) too,\n"
+            "effective GFLOP/s count the same FLOPs, and best-measured is the fastest row of\n"
+            "the layer. The FP64 reference of a large layer is computed for some images and\n"
+            "channels (first, last, evenly spread; at most %.3g multiply-adds), the error over\n"
+            "those slices of the output.\n"
             "\n"
             "  --backend cpu    the backend (cuda: wino vs cuDNN, see --backend cuda --help)\n"
+            "  --op OP          fwd (default), bwd-data or bwd-filter (FP32, --backend cpu)\n"
             BENCH_LAYER_USAGE
             "  --tuning-cache F wino-auto follows the choices `wino tune` recorded in F (refused\n"
             "                   when F is missing, not a regular file or not a valid cache)\n"
@@ -94,10 +121,10 @@ static void usage(FILE *out)
             "  --reps R         timed runs per implementation (default 10)\n"
             "  --warmup W       untimed runs before them (default 2)\n"
             "  --impl LIST      comma list of implementations to run (default: all available):\n",
-            BOUND_DIRECT, BOUND_WINOGRAD, BENCH_BOUND_INT8);
+            BOUND_DIRECT, BOUND_WINOGRAD, BENCH_BOUND_INT8, BENCH_REFERENCE_MACS);
     for (int i = 0; i < IMPL_COUNT; i++) {
-        const char *note = i == IMPL_WINO_WINOGRAD   ? "(one row per valid tile m in 2, 4, 6)"
-                           : i == IMPL_BEST_MEASURED ? "(int8 only)"
+        const char *note = i == IMPL_WINO_WINOGRAD   ? "(a row per tile m 2, 4, 6; bwd-filter: one)"
+                           : i == IMPL_BEST_MEASURED ? "(int8, bwd-data, bwd-filter)"
                            : !impl_available((enum impl)i)
                                ? "(unavailable: not found at build time)"
                                : NULL;
@@ -111,10 +138,10 @@ static void usage(FILE *out)
             "                   %s\n"
             "                   (rel_l1: error against FP64; prepare_ms: untimed preparation;\n"
             "                   variant: wino's Winograd variant; choice: what wino-auto or\n"
-            "                   best-measured ran)\n"
+            "                   best-measured ran; op: fwd, bwd-data or bwd-filter)\n"
             "  -h, --help       this text\n"
             "Options may also be written --name=value.\n",
-            BENCH_CSV_COLUMNS);
+            BENCH_CSV_COLUMNS ",op");
 }
 
 /* The CLI_CALL handler of --impl: the comma list into the bit set at dest. */
@@ -158,6 +185,7 @@ static int parse_args(int argc, char **argv, struct bench_args *a)
         {"--backend", CLI_MODE, &a->backend, 0, 0, 0, "cpu|cuda", NULL},
         BENCH_LAYER_OPTIONS(&a->layers, 0),
         {"--dtype", CLI_CHOICE, &a->dtype, 0, 0, 0, "f32|f16|int8", NULL},
+        {"--op", CLI_CHOICE, &a->op, 0, 0, 0, BENCH_OP_CHOICES, NULL},
         {"--batch", CLI_LONG, &a->batch, 0, 1, 65536, NULL, NULL},
         {"--reps", CLI_LONG, &a->reps, 0, 1, 1000000, NULL, NULL},
         {"--warmup", CLI_LONG, &a->warmup, 0, 0, 1000000, NULL, NULL},
@@ -179,6 +207,9 @@ static int parse_args(int argc, char **argv, struct bench_args *a)
         return r;
     if (a->backend == BENCH_CPU && a->dtype == BENCH_F16)
         return cli_usage_error(VERB, "--dtype f16 runs on --backend cuda only");
+    if (a->op != BENCH_FWD && a->backend == BENCH_CPU && a->dtype != BENCH_F32)
+        return cli_usage_error(VERB, "--op %s runs in f32 only on the cpu",
+                               bench_op_name(a->op));
     /* wino ignores a cache it cannot use; the bench says so, as this one was asked for */
     if (a->tuning_cache && wino_tuning_cache_check(a->tuning_cache) != WINO_SUCCESS)
         return cli_usage_error(VERB, "--tuning-cache: %s", wino_last_error());
@@ -205,24 +236,22 @@ static void device_name(char *buf, size_t cap, long threads)
     snprintf(buf, cap, "%s (%ld thread%s)", model, threads, threads == 1 ? "" : "s");
 }
 
-/* INT8 problems: x through a ReLU, the shared scales x_scale = max x / 255 and y_scale =
- * max |y| / 127, and the FP64 reference of that input. */
-static void int8_problem(struct bench_problem *pb, float *x, size_t x_n, double *ref, size_t y_n)
+/* The rows best-measured chooses from. INT8: wino's INT8 tiles and oneDNN's direct kernel (Mori
+ * et al. Table 3's per-layer "Best"); backward: every kernel timed (wino-auto is one of them). */
+static int measured_candidate(const struct bench_args *a, enum impl i)
 {
-    pb->x_scale = bench_relu_u8_scale(x, x_n);
-    wino_ref_conv2d_fwd(&pb->desc, x, pb->w, ref);
-    pb->int8 = 1;
-    pb->y_scale = bench_s8_scale(ref, y_n);
+    if (a->op == BENCH_FWD)
+        return i == IMPL_WINO_WINOGRAD || i == IMPL_ONEDNN_DIRECT;
+    return i != IMPL_WINO_AUTO;
 }
 
-/* INT8 best-measured: the faster of wino's best INT8 tile and oneDNN's direct kernel of this
- * run (Mori et al. Table 3's per-layer "Best"). Returns 1 when *out was filled. */
-static int measured_choice(const struct row *rows, int n, struct row *out)
+/* best-measured: the fastest candidate row of this run. Returns 1 when *out was filled. */
+static int measured_choice(const struct bench_args *a, const struct row *rows, int n,
+                           struct row *out)
 {
     const struct row *best = NULL;
     for (int i = 0; i < n; i++)
-        if (rows[i].status == ROW_OK &&
-            (rows[i].impl == IMPL_WINO_WINOGRAD || rows[i].impl == IMPL_ONEDNN_DIRECT) &&
+        if (rows[i].status == ROW_OK && measured_candidate(a, rows[i].impl) &&
             (!best || rows[i].ms < best->ms))
             best = &rows[i];
     if (!best)
@@ -246,6 +275,13 @@ static enum bench_prep prepare(enum impl impl, int tile_m, const struct bench_pr
     }
     if (pb->int8 && impl == IMPL_WINO_WINOGRAD)
         return bench_wino_int8_prepare(pb, tile_m, r);
+    if (pb->op != BENCH_FWD && impl <= IMPL_WINO_DIRECT) {
+        const enum wino_algo algo = impl == IMPL_WINO_AUTO       ? WINO_ALGO_AUTO
+                                    : impl == IMPL_WINO_WINOGRAD ? WINO_ALGO_WINOGRAD
+                                                                 : WINO_ALGO_DIRECT;
+        const int backward_tile = algo == WINO_ALGO_WINOGRAD && pb->op == BENCH_BWD_DATA;
+        return bench_wino_backward_prepare(pb, algo, backward_tile ? tile_m : 0, r);
+    }
     switch (impl) {
     case IMPL_WINO_AUTO: return bench_wino_prepare(pb, WINO_ALGO_AUTO, 0, r);
     case IMPL_WINO_WINOGRAD: return bench_wino_prepare(pb, WINO_ALGO_WINOGRAD, tile_m, r);
@@ -259,13 +295,13 @@ static enum bench_prep prepare(enum impl impl, int tile_m, const struct bench_pr
 /* Prepares, checks and times one implementation into *row; returns 0 when there is no row
  * (skipped), 1 when *row was filled (status says whether it may be reported). */
 static int measure(const struct bench_args *a, const char *layer, enum impl impl, int tile_m,
-                   const struct bench_problem *pb, const double *ref, float *y, double *times,
-                   struct row *row)
+                   const struct bench_problem *pb, const struct bench_check *check, float *y,
+                   double *times, struct row *row)
 {
     struct bench_runner r;
     char label[64];
     snprintf(label, sizeof label, "%s", impl_names[impl]);
-    if (impl == IMPL_WINO_WINOGRAD)
+    if (impl == IMPL_WINO_WINOGRAD && winograd_rows(a) > 1)
         snprintf(label, sizeof label, "%s m=%d", impl_names[impl], tile_m);
     memset(row, 0, sizeof *row);
     row->impl = impl;
@@ -288,7 +324,7 @@ static int measure(const struct bench_args *a, const char *layer, enum impl impl
         snprintf(row->choice, sizeof row->choice, "%s%s%s%s", r.tile[0] ? "winograd " : "direct",
                  r.tile, r.variant[0] ? " " : "", r.variant);
     row->workspace = r.workspace_bytes;
-    const size_t y_elems = (size_t)pb->desc.n * pb->desc.k * pb->p * pb->q;
+    const size_t y_elems = bench_output_elems(pb);
     for (size_t i = 0; i < y_elems; i++)
         y[i] = NAN;
     if (r.run(r.state) || r.output(r.state, y)) {
@@ -297,7 +333,7 @@ static int measure(const struct bench_args *a, const char *layer, enum impl impl
         r.destroy(r.state);
         return 1;
     }
-    row->rel_l1 = wino_rel_l1_f32(y, ref, y_elems);
+    row->rel_l1 = bench_check_error(check, y);
     const double bound = pb->int8 ? BENCH_BOUND_INT8 : row->tile[0] ? BOUND_WINOGRAD : BOUND_DIRECT;
     if (!(row->rel_l1 <= bound)) {
         fprintf(stderr,
@@ -361,7 +397,7 @@ static void print_csv_rows(const struct bench_args *a, const struct bench_layer 
             r->tile, r->ms, gflop, r->workspace, device, r->rel_l1, r->prep_ms, r->variant,
             a->threads, r->choice};
         bench_csv_row(&csv);
-        putchar('\n');
+        printf(",%s\n", bench_op_name(a->op));
     }
 }
 
@@ -373,44 +409,64 @@ static int bench_layer(const struct bench_args *a, const struct bench_layer *l, 
     struct bench_layer layer = *l;
     if (a->batch)
         layer.n = (int)a->batch;
-    struct bench_problem pb = {bench_layer_desc(&layer), 0, 0, NULL, NULL, (int)a->threads,
-                               a->tuning_cache, 0, 0.0f, 0.0f};
+    struct bench_problem pb = {bench_layer_desc(&layer), 0, 0, a->op, NULL, NULL, NULL,
+                               (int)a->threads, a->tuning_cache, 0, 0.0f, 0.0f};
     if (wino_conv2d_output_size(&pb.desc, &pb.p, &pb.q) != WINO_SUCCESS) {
         fprintf(stderr, "wino " VERB ": %s: %s\n", l->name, wino_last_error());
         return 1;
     }
     const struct wino_conv2d_desc *d = &pb.desc;
     const size_t x_n = (size_t)d->n * d->c * d->h * d->w, w_n = (size_t)d->k * d->c * d->r * d->s,
-                 y_n = (size_t)d->n * d->k * pb.p * pb.q;
+                 dy_n = (size_t)d->n * d->k * pb.p * pb.q;
     const double gflop = 2e-9 * d->n * d->k * d->c * d->r * d->s * pb.p * pb.q;
-    float *x = malloc(x_n * sizeof *x), *w = malloc(w_n * sizeof *w), *y = malloc(y_n * sizeof *y);
-    double *ref = malloc(y_n * sizeof *ref), *times = malloc((size_t)a->reps * sizeof *times);
+    /* the op's two inputs: x and w forward, dy and w backward-data, x and dy backward-filter */
+    float *x = a->op != BENCH_BWD_DATA ? malloc(x_n * sizeof *x) : NULL,
+          *w = a->op != BENCH_BWD_FILTER ? malloc(w_n * sizeof *w) : NULL,
+          *dy = a->op != BENCH_FWD ? malloc(dy_n * sizeof *dy) : NULL,
+          *y = malloc(bench_output_elems(&pb) * sizeof *y);
+    double *times = malloc((size_t)a->reps * sizeof *times);
+    struct bench_check check = {0};
     struct row rows[IMPL_COUNT + 2];
     int n = 0, status = 0;
-    if (!x || !w || !y || !ref || !times) {
+    if ((a->op != BENCH_BWD_DATA && !x) || (a->op != BENCH_BWD_FILTER && !w) ||
+        (a->op != BENCH_FWD && !dy) || !y || !times) {
         fprintf(stderr, "wino " VERB ": %s: out of memory\n", l->name);
         status = 1;
         goto done;
     }
-    bench_fill_uniform(x, x_n, 2 * (uint64_t)index + 1);
-    bench_fill_uniform(w, w_n, 2 * (uint64_t)index + 2);
+    if (x)
+        bench_fill_uniform(x, x_n, 2 * (uint64_t)index + 1);
+    if (w)
+        bench_fill_uniform(w, w_n, 2 * (uint64_t)index + 2);
+    if (dy)
+        bench_fill_uniform(dy, dy_n, ((uint64_t)index << 32) + 3);
     pb.x = x;
     pb.w = w;
-    if (int8)
-        int8_problem(&pb, x, x_n, ref, y_n);
-    else
-        wino_ref_conv2d_fwd(d, x, w, ref);
+    pb.dy = dy;
+    if (int8) /* x through a ReLU, its uint8 step max x / 255 */
+        pb.x_scale = bench_relu_u8_scale(x, x_n);
+    if (bench_check_prepare(&pb, &check)) {
+        fprintf(stderr, "wino " VERB ": %s: out of memory\n", l->name);
+        status = 1;
+        goto done;
+    }
+    if (int8) { /* the int8 step of y, max |y| / 127 of the reference (the whole output) */
+        pb.int8 = 1;
+        pb.y_scale = bench_s8_scale(check.ref, check.elems);
+    }
     for (int i = 0; i < IMPL_COUNT; i++) {
-        if (!(a->impls & (1u << i)) || (int8 && i == IMPL_WINO_AUTO) || i == IMPL_BEST_MEASURED)
-            continue; /* no INT8 AUTO in the library; best-measured: below */
-        const int tiles = i == IMPL_WINO_WINOGRAD ? 3 : 1;
+        if (!(a->impls & (1u << i)) || !impl_measured(a, (enum impl)i))
+            continue;
+        const int tiles = i == IMPL_WINO_WINOGRAD ? winograd_rows(a) : 1;
         for (int t = 0; t < tiles; t++) {
-            n += measure(a, l->name, (enum impl)i, winograd_tiles[t], &pb, ref, y, times, &rows[n]);
+            n += measure(a, l->name, (enum impl)i, winograd_tiles[t], &pb, &check, y, times,
+                         &rows[n]);
             if (n && rows[n - 1].status != ROW_OK)
                 status = 1;
         }
     }
-    if (int8 && (a->impls & (1u << IMPL_BEST_MEASURED)) && measured_choice(rows, n, &rows[n]))
+    if ((int8 || a->op != BENCH_FWD) && (a->impls & (1u << IMPL_BEST_MEASURED)) &&
+        measured_choice(a, rows, n, &rows[n]))
         n++;
     double onednn_best = 0;
     for (int i = 0; i < n; i++)
@@ -426,9 +482,10 @@ static int bench_layer(const struct bench_args *a, const struct bench_layer *l, 
 done:
     free(x);
     free(w);
+    free(dy);
     free(y);
-    free(ref);
     free(times);
+    bench_check_release(&check);
     return status;
 }
 
@@ -454,12 +511,13 @@ int wino_cmd_bench(int argc, char **argv)
     char device[320];
     device_name(device, sizeof device, a.threads);
     if (a.csv)
-        printf("%s\n", BENCH_CSV_COLUMNS);
+        printf("%s\n", BENCH_CSV_COLUMNS ",op");
     else
-        printf("wino bench: set %s (%d layers), cpu, %s, %s, median of %ld after %ld "
+        printf("wino bench: set %s (%d layers), cpu, %s %s, %s, median of %ld after %ld "
                "warm-up%s\n",
-               a.set, count, a.dtype == BENCH_INT8 ? "int8 (GOP/s for GFLOP/s)" : "f32", device,
-               a.reps, a.warmup, a.warmup == 1 ? "" : "s");
+               a.set, count, bench_op_name(a.op),
+               a.dtype == BENCH_INT8 ? "int8 (GOP/s for GFLOP/s)" : "f32", device, a.reps,
+               a.warmup, a.warmup == 1 ? "" : "s");
     int status = 0;
     for (int i = 0; i < count; i++)
         status |= bench_layer(&a, &layers[i], i, device);
