@@ -13,7 +13,8 @@ source "$(dirname "$0")/cli_lib.sh"
 cpu=(--backend cpu --set smoke)
 expect_usage_message "unknown op" 'op.*nonsense|nonsense.*op' "${cpu[@]}" --op nonsense
 expect_usage_message "backward int8" 'f32 only' "${cpu[@]}" --op bwd-filter --dtype int8
-expect_usage_message "backward on cuda" 'not built' --backend cuda --set smoke --op bwd-data
+expect_usage_message "backward int8 on cuda" 'f32 or f16' --backend cuda --set smoke \
+    --op bwd-data --dtype int8
 
 for op in bwd-filter bwd-data; do
     if "$wino" bench "${cpu[@]}" --op "$op" --reps 1 --warmup 0 --csv >"$tmp/$op.csv" \

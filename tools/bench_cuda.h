@@ -19,15 +19,19 @@ int bench_cuda_run(const struct bench_args *a, const struct bench_layer *layers,
 
 /* One layer on the GPU, shared by every implementation. The runners use struct bench_runner
  * (bench.h) with two differences: run() only enqueues one execution on `stream`, and output()
- * waits for the stream and writes y as NHWC float (dequantized for INT8). */
+ * waits for the stream and writes the op's output as float: y or dx as NHWC (y dequantized for
+ * INT8), dw as KRSC. */
 struct cuda_problem {
     struct wino_conv2d_desc desc; /* NHWC; dtype F32 or F16, or U8 for INT8 inference */
     int p, q;                     /* output height and width */
+    int op;                       /* enum bench_op: fwd (x, w -> y), bwd-data (dy, w -> dx),
+                                   * bwd-filter (x, dy -> dw); the backward ones F32 / F16 */
     int device;
     void *stream;                 /* cudaStream_t of wino and cuDNN alike */
-    const float *x, *w;           /* host values, NHWC and KRSC: for F16 already rounded to half,
-                                   * for INT8 x >= 0 (post-ReLU) and w real */
-    const void *d_x, *d_w;        /* F32 / F16: device copies at the dtype (NULL for INT8) */
+    const float *x, *w, *dy;      /* host values, NHWC, KRSC and NPQK (dy: backward ops only,
+                                   * else NULL): for F16 already rounded to half, for INT8
+                                   * x >= 0 (post-ReLU) and w real */
+    const void *d_x, *d_w, *d_dy; /* F32 / F16: device copies at the dtype (NULL for INT8) */
     float x_scale, y_scale;       /* INT8: real value of one uint8 input step, one int8 output step */
 };
 
@@ -67,9 +71,10 @@ void bench_cuda_free(void *dev);
 
 /* ---- runners ---- */
 
-/* wino's FP32 / FP16 Winograd F(tile_m x tile_m, r x s) with the variant asked
- * (tools/bench_wino_cuda.c): BENCH_SKIP (reason in info) when creation answers WINO_UNSUPPORTED
- * or the operator runs another variant than asked. */
+/* wino's FP32 / FP16 operator of pb->op (tools/bench_wino_cuda.c): forward and backward-data
+ * Winograd F(tile_m x tile_m, r x s) with the variant asked, backward-filter with wino's own
+ * choice (tile_m 0, variant AUTO). BENCH_SKIP (reason in info) when creation answers
+ * WINO_UNSUPPORTED or the operator runs another tile or variant than asked. */
 enum bench_prep bench_wino_cuda_prepare(const struct cuda_problem *pb, int tile_m,
                                         enum wino_variant variant, struct bench_runner *out);
 
@@ -80,14 +85,15 @@ enum bench_prep bench_wino_cuda_int8_prepare(const struct cuda_problem *pb, int 
                                              enum wino_variant variant,
                                              struct bench_runner *out);
 
-/* cuDNN's legacy cudnnConvolutionForward with algorithm algo (0 .. bench_cudnn_algo_count()-1)
- * in NCHW (nchw = 1, its own transposed copies of x and w) or NHWC (tools/bench_cudnn.c).
+/* cuDNN's legacy cudnnConvolutionForward, cudnnConvolutionBackwardData or
+ * cudnnConvolutionBackwardFilter (pb->op) with algorithm algo (0 .. bench_cudnn_algo_count(op)-1)
+ * in NCHW (nchw = 1, its own transposed copies of the inputs) or NHWC (tools/bench_cudnn.c).
  * FP32 with FMA math (no TF32), FP16 with tensor-op math and FP32 accumulation, INT8 (NHWC only)
  * as int8 x and w (symmetric, one scale each) with int32 accumulation and int8 output, or float
  * output where cuDNN refuses int8 (info says which). BENCH_SKIP with the cuDNN status name in
  * info when the algorithm refuses the layer. */
 int bench_cudnn_available(void); /* 0: built without cuDNN */
-int bench_cudnn_algo_count(void);
+int bench_cudnn_algo_count(int op); /* the legacy algorithms of an enum bench_op */
 /* Creates the cuDNN handle on stream; returns 0, or 1 with the reason in why (also when built
  * without cuDNN): the bench then goes on without it. */
 int bench_cudnn_init(void *stream, char *why, size_t cap);

@@ -1,8 +1,10 @@
-/* `wino bench --backend cuda` runner for cuDNN's legacy forward convolution
- * (cudnnConvolutionForward), one algorithm per runner, so that every algorithm the layer accepts
- * gets a row of its own rather than only the one cuDNN's heuristics or Find would pick. Operands
- * are prepared (transposed, quantized, uploaded) and the algorithm run once for a trial at
- * prepare; the timed run() is the convolution alone. */
+/* `wino bench --backend cuda` runner for cuDNN's legacy convolutions: forward
+ * (cudnnConvolutionForward), backward-data (cudnnConvolutionBackwardData, dx from dy and w) and
+ * backward-filter (cudnnConvolutionBackwardFilter, dw from x and dy), one algorithm per runner,
+ * so that every algorithm the layer accepts gets a row of its own rather than only the one
+ * cuDNN's heuristics or Find would pick. Operands are prepared (transposed, quantized, uploaded)
+ * and the algorithm run once for a trial at prepare; the timed run() is the convolution
+ * alone. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,22 +32,30 @@ static int cudnn_failed(cudnnStatus_t s, const char *call, const char *file, int
 #define CUDNN_FAILED(call) cudnn_failed((call), #call, __FILE__, __LINE__)
 
 struct cudnn_state {
-    cudnnTensorDescriptor_t xd, yd;
+    cudnnTensorDescriptor_t xd, yd; /* x (dx for backward-data) and y (dy for the backward) */
     cudnnFilterDescriptor_t wd;
     cudnnConvolutionDescriptor_t cd;
-    cudnnConvolutionFwdAlgo_t algo;
-    const void *x, *w;           /* the operands: the problem's, or x_own / w_own */
-    void *x_own, *w_own, *y, *ws;
+    int op;                      /* enum bench_op */
+    int algo;                    /* a cudnnConvolution{Fwd,BwdData,BwdFilter}Algo_t of op */
+    const void *x, *w, *dy;      /* the inputs: the problem's, or x_own / w_own / dy_own */
+    void *x_own, *w_own, *dy_own;
+    void *y, *ws;                /* the output (y, dx or dw) and the workspace */
     size_t ws_bytes, y_elems;
     float alpha, beta;           /* y = alpha * conv(x, w) + beta * y */
     enum wino_dtype y_type;      /* F32, F16 or S8 */
     float y_scale;               /* S8: real value of one output step */
-    int nchw, n, k, pq;
+    int nchw;
+    int out0, out1, out_inner;   /* the output as out0 x out1 x out_inner in NCHW / KCRS order */
     void *stream;
 };
 
 int bench_cudnn_available(void) { return 1; }
-int bench_cudnn_algo_count(void) { return CUDNN_CONVOLUTION_FWD_ALGO_COUNT; }
+int bench_cudnn_algo_count(int op)
+{
+    return op == BENCH_BWD_DATA     ? CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT
+           : op == BENCH_BWD_FILTER ? CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT
+                                         : CUDNN_CONVOLUTION_FWD_ALGO_COUNT;
+}
 const char *bench_cudnn_version(void) { return version; }
 
 int bench_cudnn_init(void *stream, char *why, size_t cap)
@@ -68,16 +78,40 @@ void bench_cudnn_shutdown(void)
     handle = NULL;
 }
 
-static const char *const algo_names[CUDNN_CONVOLUTION_FWD_ALGO_COUNT] = {
+static const char *const fwd_names[CUDNN_CONVOLUTION_FWD_ALGO_COUNT] = {
     "implicit_gemm", "implicit_precomp_gemm", "gemm",     "direct",
     "fft",           "fft_tiling",            "winograd", "winograd_nonfused"};
+static const char *const bwd_data_names[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT] = {
+    "algo_0", "algo_1", "fft", "fft_tiling", "winograd", "winograd_nonfused"};
+static const char *const bwd_filter_names[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT] = {
+    "algo_0", "algo_1", "fft", "algo_3", "winograd", "winograd_nonfused", "fft_tiling"};
+
+static const char *algo_name(int op, int algo)
+{
+    return op == BENCH_BWD_DATA     ? bwd_data_names[algo]
+           : op == BENCH_BWD_FILTER ? bwd_filter_names[algo]
+                                         : fwd_names[algo];
+}
+
+/* One convolution of the state's op; cuDNN's status. */
+static cudnnStatus_t convolve(struct cudnn_state *st)
+{
+    if (st->op == BENCH_BWD_DATA)
+        return cudnnConvolutionBackwardData(handle, &st->alpha, st->wd, st->w, st->yd, st->dy,
+                                            st->cd, (cudnnConvolutionBwdDataAlgo_t)st->algo,
+                                            st->ws, st->ws_bytes, &st->beta, st->xd, st->y);
+    if (st->op == BENCH_BWD_FILTER)
+        return cudnnConvolutionBackwardFilter(handle, &st->alpha, st->xd, st->x, st->yd, st->dy,
+                                              st->cd, (cudnnConvolutionBwdFilterAlgo_t)st->algo,
+                                              st->ws, st->ws_bytes, &st->beta, st->wd, st->y);
+    return cudnnConvolutionForward(handle, &st->alpha, st->xd, st->x, st->wd, st->w, st->cd,
+                                   (cudnnConvolutionFwdAlgo_t)st->algo, st->ws, st->ws_bytes,
+                                   &st->beta, st->yd, st->y);
+}
 
 static int cudnn_run(void *p)
 {
-    struct cudnn_state *st = p;
-    return CUDNN_FAILED(cudnnConvolutionForward(handle, &st->alpha, st->xd, st->x, st->wd, st->w,
-                                                st->cd, st->algo, st->ws, st->ws_bytes,
-                                                &st->beta, st->yd, st->y));
+    return CUDNN_FAILED(convolve((struct cudnn_state *)p));
 }
 
 static int cudnn_output(void *p, float *y)
@@ -91,8 +125,9 @@ static int cudnn_output(void *p, float *y)
         return bench_cuda_record("malloc", __FILE__, __LINE__, "out of memory");
     const int rc = bench_cuda_download_floats(st->stream, st->y, st->y_elems, st->y_type,
                                               st->y_scale, tmp);
-    if (!rc) /* NCHW -> NHWC, the layout of the reference */
-        wino_f32_transpose_batched(tmp, y, st->n, (size_t)st->k, (size_t)st->pq, 1);
+    if (!rc) /* NCHW -> NHWC (KCRS -> KRSC), the layout of the reference */
+        wino_f32_transpose_batched(tmp, y, st->out0, (size_t)st->out1, (size_t)st->out_inner,
+                                   1);
     free(tmp);
     return rc;
 }
@@ -104,6 +139,7 @@ static void cudnn_destroy(void *p)
         return;
     bench_cuda_free(st->x_own);
     bench_cuda_free(st->w_own);
+    bench_cuda_free(st->dy_own);
     bench_cuda_free(st->y);
     bench_cuda_free(st->ws);
     /* teardown: nothing left to report to */
@@ -136,19 +172,26 @@ static int upload_int8(const struct cuda_problem *pb, struct cudnn_state *st)
     return rc;
 }
 
-/* FP32 / FP16 NCHW operands: the problem's NHWC / KRSC values transposed and uploaded. */
+/* FP32 / FP16 NCHW operands: the problem's NHWC / KRSC / NPQK values transposed and
+ * uploaded. */
 static int upload_nchw(const struct cuda_problem *pb, struct cudnn_state *st)
 {
     const struct wino_conv2d_desc *d = &pb->desc;
-    const size_t hw = (size_t)d->h * d->w, rs = (size_t)d->r * d->s;
+    const size_t hw = (size_t)d->h * d->w, rs = (size_t)d->r * d->s, pq = (size_t)pb->p * pb->q;
     const size_t xn = (size_t)d->n * hw * d->c, wn = (size_t)d->k * rs * d->c;
-    float *t = malloc(sizeof(float) * (xn > wn ? xn : wn));
+    const size_t yn = pb->dy ? (size_t)d->n * pq * d->k : 0;
+    const size_t most = xn > wn ? (xn > yn ? xn : yn) : (wn > yn ? wn : yn);
+    float *t = malloc(sizeof(float) * most);
     if (!t)
         return bench_cuda_record("malloc", __FILE__, __LINE__, "out of memory");
     wino_f32_transpose_batched(pb->x, t, d->n, hw, (size_t)d->c, 1); /* NHWC -> NCHW */
     int rc = bench_cuda_upload_floats(t, xn, d->dtype, &st->x_own);
     wino_f32_transpose_batched(pb->w, t, d->k, rs, (size_t)d->c, 1); /* KRSC -> KCRS */
     rc = rc || bench_cuda_upload_floats(t, wn, d->dtype, &st->w_own);
+    if (yn) {
+        wino_f32_transpose_batched(pb->dy, t, d->n, pq, (size_t)d->k, 1); /* NPQK -> NKPQ */
+        rc = rc || bench_cuda_upload_floats(t, yn, d->dtype, &st->dy_own);
+    }
     free(t);
     return rc;
 }
@@ -191,8 +234,17 @@ static int describe_output(const struct cuda_problem *pb, struct cudnn_state *st
 /* cuDNN's answer whether the algorithm takes the layer as described, and its workspace size. */
 static cudnnStatus_t query_workspace(struct cudnn_state *st)
 {
+    if (st->op == BENCH_BWD_DATA)
+        return cudnnGetConvolutionBackwardDataWorkspaceSize(
+            handle, st->wd, st->yd, st->cd, st->xd, (cudnnConvolutionBwdDataAlgo_t)st->algo,
+            &st->ws_bytes);
+    if (st->op == BENCH_BWD_FILTER)
+        return cudnnGetConvolutionBackwardFilterWorkspaceSize(
+            handle, st->xd, st->yd, st->cd, st->wd, (cudnnConvolutionBwdFilterAlgo_t)st->algo,
+            &st->ws_bytes);
     return cudnnGetConvolutionForwardWorkspaceSize(handle, st->xd, st->wd, st->cd, st->yd,
-                                                   st->algo, &st->ws_bytes);
+                                                   (cudnnConvolutionFwdAlgo_t)st->algo,
+                                                   &st->ws_bytes);
 }
 
 /* Describes y: the problem's type, or for INT8 int8 and float where cuDNN refuses int8 output.
@@ -237,9 +289,7 @@ static int alloc_workspace(struct cudnn_state *st, char *info, size_t cap)
 /* One trial run: cuDNN may refuse an algorithm only when it runs. Leaves y poisoned again. */
 static cudnnStatus_t trial_run(struct cudnn_state *st, size_t y_bytes, int *failed)
 {
-    const cudnnStatus_t s = cudnnConvolutionForward(handle, &st->alpha, st->xd, st->x, st->wd,
-                                                    st->w, st->cd, st->algo, st->ws,
-                                                    st->ws_bytes, &st->beta, st->yd, st->y);
+    const cudnnStatus_t s = convolve(st);
     *failed = s == CUDNN_STATUS_SUCCESS && bench_cuda_poison(st->stream, st->y, y_bytes);
     return s;
 }
@@ -264,23 +314,32 @@ enum bench_prep bench_cudnn_prepare(const struct cuda_problem *pb, int algo, int
         snprintf(out->info, sizeof out->info, "%s", bench_cuda_last_error());
         return BENCH_FAIL;
     }
-    st->algo = (cudnnConvolutionFwdAlgo_t)algo;
+    st->op = pb->op;
+    st->algo = algo;
     st->nchw = nchw;
     st->stream = pb->stream;
-    st->n = d->n;
-    st->k = d->k;
-    st->pq = pb->p * pb->q;
-    st->y_elems = (size_t)d->n * d->k * pb->p * pb->q;
+    if (pb->op == BENCH_BWD_DATA) /* dx: N x C x HW */
+        st->out0 = d->n, st->out1 = d->c, st->out_inner = d->h * d->w;
+    else if (pb->op == BENCH_BWD_FILTER) /* dw: K x C x RS */
+        st->out0 = d->k, st->out1 = d->c, st->out_inner = d->r * d->s;
+    else /* y: N x K x PQ */
+        st->out0 = d->n, st->out1 = d->k, st->out_inner = pb->p * pb->q;
+    st->y_elems = (size_t)st->out0 * st->out1 * st->out_inner;
     st->alpha = 1.0f;
     st->y_scale = pb->y_scale;
     st->x = pb->d_x;
     st->w = pb->d_w;
+    st->dy = pb->d_dy;
     enum bench_prep result = BENCH_FAIL;
     char note[96] = "";
     cudnnStatus_t s = CUDNN_STATUS_SUCCESS;
     int failed = 0;
-    if (describe_conv(pb, st) || choose_output(pb, st, &s, note, sizeof note))
+    if (describe_conv(pb, st) ||
+        (pb->op == BENCH_FWD ? choose_output(pb, st, &s, note, sizeof note)
+                                  : describe_output(pb, st, d->dtype)))
         goto done;
+    if (pb->op != BENCH_FWD) /* dy described as y; the output is dx or dw */
+        s = query_workspace(st);
     if (s != CUDNN_STATUS_SUCCESS) {
         snprintf(out->info, sizeof out->info, "%s", cudnnGetErrorString(s));
         result = BENCH_SKIP;
@@ -291,6 +350,7 @@ enum bench_prep bench_cudnn_prepare(const struct cuda_problem *pb, int algo, int
     if (st->x_own) {
         st->x = st->x_own;
         st->w = st->w_own;
+        st->dy = st->dy_own;
     }
     const size_t y_bytes = st->y_elems * bench_dtype_size(st->y_type);
     if (bench_cuda_alloc(y_bytes, 1, &st->y))
@@ -308,7 +368,7 @@ enum bench_prep bench_cudnn_prepare(const struct cuda_problem *pb, int algo, int
         result = BENCH_SKIP;
         goto done;
     }
-    snprintf(out->info, sizeof out->info, "%s%s", algo_names[algo], note);
+    snprintf(out->info, sizeof out->info, "%s%s", algo_name(pb->op, algo), note);
     out->workspace_bytes = st->ws_bytes;
     out->state = st;
     out->run = cudnn_run;
@@ -326,7 +386,11 @@ done:
 #else /* built without cuDNN: wino is timed alone */
 
 int bench_cudnn_available(void) { return 0; }
-int bench_cudnn_algo_count(void) { return 0; }
+int bench_cudnn_algo_count(int op)
+{
+    (void)op;
+    return 0;
+}
 const char *bench_cudnn_version(void) { return ""; }
 void bench_cudnn_shutdown(void) {}
 

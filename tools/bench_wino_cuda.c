@@ -1,6 +1,7 @@
 /* `wino bench --backend cuda` runners for wino itself, through the public API only: create
  * (the weight transform) happens at prepare, outside the timing; run() only enqueues on the
- * bench's stream. FP32 / FP16 read the problem's device x and w. INT8 runs uint8 x and int8 y
+ * bench's stream. FP32 / FP16 read the problem's device x and w (forward), dy and w
+ * (backward-data) or x and dy (backward-filter). INT8 runs uint8 x and int8 y
  * with the CPU bench's calibration, and its output is compared byte for byte with the same call
  * on the CPU backend before it may be timed. */
 #define _POSIX_C_SOURCE 200112L /* posix_memalign */
@@ -17,7 +18,9 @@
 
 struct wino_cuda_state {
     wino_conv2d *op;
-    const void *x;          /* device input: the problem's, or x_own */
+    int filter;             /* backward-filter: x and dy in, y is dw */
+    const void *x;          /* device input: the problem's x (dy for backward-data), or x_own */
+    const void *dy;         /* backward-filter's second input */
     void *x_own, *y, *workspace;
     size_t workspace_bytes, y_elems;
     enum wino_dtype y_type; /* F32, F16 or S8 */
@@ -28,8 +31,13 @@ struct wino_cuda_state {
 static int wino_cuda_run(void *p)
 {
     const struct wino_cuda_state *st = p;
-    return wino_conv2d_run(st->op, st->x, st->y, st->workspace, st->workspace_bytes) &&
-           bench_cuda_record("wino_conv2d_run", __FILE__, __LINE__, wino_last_error());
+    const enum wino_status s =
+        st->filter ? wino_conv2d_backward_filter_run(st->op, st->x, st->dy, st->y, st->workspace,
+                                                     st->workspace_bytes)
+                   : wino_conv2d_run(st->op, st->x, st->y, st->workspace, st->workspace_bytes);
+    return s && bench_cuda_record(st->filter ? "wino_conv2d_backward_filter_run"
+                                             : "wino_conv2d_run",
+                                  __FILE__, __LINE__, wino_last_error());
 }
 
 static int wino_cuda_output(void *p, float *y)
@@ -59,6 +67,19 @@ static const char *variant_name(enum wino_variant v)
                                               : "auto";
 }
 
+/* "F3_6+F3_2": the WinRS kernels F(n, r) of a backward-filter operator ("" when it runs none). */
+static void winrs_tile_name(const wino_conv2d *op, char *buf, size_t cap)
+{
+    struct wino_winrs_info info;
+    buf[0] = '\0';
+    if (wino_conv2d_backward_filter_info(op, &info))
+        return;
+    for (int k = 0; k < info.kernels; k++) {
+        const size_t used = strlen(buf);
+        snprintf(buf + used, cap - used, "%sF%d_%d", k ? "+" : "", info.n[k], info.r[k]);
+    }
+}
+
 /* A state for the problem with its output allocated and poisoned; NULL with the error recorded. */
 static struct wino_cuda_state *new_state(const struct cuda_problem *pb, enum wino_dtype y_type)
 {
@@ -67,11 +88,16 @@ static struct wino_cuda_state *new_state(const struct cuda_problem *pb, enum win
         bench_cuda_record("calloc", __FILE__, __LINE__, "out of memory");
         return NULL;
     }
-    st->x = pb->d_x;
+    const struct wino_conv2d_desc *d = &pb->desc;
+    st->filter = pb->op == BENCH_BWD_FILTER;
+    st->x = pb->op == BENCH_BWD_DATA ? pb->d_dy : pb->d_x;
+    st->dy = pb->d_dy;
     st->stream = pb->stream;
     st->y_type = y_type;
     st->y_scale = pb->y_scale;
-    st->y_elems = (size_t)pb->desc.n * pb->p * pb->q * pb->desc.k;
+    st->y_elems = pb->op == BENCH_BWD_DATA     ? (size_t)d->n * d->h * d->w * d->c
+                  : pb->op == BENCH_BWD_FILTER ? (size_t)d->k * d->r * d->s * d->c
+                                               : (size_t)d->n * pb->p * pb->q * d->k;
     if (bench_cuda_alloc(st->y_elems * bench_dtype_size(y_type), 1, &st->y)) {
         free(st);
         return NULL;
@@ -80,7 +106,8 @@ static struct wino_cuda_state *new_state(const struct cuda_problem *pb, enum win
 }
 
 /* After create returned `created`: SKIP when wino refused the layer or runs another tile or
- * variant than asked (WINO_VARIANT_AUTO: any), else the workspace and the runner. Takes st. */
+ * variant than asked (tile_m 0, WINO_VARIANT_AUTO: any), else the workspace and the runner.
+ * Takes st. */
 static enum bench_prep finish(struct wino_cuda_state *st, enum wino_status created, int tile_m,
                               enum wino_variant asked, const struct cuda_problem *pb,
                               struct bench_runner *out)
@@ -100,7 +127,7 @@ static enum bench_prep finish(struct wino_cuda_state *st, enum wino_status creat
         wino_cuda_destroy(st);
         return BENCH_FAIL;
     }
-    if (algo != WINO_ALGO_WINOGRAD || m != tile_m || (asked && v != asked)) {
+    if (algo != WINO_ALGO_WINOGRAD || (tile_m && m != tile_m) || (asked && v != asked)) {
         snprintf(out->info, sizeof out->info, "asked for m=%d %s, the operator runs m=%d %s",
                  tile_m, variant_name(asked), m, variant_name(v));
         wino_cuda_destroy(st);
@@ -111,7 +138,10 @@ static enum bench_prep finish(struct wino_cuda_state *st, enum wino_status creat
         wino_cuda_destroy(st);
         return BENCH_FAIL;
     }
-    bench_tile_name(out->tile, sizeof out->tile, m, pb->desc.r, pb->desc.s);
+    if (pb->op == BENCH_BWD_FILTER) /* WinRS: its filter-gradient tile n and unit width r */
+        winrs_tile_name(st->op, out->tile, sizeof out->tile);
+    else
+        bench_tile_name(out->tile, sizeof out->tile, m, pb->desc.r, pb->desc.s);
     snprintf(out->variant, sizeof out->variant, "%s", variant_name(v));
     snprintf(out->info, sizeof out->info, "%s", variant_name(v));
     out->workspace_bytes = st->workspace_bytes;
@@ -135,7 +165,13 @@ enum bench_prep bench_wino_cuda_prepare(const struct cuda_problem *pb, int tile_
         snprintf(out->info, sizeof out->info, "%s", bench_cuda_last_error());
         return BENCH_FAIL;
     }
-    const enum wino_status s = wino_conv2d_create(&pb->desc, pb->d_w, &ctx, &o, &st->op);
+    enum wino_status s;
+    if (pb->op == BENCH_BWD_FILTER)
+        s = wino_conv2d_backward_filter_create(&pb->desc, &ctx, &o, &st->op);
+    else if (pb->op == BENCH_BWD_DATA)
+        s = wino_conv2d_backward_data_create(&pb->desc, pb->d_w, &ctx, &o, &st->op);
+    else
+        s = wino_conv2d_create(&pb->desc, pb->d_w, &ctx, &o, &st->op);
     return finish(st, s, tile_m, variant, pb, out);
 }
 

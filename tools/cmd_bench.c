@@ -207,6 +207,10 @@ static int parse_args(int argc, char **argv, struct bench_args *a)
         return r;
     if (a->backend == BENCH_CPU && a->dtype == BENCH_F16)
         return cli_usage_error(VERB, "--dtype f16 runs on --backend cuda only");
+    if (a->op != BENCH_FWD && a->backend == BENCH_CUDA && a->dtype == BENCH_INT8)
+        return cli_usage_error(VERB, "--op %s on --backend cuda: f32 or f16 (int8 is for "
+                                     "inference)",
+                               bench_op_name(a->op));
     if (a->op != BENCH_FWD && a->backend == BENCH_CPU && a->dtype != BENCH_F32)
         return cli_usage_error(VERB, "--op %s runs in f32 only on the cpu",
                                bench_op_name(a->op));

@@ -1,7 +1,8 @@
-/* `wino bench --backend cuda`: times wino's CUDA Winograd against every legacy cuDNN forward
- * algorithm (NHWC and NCHW) on a named layer set in one process, after checking each one's
- * output against the FP64 reference; CUDA events around single runs, median; per row the floor
- * max(bytes / bandwidth, FLOPs / peak) and how close the row comes to it. */
+/* `wino bench --backend cuda`: times wino's CUDA operators against every legacy cuDNN algorithm
+ * of the op (forward, or with --op backward-data / backward-filter; NHWC and NCHW) on a named
+ * layer set in one process, after checking each one's output against the FP64 reference; CUDA
+ * events around single runs, median; per row the floor max(bytes / bandwidth, FLOPs / peak) and
+ * how close the row comes to it. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +33,7 @@ int bench_cuda_run(const struct bench_args *a, const struct bench_layer *layers,
 #include <cuda_runtime.h>
 
 #include "cli.h"
+#include "cpu/layout_f32.h"
 #include "ref/conv_ref.h"
 #include "ref/error_metrics.h"
 
@@ -62,6 +64,7 @@ struct cuda_args {
     long batch, reps, warmup, device; /* batch 0 = as in the set file */
     int csv;
     enum wino_dtype dtype; /* F32, F16, or U8 for --dtype int8 */
+    int op;                /* enum bench_op */
 };
 
 /* The GPU and what every layer shares. */
@@ -78,11 +81,15 @@ struct gpu {
 /* One layer's data on the host and the device. Only the first and the last image are checked
  * against the reference, and in large layers only some output channels (first, last and evenly
  * spread between): each is an independent convolution, and the FP64 reference of a whole large
- * layer would take minutes on the host. */
+ * layer would take minutes on the host. The backward ops are checked as the CPU bench checks
+ * them (tools/bench_check.c, on NCHW copies): slices of images and channels. */
 struct layer_run {
     struct bench_layer layer;
     struct cuda_problem pb;
-    float *x, *w, *y;  /* host: NHWC, KRSC, and a whole output */
+    float *x, *w, *y;  /* host: NHWC, KRSC, and a whole output (dx NHWC, dw KRSC) */
+    float *dy, *out;   /* backward: dy NPQK; the output in NCHW / KCRS order for the check */
+    void *d_dy;
+    struct bench_check check; /* backward */
     double *ref;       /* checked images' FP64 reference, NHWC with only the checked channels */
     int *kept;         /* the checked output channels, ascending */
     int kc;            /* their count */
@@ -97,7 +104,8 @@ struct row {
     char impl[24], tile[24], info[160], choice[200];
     const char *layout, *variant; /* "NHWC" / "NCHW"; wino's "fused" / "non-fused", or "" */
     enum { ROW_OK, ROW_SKIPPED, ROW_WRONG, ROW_ERROR } status;
-    int m; /* wino's tile m; 0 for cuDNN */
+    int wino; /* 1: one of wino's rows, 0: cuDNN's */
+    int m;    /* wino's Winograd tile m (0 for cuDNN and backward-filter) */
     double ms, err, bound, floor_ms, prepare_ms;
     size_t workspace;
 };
@@ -262,8 +270,8 @@ void bench_cuda_usage(FILE *out)
 {
     fprintf(out,
             "usage: wino bench --backend cuda --set NAME|FILE [--layer L ...]\n"
-            "                  [--dtype f32|f16|int8] [--batch N] [--reps R] [--warmup W]\n"
-            "                  [--device D] [--sets-dir DIR] [--csv]\n"
+            "                  [--op fwd|bwd-data|bwd-filter] [--dtype f32|f16|int8] [--batch N]\n"
+            "                  [--reps R] [--warmup W] [--device D] [--sets-dir DIR] [--csv]\n"
             "\n"
             "Times NHWC forward convolution of every layer of a set on one GPU (inputs and weights\n"
             "uniform in (-1, 1)) with wino's CUDA Winograd, one row per tile m in 2..%d and\n"
@@ -287,16 +295,23 @@ void bench_cuda_usage(FILE *out)
             "GEMM FLOPs 2*alpha^2*tiles*C*K for wino rows, of_floor = floor_ms / ms.\n"
             "best-measured is the fastest row of the layer, wino or cuDNN, and names it: a\n"
             "per-layer choice made by the bench, never a wino row.\n"
+            "--op bwd-data (dx from dy and w) and bwd-filter (dw from x and dy), f32 or f16, time\n"
+            "wino's backward operators (backward-data: the Winograd tiles and variants as above;\n"
+            "backward-filter: one wino-winrs row, wino's choice) beside every legacy\n"
+            "cudnnConvolutionBackwardData / cudnnConvolutionBackwardFilter algorithm, each\n"
+            "checked on slices of images and channels of the FP64 reference (the CPU bench's\n"
+            "check), dy uniform in (-1, 1) too.\n"
             "\n"
             "  --backend cuda   this GPU bench (cpu: wino bench --backend cpu --help)\n"
             BENCH_LAYER_USAGE
-            "  --dtype T        f32 (default), f16 or int8\n"
+            "  --op OP          fwd (default), bwd-data or bwd-filter\n"
+            "  --dtype T        f32 (default), f16 or int8 (fwd only)\n"
             "  --batch N        override every layer's batch size\n"
             "  --reps R         timed runs per implementation (default 30)\n"
             "  --warmup W       untimed runs before them (default 5)\n"
             "  --device D       the CUDA device ordinal (default 0)\n"
             "  --csv            machine-readable rows, the CPU bench's columns (threads empty) then\n"
-            "                   layout,floor_ms,of_floor\n"
+            "                   layout,floor_ms,of_floor,op\n"
             "  -h, --help       this text\n"
             "Options may also be written --name=value.\n"
             "%s",
@@ -487,8 +502,43 @@ static int reference(struct layer_run *lr)
     return 0;
 }
 
+/* The backward op's reference (tools/bench_check.c) from NCHW, KCRS and NKPQ copies of x, w and
+ * dy. Returns 0, or 1 when out of memory. */
+static int backward_reference(struct layer_run *lr)
+{
+    const struct wino_conv2d_desc *d = &lr->pb.desc;
+    const size_t hw = (size_t)d->h * d->w, rs = (size_t)d->r * d->s,
+                 pq = (size_t)lr->pb.p * lr->pb.q;
+    struct bench_problem nchw;
+    memset(&nchw, 0, sizeof nchw);
+    nchw.desc = *d;
+    nchw.desc.layout = WINO_LAYOUT_NCHW;
+    nchw.desc.dtype = WINO_DTYPE_F32;
+    nchw.p = lr->pb.p;
+    nchw.q = lr->pb.q;
+    nchw.op = lr->pb.op;
+    float *x = malloc(lr->x_n * sizeof *x), *w = malloc(lr->w_n * sizeof *w),
+          *dy = malloc(lr->y_n * sizeof *dy);
+    int rc = !x || !w || !dy;
+    if (!rc) {
+        wino_f32_transpose_batched(lr->x, x, d->n, hw, (size_t)d->c, 1);  /* NHWC -> NCHW */
+        wino_f32_transpose_batched(lr->w, w, d->k, rs, (size_t)d->c, 1);  /* KRSC -> KCRS */
+        wino_f32_transpose_batched(lr->dy, dy, d->n, pq, (size_t)d->k, 1); /* NPQK -> NKPQ */
+        nchw.x = x, nchw.w = w, nchw.dy = dy;
+        rc = bench_check_prepare(&nchw, &lr->check) != 0;
+    }
+    free(x);
+    free(w);
+    free(dy);
+    return rc;
+}
+
 static void release_layer(struct layer_run *lr)
 {
+    free(lr->dy);
+    free(lr->out);
+    bench_cuda_free(lr->d_dy);
+    bench_check_release(&lr->check);
     free(lr->x);
     free(lr->w);
     free(lr->y);
@@ -511,6 +561,7 @@ static int setup_layer(const struct cuda_args *a, const struct gpu *g, const str
     pb->desc = bench_layer_desc(&lr->layer);
     pb->desc.layout = WINO_LAYOUT_NHWC;
     pb->desc.dtype = a->dtype;
+    pb->op = a->op;
     pb->device = (int)a->device;
     pb->stream = g->stream;
     if (wino_conv2d_output_size(&pb->desc, &pb->p, &pb->q) != WINO_SUCCESS) {
@@ -518,51 +569,78 @@ static int setup_layer(const struct cuda_args *a, const struct gpu *g, const str
         return 1;
     }
     const struct wino_conv2d_desc *d = &pb->desc;
+    const int forward = a->op == BENCH_FWD;
     lr->x_n = (size_t)d->n * d->h * d->w * d->c;
     lr->w_n = (size_t)d->k * d->r * d->s * d->c;
     lr->img = (size_t)pb->p * pb->q * d->k;
     lr->y_n = (size_t)d->n * lr->img;
     lr->checked = d->n > 1 ? 2 : 1;
     lr->gflop = 2e-9 * d->n * d->k * d->c * d->r * d->s * pb->p * pb->q;
+    const size_t out_n = a->op == BENCH_BWD_DATA     ? lr->x_n
+                         : a->op == BENCH_BWD_FILTER ? lr->w_n
+                                                     : lr->y_n;
     lr->x = malloc(lr->x_n * sizeof *lr->x);
     lr->w = malloc(lr->w_n * sizeof *lr->w);
-    lr->y = malloc(lr->y_n * sizeof *lr->y);
-    const int no_channels = choose_channels(lr);
-    lr->ref = malloc((size_t)lr->checked * pb->p * pb->q * lr->kc * sizeof *lr->ref);
-    if (!lr->x || !lr->w || !lr->y || no_channels || !lr->ref) {
+    lr->y = malloc(out_n * sizeof *lr->y);
+    int no_memory = !lr->x || !lr->w || !lr->y;
+    if (forward) {
+        no_memory |= choose_channels(lr);
+        lr->ref = malloc((size_t)lr->checked * pb->p * pb->q * lr->kc * sizeof *lr->ref);
+        no_memory |= !lr->ref;
+    } else {
+        lr->dy = malloc(lr->y_n * sizeof *lr->dy);
+        lr->out = malloc(out_n * sizeof *lr->out);
+        no_memory |= !lr->dy || !lr->out;
+    }
+    if (no_memory) {
         fprintf(stderr, "wino bench: %s: out of memory\n", l->name);
         return 1;
     }
     bench_fill_uniform(lr->x, lr->x_n, 2 * (uint64_t)index + 1);
     bench_fill_uniform(lr->w, lr->w_n, 2 * (uint64_t)index + 2);
+    if (!forward) /* dy as the CPU bench draws it */
+        bench_fill_uniform(lr->dy, lr->y_n, ((uint64_t)index << 32) + 3);
     if (a->dtype == WINO_DTYPE_F16) { /* the reference sees what the GPU sees */
         round_to_half(lr->x, lr->x_n);
         round_to_half(lr->w, lr->w_n);
+        if (!forward)
+            round_to_half(lr->dy, lr->y_n);
     }
     if (a->dtype == WINO_DTYPE_U8)
         pb->x_scale = bench_relu_u8_scale(lr->x, lr->x_n);
-    if (reference(lr)) {
+    if (forward ? reference(lr) : backward_reference(lr)) {
         fprintf(stderr, "wino bench: %s: out of memory\n", l->name);
         return 1;
     }
     if (a->dtype == WINO_DTYPE_U8) /* the output step from the checked outputs */
         pb->y_scale = bench_s8_scale(lr->ref, (size_t)lr->checked * pb->p * pb->q * lr->kc);
     else if (bench_cuda_upload_floats(lr->x, lr->x_n, a->dtype, &lr->d_x) ||
-             bench_cuda_upload_floats(lr->w, lr->w_n, a->dtype, &lr->d_w)) {
+             bench_cuda_upload_floats(lr->w, lr->w_n, a->dtype, &lr->d_w) ||
+             (!forward && bench_cuda_upload_floats(lr->dy, lr->y_n, a->dtype, &lr->d_dy))) {
         fprintf(stderr, "wino bench: %s: %s\n", l->name, last_error);
         return 1;
     }
     pb->x = lr->x;
     pb->w = lr->w;
+    pb->dy = lr->dy;
     pb->d_x = lr->d_x;
     pb->d_w = lr->d_w;
+    pb->d_dy = lr->d_dy;
     return 0;
 }
 
 /* Relative L1 error of the checked outputs of lr->y (gathered to its front first, in the
- * reference's order: images, then positions, then the kept channels). */
+ * reference's order: images, then positions, then the kept channels). Backward: lr->y in NCHW
+ * (KCRS) order against bench_check's slices. */
 static double checked_error(struct layer_run *lr)
 {
+    const struct wino_conv2d_desc *d = &lr->pb.desc;
+    if (lr->pb.op == BENCH_BWD_DATA)
+        wino_f32_transpose_batched(lr->y, lr->out, d->n, (size_t)d->h * d->w, (size_t)d->c, 1);
+    else if (lr->pb.op == BENCH_BWD_FILTER)
+        wino_f32_transpose_batched(lr->y, lr->out, d->k, (size_t)d->r * d->s, (size_t)d->c, 1);
+    if (lr->pb.op != BENCH_FWD)
+        return bench_check_error(&lr->check, lr->out);
     const size_t positions = (size_t)lr->pb.p * lr->pb.q, k = (size_t)lr->pb.desc.k;
     size_t to = 0;
     for (int j = 0; j < lr->checked; j++) {
@@ -582,9 +660,11 @@ static double floor_ms(const struct gpu *g, const struct layer_run *lr, int m)
     const double bytes =
         (double)(lr->x_n + lr->w_n + lr->y_n) * (double)bench_dtype_size(d->dtype);
     double flops = 1e9 * lr->gflop;
-    if (m) {
+    if (m) { /* backward-data: the forward tiles cover dx (H x W) */
+        const int bwd = lr->pb.op == BENCH_BWD_DATA, oh = bwd ? d->h : lr->pb.p,
+                  ow = bwd ? d->w : lr->pb.q;
         const double alpha = m + d->r - 1,
-                     tiles = (double)d->n * ((lr->pb.p + m - 1) / m) * ((lr->pb.q + m - 1) / m);
+                     tiles = (double)d->n * ((oh + m - 1) / m) * ((ow + m - 1) / m);
         flops = 2.0 * alpha * alpha * tiles * d->c * d->k;
     }
     const double t_mem = bytes / g->bandwidth, t_math = flops / g->peak;
@@ -656,8 +736,8 @@ struct layer_rows {
 };
 
 /* A new row for impl; NULL when the table is full (cannot happen with MAX_ROWS). */
-static struct row *new_row(struct layer_rows *t, const char *impl, const char *layout, int m,
-                           double bound)
+static struct row *new_row(struct layer_rows *t, const char *impl, const char *layout, int wino,
+                           int m, double bound)
 {
     if (t->n == MAX_ROWS)
         return NULL;
@@ -666,9 +746,32 @@ static struct row *new_row(struct layer_rows *t, const char *impl, const char *l
     snprintf(r->impl, sizeof r->impl, "%s", impl);
     r->layout = layout;
     r->variant = "";
+    r->wino = wino;
     r->m = m;
     r->bound = bound;
     return r;
+}
+
+/* wino's backward-filter row: its own choice of kernels (WinRS); a refusal is a note. */
+static int winrs_row(const struct cuda_args *a, const struct gpu *g, struct layer_run *lr,
+                     struct layer_rows *t, double bound)
+{
+    struct bench_runner r;
+    struct row *row = new_row(t, "wino-winrs", "NHWC", 1, 0, bound);
+    if (!row)
+        return 0;
+    const double t0 = bench_now_ms();
+    const enum bench_prep prep = bench_wino_cuda_prepare(&lr->pb, 0, WINO_VARIANT_AUTO, &r);
+    row->prepare_ms = bench_now_ms() - t0;
+    t->failed |= check_and_time(a, g, lr, prep, &r, row);
+    if (gpu_broken())
+        return 1;
+    if (row->status == ROW_SKIPPED) {
+        t->n--;
+        fprintf(stderr, "wino bench: note: %s wino-winrs skipped: %s\n", lr->layer.name, r.info);
+        snprintf(t->wino_why, sizeof t->wino_why, "%s", r.info);
+    }
+    return 0;
 }
 
 /* wino's rows: per variant, the tiles m = 2, 3, ... (INT8: 2, 4, 6) until creation refuses
@@ -689,12 +792,14 @@ static int wino_rows(const struct cuda_args *a, const struct gpu *g, struct laye
     const double bound = int8                       ? BENCH_BOUND_INT8
                          : a->dtype == WINO_DTYPE_F16 ? BOUND_F16
                                                       : BOUND_WINO_F32;
+    if (a->op == BENCH_BWD_FILTER)
+        return winrs_row(a, g, lr, t, bound);
     int refused = 0; /* the non-fused variant refused a smaller tile */
     for (size_t i = 0; i < count; i++)
         for (int v = 0; v < 3; v++) {
             struct bench_runner r;
             struct row *row;
-            if ((!v && refused) || !(row = new_row(t, impls[v], "NHWC", tiles[i], bound)))
+            if ((!v && refused) || !(row = new_row(t, impls[v], "NHWC", 1, tiles[i], bound)))
                 continue;
             row->variant = names[v];
             const double t0 = bench_now_ms();
@@ -730,11 +835,11 @@ static int cudnn_rows(const struct cuda_args *a, const struct gpu *g, struct lay
     if (g->no_cudnn[0])
         return 0;
     for (int nchw = 0; nchw < layouts; nchw++)
-        for (int algo = 0; algo < bench_cudnn_algo_count(); algo++) {
+        for (int algo = 0; algo < bench_cudnn_algo_count(a->op); algo++) {
             struct bench_runner r;
             char impl[24];
             snprintf(impl, sizeof impl, "cudnn-algo%d", algo);
-            struct row *row = new_row(t, impl, nchw ? "NCHW" : "NHWC", 0, bound);
+            struct row *row = new_row(t, impl, nchw ? "NCHW" : "NHWC", 0, 0, bound);
             if (!row)
                 return 0;
             const double t0 = bench_now_ms();
@@ -754,7 +859,7 @@ static int auto_row(const struct gpu *g, struct layer_rows *t)
     const struct row *wino = NULL, *cudnn = NULL;
     for (int i = 0; i < t->n; i++) {
         const struct row *r = &t->rows[i];
-        const struct row **best = r->m ? &wino : &cudnn;
+        const struct row **best = r->wino ? &wino : &cudnn;
         if (r->status == ROW_OK && (!*best || r->ms < (*best)->ms))
             *best = r;
     }
@@ -825,7 +930,8 @@ static void print_csv(const struct cuda_args *a, const struct gpu *g, const stru
             r->ms,      lr->gflop,  r->workspace,         g->name, r->err, r->prepare_ms,
             r->variant, 0,          r->choice};
         bench_csv_row(&csv);
-        printf(",%s,%.5g,%.3g\n", r->layout, r->floor_ms, r->floor_ms / r->ms);
+        printf(",%s,%.5g,%.3g,%s\n", r->layout, r->floor_ms, r->floor_ms / r->ms,
+               bench_op_name(a->op));
     }
 }
 
@@ -849,7 +955,7 @@ static int bench_layer(const struct cuda_args *a, const struct gpu *g, const str
             auto_row(g, t);
             double cudnn_best = 0;
             for (int i = 0; i < t->n; i++)
-                if (t->rows[i].status == ROW_OK && !t->rows[i].m &&
+                if (t->rows[i].status == ROW_OK && !t->rows[i].wino &&
                     strcmp(t->rows[i].impl, "best-measured") &&
                     (cudnn_best == 0 || t->rows[i].ms < cudnn_best))
                     cudnn_best = t->rows[i].ms;
@@ -876,11 +982,11 @@ static void print_header(const struct cuda_args *a, const struct gpu *g, int lay
         snprintf(cudnn, sizeof cudnn, "cuDNN %s", bench_cudnn_version());
     FILE *out = a->csv ? stderr : stdout; /* CSV: stdout holds rows only */
     if (a->csv)
-        printf("%s,layout,floor_ms,of_floor\n", BENCH_CSV_COLUMNS);
+        printf("%s,layout,floor_ms,of_floor,op\n", BENCH_CSV_COLUMNS);
     else
-        printf("wino bench: set %s (%d layers), cuda, %s NHWC, %s (%d SMs, %d MHz, sm_%d%d), %s,"
-               " median of %ld after %ld warm-up%s\n",
-               a->set, layers, dtype_name(a->dtype), g->name, g->sms, g->clock_khz / 1000,
+        printf("wino bench: set %s (%d layers), cuda, %s %s NHWC, %s (%d SMs, %d MHz, sm_%d%d), "
+               "%s, median of %ld after %ld warm-up%s\n",
+               a->set, layers, bench_op_name(a->op), dtype_name(a->dtype), g->name, g->sms, g->clock_khz / 1000,
                g->major, g->minor, cudnn, a->reps, a->warmup, a->warmup == 1 ? "" : "s");
     if (a->csv && g->no_cudnn[0])
         fprintf(stderr, "wino bench: note: %s\n", cudnn);
@@ -902,7 +1008,8 @@ int bench_cuda_run(const struct bench_args *args, const struct bench_layer *laye
                                 args->warmup < 0 ? 5 : args->warmup,
                                 args->device,
                                 args->csv,
-                                dtypes[args->dtype]};
+                                dtypes[args->dtype],
+                                args->op};
     struct gpu g;
     int rc;
     if ((rc = open_gpu(&a, &g)) != 0) {
