@@ -241,12 +241,10 @@ static void device_name(char *buf, size_t cap, long threads)
 }
 
 /* The rows best-measured chooses from. INT8: wino's INT8 tiles and oneDNN's direct kernel (Mori
- * et al. Table 3's per-layer "Best"); backward: every kernel timed (wino-auto is one of them). */
+ * et al. Table 3's per-layer "Best"); backward: every row of the layer. */
 static int measured_candidate(const struct bench_args *a, enum impl i)
 {
-    if (a->op == BENCH_FWD)
-        return i == IMPL_WINO_WINOGRAD || i == IMPL_ONEDNN_DIRECT;
-    return i != IMPL_WINO_AUTO;
+    return a->op != BENCH_FWD || i == IMPL_WINO_WINOGRAD || i == IMPL_ONEDNN_DIRECT;
 }
 
 /* best-measured: the fastest candidate row of this run. Returns 1 when *out was filled. */
