@@ -340,8 +340,12 @@ WINO_API void wino_conv2d_destroy(wino_conv2d *op); /* NULL is fine */
  * or wino_conv2d_run_stream; WINO_ALGO_DIRECT, and for AUTO or WINOGRAD a descriptor Winograd
  * does not serve (stride or dilation other than 1, R != S, pad above R-1), answer
  * WINO_UNSUPPORTED: the caller falls back to the vendor library
- * (wino_conv2d_backward_data_can_implement answers for the CPU). Backward-filter on CUDA
- * answers WINO_UNSUPPORTED: its kernels are not built yet.
+ * (wino_conv2d_backward_data_can_implement answers for the CPU). Backward-filter on CUDA is
+ * WinRS, FP32 and FP16 (FP16 GEMM operands on tensor cores, FP32 accumulation and transforms),
+ * stride 1 and dilation 1, x, dy and dw in memory of ctx->device, run on the context's stream;
+ * options->accumulate as on the CPU; WINO_ALGO_DIRECT and other strides or dilations answer
+ * WINO_UNSUPPORTED (the vendor library's). wino_conv2d_backward_filter_info reports its
+ * kernels and 1 segment (its GEMMs sum the chunks of units in place).
  * ------------------------------------------------------------------------------------------- */
 
 enum wino_conv2d_kind {

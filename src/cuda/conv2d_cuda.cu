@@ -504,6 +504,7 @@ wino_cuda_component(const struct wino_cuda_services *services)
     static const struct wino_cuda_ops ops = {WINO_CUDA_ABI,   conv_create,  conv_create_int8,
                                              copy_to_host,    conv_reshape, conv_run,
                                              conv_variant,    conv_destroy,
-                                             rotated_filters_create, rotated_filters_free};
+                                             rotated_filters_create, rotated_filters_free,
+                                             &wino_cuda_winrs_ops};
     return wino_cuda_use_services(services) ? &ops : NULL;
 }

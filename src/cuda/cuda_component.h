@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "base/conv_desc.h"
+#include "cuda/winrs_cuda.h"
 #include "op/int8_layer.h"
 #include "wino.h"
 
@@ -63,6 +64,7 @@ struct wino_cuda_ops {
                                                const void *weights,
                                                const struct wino_context *ctx, void **rotated);
     void (*rotated_filters_free)(const struct wino_context *ctx, void *rotated);
+    const struct wino_cuda_winrs_ops *winrs; /* backward-filter (src/cuda/winrs_cuda.h) */
 };
 
 /* The component's one export: its table, or NULL when services is of another ABI. */

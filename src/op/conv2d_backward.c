@@ -73,15 +73,6 @@ static enum wino_status check_cpu_dtype(const struct wino_conv2d_desc *desc,
     return WINO_SUCCESS;
 }
 
-/* Checks shared by both kinds on the CPU. */
-static enum wino_status check_common(const struct wino_conv2d_desc *desc,
-                                     const struct wino_conv2d_options *o,
-                                     struct wino_conv_sizes *sizes)
-{
-    enum wino_status st = check_gradient(desc, o, sizes);
-    return st ? st : check_cpu_dtype(desc, o);
-}
-
 /* Why backward-data cannot run as a forward Winograd convolution, or NULL. */
 static const char *data_winograd_refusal(const struct wino_conv2d_desc *d,
                                          const struct wino_conv2d_options *o)
@@ -169,19 +160,14 @@ static struct wino_conv2d *backward_new(const struct wino_conv2d_desc *desc,
     return op;
 }
 
-/* Shared entry checks of both creates: op, context, backend (cuda_served: the kind runs on
- * CUDA). */
+/* Shared entry checks of both creates: op and context. */
 static enum wino_status check_create(const struct wino_context *ctx, wino_conv2d **op,
-                                     const char *what, int cuda_served)
+                                     const char *what)
 {
     if (!op)
         return wino_fail(WINO_INVALID_ARGUMENT, "%s: op is NULL", what);
     *op = NULL;
-    enum wino_status st = wino_context_check(ctx);
-    if (!st && ctx && ctx->backend == WINO_BACKEND_CUDA && !cuda_served)
-        st = wino_fail(WINO_UNSUPPORTED, "%s: the CUDA kernels of this kind are not built yet "
-                                         "(the CPU backend serves FP32)", what);
-    return st;
+    return wino_context_check(ctx);
 }
 
 /* The reason of a direct path's prepare failing (st), recorded. */
@@ -260,7 +246,7 @@ static enum wino_status backward_data_create_planned(const struct wino_conv2d_de
 {
     wino_ok();
     const char *what = "wino_conv2d_backward_data_create";
-    enum wino_status st = check_create(ctx, op, what, 1);
+    enum wino_status st = check_create(ctx, op, what);
     if (st)
         return st;
     if (!weights)
@@ -318,16 +304,15 @@ static const char *winrs_refusal(const struct wino_conv2d_desc *d)
     return NULL;
 }
 
-/* Plans a backward-filter operator: the algorithm, and for WinRS its kernels and segments in
- * *winrs (to release by the caller on success). */
-static enum wino_status filter_plan(const struct wino_conv2d_desc *desc,
-                                    const struct wino_conv2d_options *options, int threads,
-                                    struct wino_conv_sizes *sizes, enum wino_algo *algo,
-                                    struct wino_f32_winrs *winrs)
+/* The checks of a backward-filter descriptor and options on either backend (cuda: the dtype is
+ * the CUDA path's to check). */
+static enum wino_status filter_check(const struct wino_conv2d_desc *desc,
+                                     const struct wino_conv2d_options *o,
+                                     struct wino_conv_sizes *sizes, int cuda)
 {
-    static const struct wino_conv2d_options defaults;
-    const struct wino_conv2d_options *o = options ? options : &defaults;
-    enum wino_status st = check_common(desc, o, sizes);
+    enum wino_status st = check_gradient(desc, o, sizes);
+    if (!st && !cuda)
+        st = check_cpu_dtype(desc, o);
     if (st)
         return st;
     if (o->accumulate != 0 && o->accumulate != 1)
@@ -337,6 +322,21 @@ static enum wino_status filter_plan(const struct wino_conv2d_desc *desc,
         return wino_fail(WINO_INVALID_ARGUMENT, "tile_m, points, matrices and variant do not "
                                                 "apply to backward-filter (WinRS chooses its "
                                                 "kernels)");
+    return WINO_SUCCESS;
+}
+
+/* Plans a backward-filter operator on the CPU: the algorithm, and for WinRS its kernels and
+ * segments in *winrs (to release by the caller on success). */
+static enum wino_status filter_plan(const struct wino_conv2d_desc *desc,
+                                    const struct wino_conv2d_options *options, int threads,
+                                    struct wino_conv_sizes *sizes, enum wino_algo *algo,
+                                    struct wino_f32_winrs *winrs)
+{
+    static const struct wino_conv2d_options defaults;
+    const struct wino_conv2d_options *o = options ? options : &defaults;
+    enum wino_status st = filter_check(desc, o, sizes, 0);
+    if (st)
+        return st;
     const char *why = winrs_refusal(desc);
     if (o->algo == WINO_ALGO_WINOGRAD && why)
         return wino_fail(WINO_UNSUPPORTED, "%s", why);
@@ -381,10 +381,16 @@ static enum wino_status backward_filter_create_planned(const struct wino_conv2d_
 {
     wino_ok();
     const char *what = "wino_conv2d_backward_filter_create";
-    enum wino_status st = check_create(ctx, op, what, 0);
+    enum wino_status st = check_create(ctx, op, what);
     if (st)
         return st;
     struct wino_conv_sizes sizes;
+    if (ctx && ctx->backend == WINO_BACKEND_CUDA) {
+        static const struct wino_conv2d_options defaults;
+        const struct wino_conv2d_options *o = options ? options : &defaults;
+        st = filter_check(desc, o, &sizes, 1);
+        return st ? st : wino_backward_filter_create_cuda(desc, &sizes, ctx, o, op);
+    }
     enum wino_algo algo = WINO_ALGO_DIRECT;
     struct wino_f32_winrs winrs;
     const int threads = wino_context_threads(ctx);
@@ -458,6 +464,10 @@ enum wino_status wino_conv2d_backward_filter_info(const wino_conv2d *op,
                                                 "is not a backward-filter one");
     const struct wino_winrs_info none = {0};
     *info = none;
+    if (op->backend == WINO_BACKEND_CUDA) {
+        wino_backward_filter_cuda_info(op, info);
+        return WINO_SUCCESS;
+    }
     if (op->algo != WINO_ALGO_WINOGRAD) {
         info->segments = op->backward->filter.segments;
         return WINO_SUCCESS;

@@ -37,6 +37,7 @@ struct wino_conv2d {
     size_t workspace_bytes;
     enum wino_conv2d_kind kind;
     struct wino_conv2d_backward *backward; /* backward-data / -filter state, or NULL */
+    void *state;                      /* a path's own state (CUDA backward-filter), or NULL */
     int unshaped;                     /* created without sizes: run() waits for a reshape */
 };
 
@@ -97,5 +98,15 @@ enum wino_status wino_conv2d_create_cuda(const struct wino_conv2d_desc *desc,
                                          const void *weights, const struct wino_context *ctx,
                                          const struct wino_conv2d_options *options,
                                          wino_conv2d **op);
+
+/* wino_conv2d_backward_filter_create for ctx->backend == WINO_BACKEND_CUDA, for a descriptor
+ * and options that passed the backward-filter checks (src/op/conv2d_filter_cuda.c); and what
+ * wino_conv2d_backward_filter_info reports of such an operator. */
+enum wino_status wino_backward_filter_create_cuda(const struct wino_conv2d_desc *desc,
+                                                  const struct wino_conv_sizes *sizes,
+                                                  const struct wino_context *ctx,
+                                                  const struct wino_conv2d_options *options,
+                                                  wino_conv2d **op);
+void wino_backward_filter_cuda_info(const wino_conv2d *op, struct wino_winrs_info *info);
 
 #endif

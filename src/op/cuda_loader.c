@@ -199,3 +199,9 @@ void wino_cuda_rotated_filters_free(const struct wino_context *ctx, void *rotate
     if (rotated) /* only a loaded component makes one */
         ops->rotated_filters_free(ctx, rotated);
 }
+
+const struct wino_cuda_winrs_ops *wino_cuda_winrs(void)
+{
+    const struct wino_cuda_ops *c = component();
+    return c ? c->winrs : NULL;
+}

@@ -1,0 +1,333 @@
+/* WinRS backward-filter convolution on CUDA: the stages of src/cuda/winrs_cuda.h. */
+#include <cublas_v2.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "cuda/component_error.h"
+#include "cuda/cuda_component.h"
+#include "cuda/device_common.h"
+#include "cuda/winrs_cuda.h"
+
+/* cuBLAS's own workspace at the end of the caller's, set on the handle by each run (so that
+ * cuBLAS allocates nothing, in a CUDA graph capture neither). */
+#define BLAS_WORKSPACE_BYTES ((size_t)4 << 20)
+
+/* The chunk of units is sized so that U and V take about this share of x + dy + dw, and never
+ * less than MIN_CHUNK_BYTES (a tiny layer still gets GEMMs of a useful depth). */
+#define CHUNK_SHARE 0.15
+#define MIN_CHUNK_BYTES ((size_t)16 << 20)
+
+struct wino_cuda_winrs {
+    int device;
+    cudaStream_t stream; /* the context's: runs without a stream of their own */
+    struct shared_blas *blas;
+    struct wino_conv2d_desc desc;
+    struct wino_conv_sizes sizes;
+    struct wino_cuda_winrs_plan plan;
+    long chunk;                       /* units per chunk */
+    size_t u_bytes, v_bytes, m_bytes; /* the workspace: U, V, M, then cuBLAS's */
+};
+
+/* The tensors' shapes and layout, as the kernels index them. */
+struct dims {
+    int n, c, h, w, k, p, q, r, s, pad_h, pad_w, nhwc;
+};
+
+static __device__ size_t x_at(const dims &d, int n, int c, int h, int w)
+{
+    return d.nhwc ? (((size_t)n * d.h + h) * d.w + w) * d.c + c
+                  : (((size_t)n * d.c + c) * d.h + h) * d.w + w;
+}
+static __device__ size_t dy_at(const dims &d, int n, int k, int p, int q)
+{
+    return d.nhwc ? (((size_t)n * d.p + p) * d.q + q) * d.k + k
+                  : (((size_t)n * d.k + k) * d.p + p) * d.q + q;
+}
+static __device__ size_t dw_at(const dims &d, int k, int c, int i, int j)
+{
+    return d.nhwc ? (((size_t)k * d.r + i) * d.s + j) * d.c + c
+                  : (((size_t)k * d.c + c) * d.r + i) * d.s + j;
+}
+
+static __device__ float load(const float *p, size_t i) { return p[i]; }
+static __device__ float load(const __half *p, size_t i) { return __half2float(p[i]); }
+static __device__ void store(float *p, size_t i, float v) { p[i] = v; }
+static __device__ void store(__half *p, size_t i, float v) { p[i] = __float2half_rn(v); }
+
+/* U[a][u][k] = sum_l G[a][l] dy[n][k][p][q + l] for the chunk's units u0 .. u0 + lc. */
+template <typename T>
+__global__ void transform_dy(dims d, wino_cuda_winrs_problem pr, const T *dy, T *u_out,
+                             long u0, long lc, long chunk)
+{
+    const long t = (long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= lc * d.k)
+        return;
+    const int k = (int)(t % d.k);
+    const long u = t / d.k, unit = u0 + u, row = unit / pr.units;
+    const int n = (int)(row / d.p), p = (int)(row % d.p);
+    const int q = pr.q0 + (int)(unit % pr.units) * pr.r, alpha = pr.n + pr.r - 1;
+    float g[WINO_MAX_ALPHA];
+    for (int l = 0; l < pr.r; l++)
+        g[l] = load(dy, dy_at(d, n, k, p, q + l));
+    for (int a = 0; a < alpha; a++) {
+        float acc = 0.0f;
+        for (int l = 0; l < pr.r; l++)
+            acc += pr.g[a * pr.r + l] * g[l];
+        store(u_out, ((size_t)a * chunk + u) * d.k + k, acc);
+    }
+}
+
+/* V[i][t][a][u][c] = sum_b B^T[a][b] x[n][c][p + i - pad_h][q + j0 + t n + b - pad_w] (zero
+ * outside the image) for every filter row i and tile t. */
+template <typename T>
+__global__ void transform_x(dims d, wino_cuda_winrs_problem pr, const T *x, T *v_out, long u0,
+                            long lc, long chunk)
+{
+    const long t = (long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= (long)d.r * pr.tiles * lc * d.c)
+        return;
+    const int c = (int)(t % d.c);
+    const long u = t / d.c % lc;
+    const int it = (int)(t / d.c / lc), i = it / pr.tiles, tile = it % pr.tiles;
+    const long unit = u0 + u, row = unit / pr.units;
+    const int n = (int)(row / d.p), p = (int)(row % d.p);
+    const int q = pr.q0 + (int)(unit % pr.units) * pr.r, alpha = pr.n + pr.r - 1;
+    const int h = p + i - d.pad_h, w0 = q + pr.j0 + tile * pr.n - d.pad_w;
+    float win[WINO_MAX_ALPHA];
+    for (int b = 0; b < alpha; b++) {
+        const int w = w0 + b;
+        win[b] = h >= 0 && h < d.h && w >= 0 && w < d.w ? load(x, x_at(d, n, c, h, w)) : 0.0f;
+    }
+    for (int a = 0; a < alpha; a++) {
+        float acc = 0.0f;
+        for (int b = 0; b < alpha; b++)
+            acc += pr.bt[a * alpha + b] * win[b];
+        store(v_out, (((size_t)it * alpha + a) * chunk + u) * d.c + c, acc);
+    }
+}
+
+/* dW[k][c][i][j0 + t n + jj] (+)= sum_a A^T[jj][a] M[i][t][a][c][k]. */
+template <typename T>
+__global__ void transform_out(dims d, wino_cuda_winrs_problem pr, const float *m, T *dw,
+                              int overwrite)
+{
+    const long t = (long)blockIdx.x * blockDim.x + threadIdx.x;
+    const long taps = (long)pr.tiles * pr.n;
+    if (t >= (long)d.k * d.c * d.r * taps)
+        return;
+    const int k = (int)(t % d.k), c = (int)(t / d.k % d.c);
+    const long rest = t / d.k / d.c;
+    const int i = (int)(rest / taps), jt = (int)(rest % taps), tile = jt / pr.n, jj = jt % pr.n;
+    const int alpha = pr.n + pr.r - 1;
+    const float *mt = m + ((size_t)(i * pr.tiles + tile) * alpha) * d.k * d.c;
+    float acc = 0.0f;
+    for (int a = 0; a < alpha; a++)
+        acc += pr.at[jj * alpha + a] * mt[((size_t)a * d.c + c) * d.k + k];
+    const size_t at = dw_at(d, k, c, i, pr.j0 + jt);
+    store(dw, at, overwrite ? acc : load(dw, at) + acc);
+}
+
+static dims dims_of(const struct wino_conv2d_desc *d, const struct wino_conv_sizes *s)
+{
+    const dims out = {d->n, d->c, d->h, d->w, d->k, s->p, s->q, d->r, d->s, d->pad_h, d->pad_w,
+                      d->layout == WINO_LAYOUT_NHWC};
+    return out;
+}
+
+static size_t element_bytes(const struct wino_cuda_winrs *w)
+{
+    return w->desc.dtype == WINO_DTYPE_F16 ? 2 : 4;
+}
+
+/* The chunk of units and the workspace parts for w's descriptor and plan. */
+static enum wino_status plan_workspace(struct wino_cuda_winrs *w)
+{
+    const struct wino_conv2d_desc *d = &w->desc;
+    const double es = (double)element_bytes(w);
+    double per_unit = 0.0, m = 0.0, most_units = 0.0;
+    for (int i = 0; i < w->plan.problems; i++) {
+        const struct wino_cuda_winrs_problem *pr = &w->plan.p[i];
+        const double alpha = pr->n + pr->r - 1, its = (double)d->r * pr->tiles;
+        per_unit = fmax(per_unit, es * alpha * (d->k + its * d->c));
+        m = fmax(m, 4.0 * its * alpha * d->k * d->c);
+        most_units = fmax(most_units, (double)d->n * w->sizes.p * pr->units);
+    }
+    const double data = es * ((double)w->sizes.x_elems + w->sizes.y_elems + w->sizes.w_elems);
+    const double budget = fmax(CHUNK_SHARE * data, (double)MIN_CHUNK_BYTES);
+    const double chunk = fmin(fmax(floor(budget / per_unit), 1.0), most_units);
+    if (!(chunk * per_unit + m < 1e15))
+        return wino_fail(WINO_INVALID_ARGUMENT, "WinRS on CUDA: the workspace size overflows");
+    w->chunk = (long)chunk;
+    double u = 0.0, v = 0.0;
+    for (int i = 0; i < w->plan.problems; i++) {
+        const struct wino_cuda_winrs_problem *pr = &w->plan.p[i];
+        const double alpha = pr->n + pr->r - 1;
+        u = fmax(u, es * alpha * chunk * d->k);
+        v = fmax(v, es * d->r * pr->tiles * alpha * chunk * d->c);
+    }
+    const size_t align = 256;
+    w->u_bytes = ((size_t)u + align - 1) / align * align;
+    w->v_bytes = ((size_t)v + align - 1) / align * align;
+    w->m_bytes = ((size_t)m + align - 1) / align * align;
+    return WINO_SUCCESS;
+}
+
+static size_t workspace_bytes(const struct wino_cuda_winrs *w)
+{
+    return w->u_bytes + w->v_bytes + w->m_bytes + BLAS_WORKSPACE_BYTES;
+}
+
+static enum wino_status winrs_create(const struct wino_conv2d_desc *desc,
+                                     const struct wino_conv_sizes *sizes,
+                                     const struct wino_context *ctx,
+                                     const struct wino_cuda_winrs_plan *plan,
+                                     struct wino_cuda_winrs **out, size_t *bytes)
+{
+    *out = NULL;
+    if (desc->dtype != WINO_DTYPE_F32 && desc->dtype != WINO_DTYPE_F16)
+        return wino_fail(WINO_UNSUPPORTED, "WinRS on CUDA: FP32 and FP16 only");
+    enum wino_status st = check_context(ctx);
+    if (st)
+        return st;
+    struct wino_cuda_winrs *w = (struct wino_cuda_winrs *)calloc(1, sizeof *w);
+    if (!w)
+        return wino_fail(WINO_OUT_OF_MEMORY, "WinRS on CUDA: out of memory");
+    w->device = ctx->device;
+    w->stream = (cudaStream_t)ctx->stream;
+    w->desc = *desc;
+    w->sizes = *sizes;
+    w->plan = *plan;
+    struct device_scope scope;
+    if (!(st = enter_device(w->device, &scope))) {
+        st = shared_blas_of(w->device, &w->blas);
+        leave_device(&scope);
+    }
+    if (!st)
+        st = plan_workspace(w);
+    if (st) {
+        free(w);
+        return st;
+    }
+    *out = w;
+    *bytes = workspace_bytes(w);
+    return WINO_SUCCESS;
+}
+
+static enum wino_status winrs_reshape(struct wino_cuda_winrs *w,
+                                      const struct wino_conv2d_desc *desc,
+                                      const struct wino_conv_sizes *sizes,
+                                      const struct wino_cuda_winrs_plan *plan, size_t *bytes)
+{
+    struct wino_cuda_winrs shaped = *w;
+    shaped.desc = *desc;
+    shaped.sizes = *sizes;
+    shaped.plan = *plan;
+    const enum wino_status st = plan_workspace(&shaped);
+    if (st)
+        return st;
+    *w = shaped;
+    *bytes = workspace_bytes(w);
+    return WINO_SUCCESS;
+}
+
+static unsigned blocks_of(long threads)
+{
+    return (unsigned)((threads + 255) / 256);
+}
+
+/* The GEMMs M[it][a] (K x C) (+)= U[a]^T V[it][a] of one chunk of lc units. */
+static cublasStatus_t chunk_gemms(const struct wino_cuda_winrs *w,
+                                  const struct wino_cuda_winrs_problem *pr, const void *u,
+                                  const char *v, float *m, long lc, int first_chunk)
+{
+    const struct wino_conv2d_desc *d = &w->desc;
+    const int alpha = pr->n + pr->r - 1;
+    const cudaDataType type = d->dtype == WINO_DTYPE_F16 ? CUDA_R_16F : CUDA_R_32F;
+    const size_t es = element_bytes(w);
+    const float one = 1.0f, beta = first_chunk ? 0.0f : 1.0f;
+    cublasStatus_t b = CUBLAS_STATUS_SUCCESS;
+    for (int it = 0; it < d->r * pr->tiles && b == CUBLAS_STATUS_SUCCESS; it++)
+        b = cublasGemmStridedBatchedEx(
+            w->blas->handle, CUBLAS_OP_N, CUBLAS_OP_T, d->k, d->c, (int)lc, &one, u, type, d->k,
+            (long long)w->chunk * d->k, v + (size_t)it * alpha * w->chunk * d->c * es, type, d->c,
+            (long long)w->chunk * d->c, &beta, m + (size_t)it * alpha * d->k * d->c, CUDA_R_32F,
+            d->k, (long long)d->k * d->c, alpha, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    return b;
+}
+
+template <typename T>
+static enum wino_status enqueue(const struct wino_cuda_winrs *w, const T *x, const T *dy, T *dw,
+                                char *ws, cudaStream_t stream)
+{
+    const dims d = dims_of(&w->desc, &w->sizes);
+    T *u = (T *)ws, *v = (T *)(ws + w->u_bytes);
+    float *m = (float *)(ws + w->u_bytes + w->v_bytes);
+    for (int i = 0; i < w->plan.problems; i++) {
+        const struct wino_cuda_winrs_problem &pr = w->plan.p[i];
+        const long units = (long)d.n * d.p * pr.units;
+        if (units == 0 || pr.tiles == 0)
+            continue;
+        for (long u0 = 0; u0 < units; u0 += w->chunk) {
+            const long lc = units - u0 < w->chunk ? units - u0 : w->chunk;
+            transform_dy<T><<<blocks_of(lc * d.k), 256, 0, stream>>>(d, pr, dy, u, u0, lc,
+                                                                     w->chunk);
+            transform_x<T><<<blocks_of((long)d.r * pr.tiles * lc * d.c), 256, 0, stream>>>(
+                d, pr, x, v, u0, lc, w->chunk);
+            const cublasStatus_t b = chunk_gemms(w, &pr, u, (const char *)v, m, lc, u0 == 0);
+            if (b != CUBLAS_STATUS_SUCCESS)
+                return wino_fail(WINO_DEVICE_ERROR, "WinRS on CUDA: cuBLAS batched GEMM "
+                                                    "failed: %s", cublasGetStatusString(b));
+        }
+        const long outs = (long)d.k * d.c * d.r * pr.tiles * pr.n;
+        transform_out<T><<<blocks_of(outs), 256, 0, stream>>>(
+            d, pr, m, dw, pr.first && !w->plan.accumulate);
+    }
+    CUDA_TRY(cudaGetLastError());
+    return WINO_SUCCESS;
+}
+
+static enum wino_status winrs_run(struct wino_cuda_winrs *w, const void *x, const void *dy,
+                                  void *dw, void *workspace, size_t bytes)
+{
+    enum wino_status st = check_device_pointer(x, w->device, "x");
+    if (!st)
+        st = check_device_pointer(dy, w->device, "dy");
+    if (!st)
+        st = check_device_pointer(dw, w->device, "dw");
+    if (!st && bytes < workspace_bytes(w))
+        st = wino_fail(WINO_INSUFFICIENT_WORKSPACE, "workspace of %zu bytes, %zu needed", bytes,
+                       workspace_bytes(w));
+    if (!st)
+        st = check_device_pointer(workspace, w->device, "workspace");
+    struct device_scope scope;
+    if (st || (st = enter_run_device(w->device, &scope)))
+        return st;
+    char *ws = (char *)workspace;
+    pthread_mutex_lock(&w->blas->lock);
+    /* the stream first: cublasSetStream resets the handle's workspace */
+    cublasStatus_t b = cublasSetStream(w->blas->handle, w->stream);
+    if (b == CUBLAS_STATUS_SUCCESS)
+        b = cublasSetWorkspace(w->blas->handle, ws + workspace_bytes(w) - BLAS_WORKSPACE_BYTES,
+                               BLAS_WORKSPACE_BYTES);
+    if (b != CUBLAS_STATUS_SUCCESS)
+        st = wino_fail(WINO_DEVICE_ERROR, "WinRS on CUDA: cuBLAS setup failed: %s",
+                       cublasGetStatusString(b));
+    else if (w->desc.dtype == WINO_DTYPE_F16)
+        st = enqueue(w, (const __half *)x, (const __half *)dy, (__half *)dw, ws, w->stream);
+    else
+        st = enqueue(w, (const float *)x, (const float *)dy, (float *)dw, ws, w->stream);
+    pthread_mutex_unlock(&w->blas->lock);
+    leave_run_device(w->device, &scope);
+    return st;
+}
+
+static void winrs_destroy(struct wino_cuda_winrs *w)
+{
+    free(w);
+}
+
+const struct wino_cuda_winrs_ops wino_cuda_winrs_ops = {winrs_create, winrs_reshape, winrs_run,
+                                                        winrs_destroy};

@@ -1,0 +1,156 @@
+/* Backward-filter on the CUDA backend: WinRS in the CUDA component (src/cuda/winrs_cuda.h),
+ * planned here with the CPU planner's kernels (section 4.1's fastest pair of F(n, r),
+ * src/cpu/winrs_plan.c) and the runtime's tiles, so the component does no planning. FP32 and
+ * FP16, stride 1 and dilation 1; everything else is the vendor library's (WINO_UNSUPPORTED). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "base/tile_matrices.h"
+#include "cpu/winrs_f32.h"
+#include "cuda/cuda_component.h"
+#include "op/conv2d_impl.h"
+
+struct filter_cuda {
+    struct wino_cuda_winrs *winrs;
+    struct wino_winrs_plan kernels; /* what wino_conv2d_backward_filter_info reports */
+    int accumulate;
+};
+
+/* Appends F(n, r) for units (q0, units) and tiles (j0, tiles) to plan. */
+static void add_problem(struct wino_cuda_winrs_plan *plan, int n, int r, int q0, int units,
+                        int j0, int tiles, int first)
+{
+    struct wino_cuda_winrs_problem *p = &plan->p[plan->problems++];
+    const struct wino_tile_matrices *t = wino_recorded_tile(n, r);
+    const int alpha = n + r - 1;
+    memset(p, 0, sizeof *p);
+    p->n = n, p->r = r, p->q0 = q0, p->units = units, p->j0 = j0, p->tiles = tiles;
+    p->first = first;
+    for (int i = 0; i < n * alpha; i++)
+        p->at[i] = (float)t->at[i];
+    for (int i = 0; i < alpha * r; i++)
+        p->g[i] = (float)t->g[i];
+    for (int i = 0; i < alpha * alpha; i++)
+        p->bt[i] = (float)t->bt[i];
+}
+
+/* The component's plan for d (output width q): per kind of units, its tiles of n taps and the
+ * tile of the rest; the first kind with units writes dw, the other adds to it. */
+static enum wino_status plan_of(const struct wino_conv2d_desc *d, int q, int accumulate,
+                                struct wino_winrs_plan *kernels, struct wino_cuda_winrs_plan *plan)
+{
+    enum wino_status st = wino_winrs_plan_kernels(d, q, NULL, kernels);
+    if (st)
+        return st;
+    memset(plan, 0, sizeof *plan);
+    plan->accumulate = accumulate;
+    int q0 = 0, written = 0;
+    for (int k = 0; k < kernels->kinds; k++) {
+        const int n = kernels->n[k], r = kernels->r[k], units = kernels->units[k];
+        if (!units)
+            continue;
+        const int full = d->s / n, rest = d->s % n;
+        if (full)
+            add_problem(plan, n, r, q0, units, 0, full, !written);
+        if (rest)
+            add_problem(plan, rest, r, q0, units, full * n, 1, !written);
+        written = 1;
+        q0 += units * r;
+    }
+    return WINO_SUCCESS;
+}
+
+static enum wino_status run_filter_cuda(const wino_conv2d *op, const struct wino_conv2d_io *io)
+{
+    const struct filter_cuda *f = op->state;
+    return wino_cuda_winrs()->run(f->winrs, io->in, io->in2, io->out, io->workspace,
+                                  io->workspace_bytes);
+}
+
+static enum wino_status reshape_filter_cuda(wino_conv2d *op, const struct wino_conv2d_desc *d,
+                                            const struct wino_conv_sizes *sizes, size_t *bytes)
+{
+    struct filter_cuda *f = op->state;
+    struct wino_winrs_plan kernels;
+    struct wino_cuda_winrs_plan plan;
+    enum wino_status st = plan_of(d, sizes->q, f->accumulate, &kernels, &plan);
+    if (!st)
+        st = wino_cuda_winrs()->reshape(f->winrs, d, sizes, &plan, bytes);
+    if (st)
+        return st;
+    f->kernels = kernels;
+    op->tile_m = kernels.n[0];
+    return WINO_SUCCESS;
+}
+
+static void release_filter_cuda(wino_conv2d *op)
+{
+    struct filter_cuda *f = op->state;
+    if (f && f->winrs)
+        wino_cuda_winrs()->destroy(f->winrs);
+    free(f);
+}
+
+static const struct wino_conv2d_path filter_cuda = {run_filter_cuda, reshape_filter_cuda,
+                                                    wino_variant_none, release_filter_cuda};
+
+enum wino_status wino_backward_filter_create_cuda(const struct wino_conv2d_desc *desc,
+                                                  const struct wino_conv_sizes *sizes,
+                                                  const struct wino_context *ctx,
+                                                  const struct wino_conv2d_options *o,
+                                                  wino_conv2d **op)
+{
+    if (desc->dtype != WINO_DTYPE_F32 && desc->dtype != WINO_DTYPE_F16)
+        return wino_fail(WINO_UNSUPPORTED, "CUDA backward-filter: FP32 and FP16");
+    if (o->algo == WINO_ALGO_DIRECT)
+        return wino_fail(WINO_UNSUPPORTED, "CUDA backward-filter runs WinRS only: direct "
+                                           "convolution is the vendor library's");
+    if (desc->stride_h != 1 || desc->stride_w != 1 || desc->dilation_h != 1 ||
+        desc->dilation_w != 1)
+        return wino_fail(WINO_UNSUPPORTED, "CUDA backward-filter (WinRS) needs stride 1 and "
+                                           "dilation 1: other layers are the vendor library's");
+    const struct wino_cuda_winrs_ops *w = wino_cuda_winrs();
+    if (!w)
+        return WINO_UNSUPPORTED;
+    struct wino_conv2d *c = calloc(1, sizeof *c);
+    struct filter_cuda *f = calloc(1, sizeof *f);
+    if (!c || !f) {
+        free(c);
+        free(f);
+        return wino_fail(WINO_OUT_OF_MEMORY, "wino_conv2d_backward_filter_create: out of memory");
+    }
+    c->path = &filter_cuda;
+    c->state = f;
+    c->kind = WINO_CONV2D_BACKWARD_FILTER;
+    c->backend = WINO_BACKEND_CUDA;
+    c->desc = *desc;
+    c->sizes = *sizes;
+    c->algo = WINO_ALGO_WINOGRAD;
+    c->stream = ctx->stream;
+    f->accumulate = o->accumulate;
+    struct wino_cuda_winrs_plan plan;
+    enum wino_status st = plan_of(desc, sizes->q, o->accumulate, &f->kernels, &plan);
+    if (!st)
+        st = w->create(desc, sizes, ctx, &plan, &f->winrs, &c->workspace_bytes);
+    if (st) {
+        wino_conv2d_destroy(c);
+        return st;
+    }
+    c->tile_m = f->kernels.n[0];
+    *op = c;
+    return WINO_SUCCESS;
+}
+
+void wino_backward_filter_cuda_info(const wino_conv2d *op, struct wino_winrs_info *info)
+{
+    const struct wino_winrs_plan *k = &((const struct filter_cuda *)op->state)->kernels;
+    info->kernels = k->kinds;
+    for (int i = 0; i < k->kinds; i++) {
+        info->n[i] = k->n[i];
+        info->r[i] = k->r[i];
+        info->alpha[i] = k->n[i] + k->r[i] - 1;
+        info->units[i] = k->units[i];
+    }
+    info->segments = 1; /* the GEMMs sum the chunks of units in place: no buckets */
+}

@@ -1,0 +1,224 @@
+/* Backward-filter on the CUDA backend (WinRS in the CUDA component, src/cuda/winrs_cuda.h):
+ *  - layers of awkward shapes (filter widths 1 to 7, R != S, padding up to R - 1, batch 1 to 8,
+ *    one channel, both layouts, units of two widths, a rest tile), FP32 and FP16, dw = dW and
+ *    dw += dW: each result against the FP64 reference (wino_ref_conv2d_bwd_filter) on inputs
+ *    uniform in (-1, 1) (rounded to half for FP16), dw poisoned with NaN first (or random values
+ *    to accumulate onto);
+ *  - a layer whose units need several chunks (the GEMMs' beta = 1 sums them);
+ *  - one operator reshaped across two sizes;
+ *  - bad input: host pointers, a workspace too small, stride 2 and WINO_ALGO_DIRECT
+ *    (WINO_UNSUPPORTED: the caller falls back to the vendor library).
+ * Usage: test_gpu_backward_filter (WINO_TEST_SEED=N to replay). */
+#include "gpu_test_util.h"
+
+static struct test_counts tc;
+static struct test_rng rng;
+
+/* FP16 bounds by the largest alpha of the operator's kernels (FP16 operands of the GEMMs). */
+static double f16_bound(int alpha)
+{
+    return alpha <= 4 ? 3e-3 : alpha <= 8 ? 1e-2 : 5e-2;
+}
+
+static int largest_alpha(const wino_conv2d *op)
+{
+    struct wino_winrs_info info;
+    if (wino_conv2d_backward_filter_info(op, &info))
+        return 0;
+    int a = info.alpha[0];
+    if (info.kernels > 1 && info.alpha[1] > a)
+        a = info.alpha[1];
+    return a;
+}
+
+/* Host values rounded as the device will see them (half for FP16). */
+static void randomize(float *v, size_t n, int half)
+{
+    for (size_t i = 0; i < n; i++) {
+        v[i] = (float)test_rng_sym(&rng);
+        if (half)
+            v[i] = __half2float(__float2half_rn(v[i]));
+    }
+}
+
+static void *upload(const float *v, size_t n, int half)
+{
+    if (!half)
+        return gpu_upload(v, n * sizeof(float));
+    __half *h = (__half *)malloc(n * sizeof(__half));
+    for (size_t i = 0; i < n; i++)
+        h[i] = __float2half_rn(v[i]);
+    void *d = gpu_upload(h, n * sizeof(__half));
+    free(h);
+    return d;
+}
+
+static void download(float *v, const void *d, size_t n, int half)
+{
+    if (!half) {
+        CUDA_CHECK(cudaMemcpy(v, d, n * sizeof(float), cudaMemcpyDeviceToHost));
+        return;
+    }
+    __half *h = (__half *)malloc(n * sizeof(__half));
+    CUDA_CHECK(cudaMemcpy(h, d, n * sizeof(__half), cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < n; i++)
+        v[i] = __half2float(h[i]);
+    free(h);
+}
+
+/* One run of op on d's sizes: the relative L1 error against the reference (NaN on failure). */
+static double run_checked(wino_conv2d *op, const struct wino_conv2d_desc *d, int accumulate)
+{
+    const int half = d->dtype == WINO_DTYPE_F16;
+    int p = 0, q = 0;
+    wino_conv2d_output_size(d, &p, &q);
+    const size_t xn = (size_t)d->n * d->c * d->h * d->w, yn = (size_t)d->n * d->k * p * q,
+                 wn = (size_t)d->k * d->c * d->r * d->s;
+    float *x = (float *)malloc(xn * 4), *dy = (float *)malloc(yn * 4), *dw = (float *)malloc(wn * 4);
+    double *ref = (double *)malloc(wn * 8);
+    randomize(x, xn, half);
+    randomize(dy, yn, half);
+    randomize(dw, wn, half); /* what accumulate adds onto */
+    wino_ref_conv2d_bwd_filter(d, x, dy, ref);
+    for (size_t i = 0; i < wn && accumulate; i++)
+        ref[i] += dw[i];
+    if (!accumulate)
+        for (size_t i = 0; i < wn; i++)
+            dw[i] = NAN;
+    void *gx = upload(x, xn, half), *gdy = upload(dy, yn, half), *gdw = upload(dw, wn, half);
+    size_t bytes = 0;
+    wino_conv2d_workspace_size(op, &bytes);
+    void *ws = gpu_alloc(bytes);
+    const enum wino_status st = wino_conv2d_backward_filter_run(op, gx, gdy, gdw, ws, bytes);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    double err = NAN;
+    if (!st) {
+        download(dw, gdw, wn, half);
+        err = wino_rel_l1_f32(dw, ref, wn);
+    } else {
+        printf("  run: %s: %s\n", gpu_status_name(st), wino_last_error());
+    }
+    cudaFree(gx), cudaFree(gdy), cudaFree(gdw), cudaFree(ws);
+    free(x), free(dy), free(dw), free(ref);
+    return err;
+}
+
+struct layer {
+    int n, c, h, w, k, r, s, pad_h, pad_w;
+    enum wino_layout layout;
+};
+
+static struct wino_conv2d_desc desc_of(const struct layer *l, enum wino_dtype dtype)
+{
+    struct wino_conv2d_desc d =
+        wino_conv2d_desc_make(l->n, l->c, l->h, l->w, l->k, l->r, l->s, l->pad_h, l->pad_w);
+    d.layout = l->layout;
+    d.dtype = dtype;
+    return d;
+}
+
+static void check_layer(const struct layer *l, enum wino_dtype dtype, int accumulate,
+                        const struct wino_context *ctx)
+{
+    const struct wino_conv2d_desc d = desc_of(l, dtype);
+    const struct wino_conv2d_options o = {.algo = WINO_ALGO_AUTO, .accumulate = accumulate};
+    wino_conv2d *op = NULL;
+    const enum wino_status st = wino_conv2d_backward_filter_create(&d, ctx, &o, &op);
+    const int alpha = st ? 0 : largest_alpha(op);
+    const double err = st ? NAN : run_checked(op, &d, accumulate);
+    const double bound = dtype == WINO_DTYPE_F16 ? f16_bound(alpha) : gpu_f32_bound(alpha);
+    gpu_checkf(&tc, !st && err <= bound,
+               "%s %s %dx%dx%dx%d -> %d, %dx%d pad %d,%d%s: alpha %d, rel L1 %.2e <= %.0e (%s%s%s)",
+               dtype == WINO_DTYPE_F16 ? "FP16" : "FP32",
+               l->layout == WINO_LAYOUT_NHWC ? "NHWC" : "NCHW", l->n, l->c, l->h, l->w, l->k, l->r,
+               l->s, l->pad_h, l->pad_w, accumulate ? ", dw +=" : "", alpha, err, bound,
+               gpu_status_name(st), st ? ": " : "", st ? wino_last_error() : "");
+    wino_conv2d_destroy(op);
+}
+
+static void check_reshape(const struct wino_context *ctx)
+{
+    const struct layer a = {2, 6, 10, 13, 5, 3, 3, 1, 1, WINO_LAYOUT_NCHW};
+    struct wino_conv2d_desc d = desc_of(&a, WINO_DTYPE_F32);
+    wino_conv2d *op = NULL;
+    int ok = !wino_conv2d_backward_filter_create(&d, ctx, NULL, &op);
+    const int sizes[3][3] = {{3, 17, 9}, {1, 5, 30}, {2, 10, 13}};
+    double worst = 0.0;
+    for (int i = 0; i < 3 && ok; i++) {
+        size_t bytes = 0, asked = 0;
+        d.n = sizes[i][0], d.h = sizes[i][1], d.w = sizes[i][2];
+        ok = !wino_conv2d_reshape(op, d.n, d.h, d.w, &bytes) &&
+             !wino_conv2d_workspace_size(op, &asked) && asked == bytes;
+        const double err = ok ? run_checked(op, &d, 0) : NAN;
+        ok = ok && err <= gpu_f32_bound(largest_alpha(op));
+        worst = err > worst || isnan(err) ? err : worst;
+    }
+    gpu_checkf(&tc, ok, "one operator reshaped across three sizes: worst rel L1 %.2e (%s)", worst,
+               wino_last_error());
+    wino_conv2d_destroy(op);
+}
+
+static void check_bad_input(const struct wino_context *ctx)
+{
+    const struct layer a = {1, 4, 8, 8, 4, 3, 3, 1, 1, WINO_LAYOUT_NHWC};
+    struct wino_conv2d_desc d = desc_of(&a, WINO_DTYPE_F32);
+    wino_conv2d *op = NULL;
+    const struct wino_conv2d_options direct = {.algo = WINO_ALGO_DIRECT};
+    gpu_checkf(&tc, wino_conv2d_backward_filter_create(&d, ctx, &direct, &op) == WINO_UNSUPPORTED
+                        && !op,
+               "WINO_ALGO_DIRECT on CUDA is WINO_UNSUPPORTED");
+    struct wino_conv2d_desc strided = d;
+    strided.stride_h = 2;
+    gpu_checkf(&tc, wino_conv2d_backward_filter_create(&strided, ctx, NULL, &op) ==
+                            WINO_UNSUPPORTED && !op,
+               "stride 2 on CUDA is WINO_UNSUPPORTED");
+    if (wino_conv2d_backward_filter_create(&d, ctx, NULL, &op)) {
+        gpu_checkf(&tc, 0, "create for the bad-input checks: %s", wino_last_error());
+        return;
+    }
+    size_t bytes = 0;
+    wino_conv2d_workspace_size(op, &bytes);
+    const size_t n = 4 * 8 * 8 * 4;
+    float *host = (float *)calloc(n, sizeof(float));
+    void *gx = gpu_alloc(n * 4), *gdy = gpu_alloc(n * 4), *gdw = gpu_alloc(4 * 4 * 9 * 4),
+         *ws = gpu_alloc(bytes);
+    gpu_checkf(&tc, wino_conv2d_backward_filter_run(op, host, gdy, gdw, ws, bytes) ==
+                        WINO_INVALID_ARGUMENT,
+               "a host x is refused (%s)", wino_last_error());
+    gpu_checkf(&tc, wino_conv2d_backward_filter_run(op, gx, gdy, host, ws, bytes) ==
+                        WINO_INVALID_ARGUMENT,
+               "a host dw is refused (%s)", wino_last_error());
+    gpu_checkf(&tc, wino_conv2d_backward_filter_run(op, gx, gdy, gdw, ws, bytes / 2) ==
+                        WINO_INSUFFICIENT_WORKSPACE,
+               "half the workspace is refused (%s)", wino_last_error());
+    CUDA_CHECK(cudaDeviceSynchronize());
+    cudaFree(gx), cudaFree(gdy), cudaFree(gdw), cudaFree(ws);
+    free(host);
+    wino_conv2d_destroy(op);
+}
+
+int main(void)
+{
+    rng.s = test_seed();
+    cudaStream_t stream = gpu_open_device(0);
+    const struct wino_context ctx = gpu_context(0, stream);
+    static const struct layer layers[] = {
+        {2, 3, 9, 11, 5, 3, 3, 1, 1, WINO_LAYOUT_NCHW},
+        {1, 8, 16, 16, 8, 3, 3, 1, 1, WINO_LAYOUT_NHWC},
+        {3, 4, 7, 13, 6, 5, 5, 2, 2, WINO_LAYOUT_NCHW},
+        {1, 2, 12, 20, 3, 1, 7, 0, 3, WINO_LAYOUT_NHWC},
+        {2, 5, 6, 6, 4, 2, 2, 0, 0, WINO_LAYOUT_NCHW},
+        {1, 1, 5, 9, 1, 3, 4, 2, 3, WINO_LAYOUT_NCHW},
+        {2, 16, 14, 14, 32, 3, 3, 1, 1, WINO_LAYOUT_NHWC},
+        {8, 8, 128, 128, 8, 3, 3, 1, 1, WINO_LAYOUT_NCHW}, /* several chunks of units */
+    };
+    const int count = (int)(sizeof layers / sizeof layers[0]);
+    for (int i = 0; i < count; i++)
+        for (int dt = 0; dt < 2; dt++)
+            for (int acc = 0; acc < 2; acc++)
+                check_layer(&layers[i], dt ? WINO_DTYPE_F16 : WINO_DTYPE_F32, acc, &ctx);
+    check_reshape(&ctx);
+    check_bad_input(&ctx);
+    CUDA_CHECK(cudaStreamDestroy(stream));
+    return gpu_report(&tc);
+}
