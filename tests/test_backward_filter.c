@@ -130,7 +130,7 @@ static void test_kernels(struct test_counts *tc, struct test_rng *rng)
         struct wino_conv2d_desc d = wino_conv2d_desc_make(2, 7, 5, 1, 5, 3, s, 1, s > 1);
         d.w = q + s - 1 - 2 * d.pad_w;
         d.layout = t % 2 ? WINO_LAYOUT_NHWC : WINO_LAYOUT_NCHW;
-        const struct wino_winrs_request req = {{k[0], k[2]}, {k[1], k[3]}, 0};
+        const struct wino_winrs_request req = {{k[0], k[2]}, {k[1], k[3]}, 0, 0};
         struct problem pr;
         problem_make(&pr, &d, rng, 1, 0);
         for (int isa = (int)wino_cpu_isa(); isa >= 0; isa--) {
@@ -188,7 +188,7 @@ static void test_segments(struct test_counts *tc, struct test_rng *rng)
         for (int acc = 0; acc < 2; acc++) {
             struct problem pr;
             problem_make(&pr, &d, rng, 0, acc);
-            const struct wino_winrs_request req = {{0, 0}, {0, 0}, counts[t]};
+            const struct wino_winrs_request req = {{0, 0}, {0, 0}, counts[t], 0};
             struct wino_f32_winrs w;
             float *dw = run_winrs(&pr, &req, wino_cpu_isa(), 2, &w);
             const double err = dw ? wino_rel_l1_f32(dw, pr.ref, pr.we) : NAN;

@@ -62,6 +62,8 @@ struct wino_winrs_segment {
 struct wino_winrs_request {
     int n[2], r[2];    /* the kernels of the two kinds (kind 1 may stay 0 = chosen) */
     int segments;      /* the baseline segment count Z^ of Algorithm 2 */
+    int max_alpha;     /* the largest alpha of a kernel (0 = WINO_MAX_ALPHA): CUDA's FP16 keeps
+                        * alpha <= 8, where FP16 GEMM operands stay accurate */
 };
 
 /* The plan of WinRS for one descriptor (src/cpu/winrs_plan.c). */

@@ -46,9 +46,10 @@ static enum wino_status choose_pair(int s, int q, const struct wino_winrs_reques
                                     struct wino_winrs_plan *plan)
 {
     long best = LONG_MAX;
+    const int max_alpha = req->max_alpha ? req->max_alpha : WINO_MAX_ALPHA;
     for (int a = -1; a < CATALOG_SIZE; a++) { /* a = -1: the requested bulk kernel */
         const int n0 = a < 0 ? req->n[0] : catalog[a][0], r0 = a < 0 ? req->r[0] : catalog[a][1];
-        if ((a < 0) != (req->r[0] > 0) || n0 < 1 || n0 > s || n0 + r0 - 1 > WINO_MAX_ALPHA)
+        if ((a < 0) != (req->r[0] > 0) || n0 < 1 || n0 > s || n0 + r0 - 1 > max_alpha)
             continue;
         for (int b = -2; b < CATALOG_SIZE; b++) { /* b = -2: none; b = -1: the requested one */
             int n1 = 0, r1 = 0;
@@ -60,7 +61,7 @@ static enum wino_status choose_pair(int s, int q, const struct wino_winrs_reques
                 r1 = req->r[1];
             }
             if ((b == -1) != (req->r[1] > 0) || (b >= 0 && r1 >= r0) || n1 > s ||
-                (b == -1 && n1 < 1) || n1 + r1 - 1 > WINO_MAX_ALPHA)
+                (b == -1 && n1 < 1) || n1 + r1 - 1 > max_alpha)
                 continue;
             const int k1 = b == -2 ? (q % r0 ? -1 : 0) : residual_units(q, r0, r1);
             if (k1 < 0 || (b != -2 && k1 == 0 && req->r[1] == 0))

@@ -35,12 +35,19 @@ static void add_problem(struct wino_cuda_winrs_plan *plan, int n, int r, int q0,
         p->bt[i] = (float)t->bt[i];
 }
 
+/* The largest alpha of an FP16 kernel: beyond it the FP16 GEMM operands lose the result to
+ * rounding (alpha 16 measured 4.6e-2 relative L1 on a 9x9 layer of 32 x 112 x 112 on the H100,
+ * alpha 8 at most 1e-2; bench/results/2026-11-23_cuda-f16-bfc10-bwd-filter_h100.csv). */
+#define CUDA_F16_MAX_ALPHA 8
+
 /* The component's plan for d (output width q): per kind of units, its tiles of n taps and the
  * tile of the rest; the first kind with units writes dw, the other adds to it. */
 static enum wino_status plan_of(const struct wino_conv2d_desc *d, int q, int accumulate,
                                 struct wino_winrs_plan *kernels, struct wino_cuda_winrs_plan *plan)
 {
-    enum wino_status st = wino_winrs_plan_kernels(d, q, NULL, kernels);
+    const struct wino_winrs_request req = {
+        .max_alpha = d->dtype == WINO_DTYPE_F16 ? CUDA_F16_MAX_ALPHA : 0};
+    enum wino_status st = wino_winrs_plan_kernels(d, q, &req, kernels);
     if (st)
         return st;
     memset(plan, 0, sizeof *plan);
