@@ -20,6 +20,15 @@
 #define CHUNK_SHARE 0.15
 #define MIN_CHUNK_BYTES ((size_t)16 << 20)
 
+/* The units of a chunk are split into groups, each summed into a bucket of M of its own (the
+ * paper's segments): GEMMs small in K x C get alpha x groups batches, enough thread blocks for
+ * the device, and each bucket sums 1/groups of the units, which the output transform adds with
+ * Kahan summation. Groups are sized for about TARGET_BLOCKS 64 x 64 output blocks in all, at most
+ * MAX_GROUPS, with at least MIN_GROUP_UNITS units each. */
+#define TARGET_BLOCKS 512
+#define MAX_GROUPS 64
+#define MIN_GROUP_UNITS 64
+
 struct wino_cuda_winrs {
     int device;
     cudaStream_t stream; /* the context's: runs without a stream of their own */
@@ -27,7 +36,9 @@ struct wino_cuda_winrs {
     struct wino_conv2d_desc desc;
     struct wino_conv_sizes sizes;
     struct wino_cuda_winrs_plan plan;
-    long chunk;                       /* units per chunk */
+    long chunk;                       /* units per chunk: groups x group_units */
+    int groups;                       /* buckets of M (see MAX_GROUPS) */
+    long group_units;                 /* units per group and chunk: the GEMMs' depth */
     size_t u_bytes, v_bytes, m_bytes; /* the workspace: U, V, M, then cuBLAS's */
 };
 
@@ -63,15 +74,15 @@ __global__ void transform_dy(dims d, wino_cuda_winrs_problem pr, const T *dy, T 
                              long u0, long lc, long chunk)
 {
     const long t = (long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= lc * d.k)
+    if (t >= chunk * d.k)
         return;
     const int k = (int)(t % d.k);
     const long u = t / d.k, unit = u0 + u, row = unit / pr.units;
     const int n = (int)(row / d.p), p = (int)(row % d.p);
     const int q = pr.q0 + (int)(unit % pr.units) * pr.r, alpha = pr.n + pr.r - 1;
     float g[WINO_MAX_ALPHA];
-    for (int l = 0; l < pr.r; l++)
-        g[l] = load(dy, dy_at(d, n, k, p, q + l));
+    for (int l = 0; l < pr.r; l++) /* the chunk's units beyond lc are zero */
+        g[l] = u < lc ? load(dy, dy_at(d, n, k, p, q + l)) : 0.0f;
     for (int a = 0; a < alpha; a++) {
         float acc = 0.0f;
         for (int l = 0; l < pr.r; l++)
@@ -87,11 +98,11 @@ __global__ void transform_x(dims d, wino_cuda_winrs_problem pr, const T *x, T *v
                             long lc, long chunk)
 {
     const long t = (long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= (long)d.r * pr.tiles * lc * d.c)
+    if (t >= (long)d.r * pr.tiles * chunk * d.c)
         return;
     const int c = (int)(t % d.c);
-    const long u = t / d.c % lc;
-    const int it = (int)(t / d.c / lc), i = it / pr.tiles, tile = it % pr.tiles;
+    const long u = t / d.c % chunk;
+    const int it = (int)(t / d.c / chunk), i = it / pr.tiles, tile = it % pr.tiles;
     const long unit = u0 + u, row = unit / pr.units;
     const int n = (int)(row / d.p), p = (int)(row % d.p);
     const int q = pr.q0 + (int)(unit % pr.units) * pr.r, alpha = pr.n + pr.r - 1;
@@ -99,7 +110,8 @@ __global__ void transform_x(dims d, wino_cuda_winrs_problem pr, const T *x, T *v
     float win[WINO_MAX_ALPHA];
     for (int b = 0; b < alpha; b++) {
         const int w = w0 + b;
-        win[b] = h >= 0 && h < d.h && w >= 0 && w < d.w ? load(x, x_at(d, n, c, h, w)) : 0.0f;
+        win[b] = u < lc && h >= 0 && h < d.h && w >= 0 && w < d.w ? load(x, x_at(d, n, c, h, w))
+                                                                    : 0.0f;
     }
     for (int a = 0; a < alpha; a++) {
         float acc = 0.0f;
@@ -109,10 +121,11 @@ __global__ void transform_x(dims d, wino_cuda_winrs_problem pr, const T *x, T *v
     }
 }
 
-/* dW[k][c][i][j0 + t n + jj] (+)= sum_a A^T[jj][a] M[i][t][a][c][k]. */
+/* dW[k][c][i][j0 + t n + jj] (+)= sum_a A^T[jj][a] sum_g M[i][t][a][g][c][k], the buckets g
+ * summed with Kahan summation. */
 template <typename T>
-__global__ void transform_out(dims d, wino_cuda_winrs_problem pr, const float *m, T *dw,
-                              int overwrite)
+__global__ void transform_out(dims d, wino_cuda_winrs_problem pr, const float *m, int groups,
+                              T *dw, int overwrite)
 {
     const long t = (long)blockIdx.x * blockDim.x + threadIdx.x;
     const long taps = (long)pr.tiles * pr.n;
@@ -122,10 +135,18 @@ __global__ void transform_out(dims d, wino_cuda_winrs_problem pr, const float *m
     const long rest = t / d.k / d.c;
     const int i = (int)(rest / taps), jt = (int)(rest % taps), tile = jt / pr.n, jj = jt % pr.n;
     const int alpha = pr.n + pr.r - 1;
-    const float *mt = m + ((size_t)(i * pr.tiles + tile) * alpha) * d.k * d.c;
+    const size_t kc = (size_t)d.k * d.c;
+    const float *mt = m + (size_t)(i * pr.tiles + tile) * alpha * groups * kc + (size_t)c * d.k + k;
     float acc = 0.0f;
-    for (int a = 0; a < alpha; a++)
-        acc += pr.at[jj * alpha + a] * mt[((size_t)a * d.c + c) * d.k + k];
+    for (int a = 0; a < alpha; a++) {
+        float sum = 0.0f, lost = 0.0f;
+        for (int g = 0; g < groups; g++) {
+            const float y = mt[((size_t)a * groups + g) * kc] - lost, t2 = sum + y;
+            lost = (t2 - sum) - y;
+            sum = t2;
+        }
+        acc += pr.at[jj * alpha + a] * sum;
+    }
     const size_t at = dw_at(d, k, c, i, pr.j0 + jt);
     store(dw, at, overwrite ? acc : load(dw, at) + acc);
 }
@@ -142,24 +163,33 @@ static size_t element_bytes(const struct wino_cuda_winrs *w)
     return w->desc.dtype == WINO_DTYPE_F16 ? 2 : 4;
 }
 
-/* The chunk of units and the workspace parts for w's descriptor and plan. */
+/* The groups, the chunk of units and the workspace parts for w's descriptor and plan. */
 static enum wino_status plan_workspace(struct wino_cuda_winrs *w)
 {
     const struct wino_conv2d_desc *d = &w->desc;
     const double es = (double)element_bytes(w);
-    double per_unit = 0.0, m = 0.0, most_units = 0.0;
+    double per_unit = 0.0, m = 0.0, most_units = 0.0, least_alpha = WINO_MAX_ALPHA;
     for (int i = 0; i < w->plan.problems; i++) {
         const struct wino_cuda_winrs_problem *pr = &w->plan.p[i];
         const double alpha = pr->n + pr->r - 1, its = (double)d->r * pr->tiles;
         per_unit = fmax(per_unit, es * alpha * (d->k + its * d->c));
         m = fmax(m, 4.0 * its * alpha * d->k * d->c);
         most_units = fmax(most_units, (double)d->n * w->sizes.p * pr->units);
+        least_alpha = fmin(least_alpha, alpha);
     }
     const double data = es * ((double)w->sizes.x_elems + w->sizes.y_elems + w->sizes.w_elems);
     const double budget = fmax(CHUNK_SHARE * data, (double)MIN_CHUNK_BYTES);
-    const double chunk = fmin(fmax(floor(budget / per_unit), 1.0), most_units);
-    if (!(chunk * per_unit + m < 1e15))
+    const double blocks = ceil(d->k / 64.0) * ceil(d->c / 64.0);
+    double groups = ceil(TARGET_BLOCKS / (least_alpha * blocks));
+    groups = fmin(groups, fmin((double)MAX_GROUPS, floor(most_units / MIN_GROUP_UNITS)));
+    groups = fmax(1.0, fmin(groups, floor(budget / m))); /* the buckets within the budget */
+    double chunk = fmin(fmax(floor(budget / per_unit), groups), most_units);
+    const double group_units = ceil(chunk / groups);
+    chunk = group_units * groups;
+    if (!(chunk * per_unit + m * groups < 1e15))
         return wino_fail(WINO_INVALID_ARGUMENT, "WinRS on CUDA: the workspace size overflows");
+    w->groups = (int)groups;
+    w->group_units = (long)group_units;
     w->chunk = (long)chunk;
     double u = 0.0, v = 0.0;
     for (int i = 0; i < w->plan.problems; i++) {
@@ -168,6 +198,7 @@ static enum wino_status plan_workspace(struct wino_cuda_winrs *w)
         u = fmax(u, es * alpha * chunk * d->k);
         v = fmax(v, es * d->r * pr->tiles * alpha * chunk * d->c);
     }
+    m *= groups;
     const size_t align = 256;
     w->u_bytes = ((size_t)u + align - 1) / align * align;
     w->v_bytes = ((size_t)v + align - 1) / align * align;
@@ -238,23 +269,26 @@ static unsigned blocks_of(long threads)
     return (unsigned)((threads + 255) / 256);
 }
 
-/* The GEMMs M[it][a] (K x C) (+)= U[a]^T V[it][a] of one chunk of lc units. */
+/* The GEMMs of one chunk: for every filter row and tile it, bucket g of M[it][a] (K x C) (+)=
+ * U[a]'s group g^T V[it][a]'s group g, as one strided batch over (a, g): the groups lie one after
+ * the other in the chunk, so batch a G + g starts at (a G + g) group_units units. */
 static cublasStatus_t chunk_gemms(const struct wino_cuda_winrs *w,
                                   const struct wino_cuda_winrs_problem *pr, const void *u,
-                                  const char *v, float *m, long lc, int first_chunk)
+                                  const char *v, float *m, int first_chunk)
 {
     const struct wino_conv2d_desc *d = &w->desc;
     const int alpha = pr->n + pr->r - 1;
     const cudaDataType type = d->dtype == WINO_DTYPE_F16 ? CUDA_R_16F : CUDA_R_32F;
-    const size_t es = element_bytes(w);
+    const size_t es = element_bytes(w), kc = (size_t)d->k * d->c;
+    const long long lg = w->group_units;
     const float one = 1.0f, beta = first_chunk ? 0.0f : 1.0f;
     cublasStatus_t b = CUBLAS_STATUS_SUCCESS;
     for (int it = 0; it < d->r * pr->tiles && b == CUBLAS_STATUS_SUCCESS; it++)
         b = cublasGemmStridedBatchedEx(
-            w->blas->handle, CUBLAS_OP_N, CUBLAS_OP_T, d->k, d->c, (int)lc, &one, u, type, d->k,
-            (long long)w->chunk * d->k, v + (size_t)it * alpha * w->chunk * d->c * es, type, d->c,
-            (long long)w->chunk * d->c, &beta, m + (size_t)it * alpha * d->k * d->c, CUDA_R_32F,
-            d->k, (long long)d->k * d->c, alpha, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+            w->blas->handle, CUBLAS_OP_N, CUBLAS_OP_T, d->k, d->c, (int)lg, &one, u, type, d->k,
+            lg * d->k, v + (size_t)it * alpha * w->chunk * d->c * es, type, d->c, lg * d->c,
+            &beta, m + (size_t)it * alpha * w->groups * kc, CUDA_R_32F, d->k, (long long)kc,
+            alpha * w->groups, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
     return b;
 }
 
@@ -272,18 +306,18 @@ static enum wino_status enqueue(const struct wino_cuda_winrs *w, const T *x, con
             continue;
         for (long u0 = 0; u0 < units; u0 += w->chunk) {
             const long lc = units - u0 < w->chunk ? units - u0 : w->chunk;
-            transform_dy<T><<<blocks_of(lc * d.k), 256, 0, stream>>>(d, pr, dy, u, u0, lc,
-                                                                     w->chunk);
-            transform_x<T><<<blocks_of((long)d.r * pr.tiles * lc * d.c), 256, 0, stream>>>(
+            transform_dy<T><<<blocks_of(w->chunk * d.k), 256, 0, stream>>>(d, pr, dy, u, u0, lc,
+                                                                           w->chunk);
+            transform_x<T><<<blocks_of((long)d.r * pr.tiles * w->chunk * d.c), 256, 0, stream>>>(
                 d, pr, x, v, u0, lc, w->chunk);
-            const cublasStatus_t b = chunk_gemms(w, &pr, u, (const char *)v, m, lc, u0 == 0);
+            const cublasStatus_t b = chunk_gemms(w, &pr, u, (const char *)v, m, u0 == 0);
             if (b != CUBLAS_STATUS_SUCCESS)
                 return wino_fail(WINO_DEVICE_ERROR, "WinRS on CUDA: cuBLAS batched GEMM "
                                                     "failed: %s", cublasGetStatusString(b));
         }
         const long outs = (long)d.k * d.c * d.r * pr.tiles * pr.n;
         transform_out<T><<<blocks_of(outs), 256, 0, stream>>>(
-            d, pr, m, dw, pr.first && !w->plan.accumulate);
+            d, pr, m, w->groups, dw, pr.first && !w->plan.accumulate);
     }
     CUDA_TRY(cudaGetLastError());
     return WINO_SUCCESS;
