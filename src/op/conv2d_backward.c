@@ -64,8 +64,8 @@ static enum wino_status check_cpu_dtype(const struct wino_conv2d_desc *desc,
                                         const struct wino_conv2d_options *o)
 {
     if (desc->dtype == WINO_DTYPE_F16)
-        return wino_fail(WINO_UNSUPPORTED, "FP16 training convolutions are for the CUDA backend "
-                                           "(not built yet); the CPU computes FP32");
+        return wino_fail(WINO_UNSUPPORTED, "FP16 training convolutions run on the CUDA backend; "
+                                           "the CPU computes FP32");
     if (desc->dtype != WINO_DTYPE_F32)
         return wino_fail(WINO_UNSUPPORTED, "training convolutions are FP32 on the CPU");
     if (o->variant == WINO_VARIANT_FUSED_OUTPUT)
