@@ -20,8 +20,8 @@ struct geometry {
 static struct geometry geometry_of(const struct wino_f32_engine *e, int p, int q, int n)
 {
     struct geometry g;
-    g.tiles_h = (p + e->m - 1) / e->m;
-    g.tiles_w = (q + e->m - 1) / e->m;
+    g.tiles_h = (p - 1) / e->m + 1; /* p, q >= 1; no overflow near INT_MAX */
+    g.tiles_w = (q - 1) / e->m + 1;
     g.tiles = (long)n * g.tiles_h * g.tiles_w;
     return g;
 }

@@ -70,8 +70,8 @@ struct tile_geometry {
 static struct tile_geometry geometry(int m, int p, int q, int n)
 {
     struct tile_geometry g;
-    g.tiles_h = (p + m - 1) / m;
-    g.tiles_w = (q + m - 1) / m;
+    g.tiles_h = (p - 1) / m + 1; /* p, q >= 1; no overflow near INT_MAX */
+    g.tiles_w = (q - 1) / m + 1;
     g.tiles = (long)n * g.tiles_h * g.tiles_w;
     return g;
 }

@@ -68,7 +68,7 @@ static enum wino_status make_shape(const struct wino_conv2d_desc *d,
     s->p = sz->p, s->q = sz->q, s->pad_h = d->pad_h, s->pad_w = d->pad_w;
     s->nhwc = d->layout == WINO_LAYOUT_NHWC;
     s->m = m, s->r = d->r, s->alpha = m + d->r - 1;
-    s->tiles_h = (sz->p + m - 1) / m, s->tiles_w = (sz->q + m - 1) / m;
+    s->tiles_h = (sz->p - 1) / m + 1, s->tiles_w = (sz->q - 1) / m + 1; /* no overflow */
     s->tiles = (long long)d->n * s->tiles_h * s->tiles_w;
     if (d->c > INT_MAX - 16 || d->k > INT_MAX - 16 || s->tiles > INT_MAX)
         return wino_fail(WINO_UNSUPPORTED, "CUDA Winograd: more than 2^31 tiles or channels");

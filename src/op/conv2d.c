@@ -15,10 +15,12 @@
 #include "base/tile_matrices.h"
 
 
-/* Tiles of F(m x m, .) covering the output of the whole batch. */
+/* Tiles of F(m x m, .) covering the output of the whole batch (P or Q may be near INT_MAX with
+ * a large padding: rounded up without adding m - 1; the product with N fits, as y's size was
+ * checked). */
 static long tile_count(const struct wino_conv2d_desc *d, const struct wino_conv_sizes *s, int m)
 {
-    return (long)d->n * ((s->p + m - 1) / m) * ((s->q + m - 1) / m);
+    return (long)d->n * ((s->p - 1) / m + 1) * ((s->q - 1) / m + 1);
 }
 
 /* Relative time of Winograd with tile m: the alpha^2 GEMMs stream the transformed filters

@@ -194,8 +194,8 @@ enum wino_status wino_int8_calibrate(const struct wino_conv2d_desc *d, int tile_
     if (!(xmax > 0.0f))
         return wino_fail(WINO_INVALID_ARGUMENT, "wino_int8_calibrate: the samples are all zero");
     const float s_x = x_scale > 0.0f ? x_scale : xmax / (nonneg ? 255.0f : 127.0f);
-    const size_t tiles = (size_t)d->n * ((sz.p + tile_m - 1) / tile_m) *
-                         ((sz.q + tile_m - 1) / tile_m),
+    const size_t tiles = (size_t)d->n * ((sz.p - 1) / tile_m + 1) *
+                         ((sz.q - 1) / tile_m + 1),
                  aa = (size_t)t.alpha * t.alpha;
     size_t nv, nw, most;
     if (wino_mul_size(tiles * aa, (size_t)d->c, &nv) ||
