@@ -12,6 +12,7 @@
 #include "op/conv2d_impl.h"
 
 struct filter_cuda {
+    const struct wino_cuda_winrs_ops *ops; /* the loaded component's, looked up once at create */
     struct wino_cuda_winrs *winrs;
     struct wino_winrs_plan kernels; /* what wino_conv2d_backward_filter_info reports */
     int accumulate;
@@ -71,7 +72,7 @@ static enum wino_status plan_of(const struct wino_conv2d_desc *d, int q, int acc
 static enum wino_status run_filter_cuda(const wino_conv2d *op, const struct wino_conv2d_io *io)
 {
     const struct filter_cuda *f = op->state;
-    return wino_cuda_winrs()->run(f->winrs, io->in, io->in2, io->out, io->workspace,
+    return f->ops->run(f->winrs, io->in, io->in2, io->out, io->workspace,
                                   io->workspace_bytes);
 }
 
@@ -83,7 +84,7 @@ static enum wino_status reshape_filter_cuda(wino_conv2d *op, const struct wino_c
     struct wino_cuda_winrs_plan plan;
     enum wino_status st = plan_of(d, sizes->q, f->accumulate, &kernels, &plan);
     if (!st)
-        st = wino_cuda_winrs()->reshape(f->winrs, d, sizes, &plan, bytes);
+        st = f->ops->reshape(f->winrs, d, sizes, &plan, bytes);
     if (st)
         return st;
     f->kernels = kernels;
@@ -95,7 +96,7 @@ static void release_filter_cuda(wino_conv2d *op)
 {
     struct filter_cuda *f = op->state;
     if (f && f->winrs)
-        wino_cuda_winrs()->destroy(f->winrs);
+        f->ops->destroy(f->winrs);
     free(f);
 }
 
@@ -135,6 +136,7 @@ enum wino_status wino_backward_filter_create_cuda(const struct wino_conv2d_desc 
     c->sizes = *sizes;
     c->algo = WINO_ALGO_WINOGRAD;
     c->stream = ctx->stream;
+    f->ops = w;
     f->accumulate = o->accumulate;
     struct wino_cuda_winrs_plan plan;
     enum wino_status st = plan_of(desc, sizes->q, o->accumulate, &f->kernels, &plan);
