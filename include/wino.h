@@ -331,8 +331,8 @@ WINO_API void wino_conv2d_destroy(wino_conv2d *op); /* NULL is fine */
  * data: R > 1; backward-filter: WinRS's plan needs fewer than direct, so not for S == 1),
  * WINO_ALGO_DIRECT otherwise.
  * Options: bias and relu must be left 0 (a gradient has no epilogue); for backward-filter
- * tile_m, points and variant must be left 0 too (WinRS picks its kernels), and accumulate may
- * be 1. FP16 and INT8 are not served on the CPU (WINO_UNSUPPORTED).
+ * tile_m, points and matrices must be left 0 too (WinRS picks its kernels), variant too on the
+ * CPU, and accumulate may be 1. FP16 and INT8 are not served on the CPU (WINO_UNSUPPORTED).
  * On the CUDA backend backward-data is Winograd only, FP32 and FP16, with weights, dy and dx in
  * memory of ctx->device: the filters are rotated on the device and a CUDA forward operator
  * (wino_conv2d_create with the same ctx and options) is created on them, so it takes what that
@@ -344,8 +344,12 @@ WINO_API void wino_conv2d_destroy(wino_conv2d *op); /* NULL is fine */
  * WinRS, FP32 and FP16 (FP16 GEMM operands on tensor cores, FP32 accumulation and transforms),
  * stride 1 and dilation 1, x, dy and dw in memory of ctx->device, run on the context's stream;
  * options->accumulate as on the CPU; WINO_ALGO_DIRECT and other strides or dilations answer
- * WINO_UNSUPPORTED (the vendor library's). wino_conv2d_backward_filter_info reports its
- * kernels and 1 segment (its GEMMs sum the chunks of units in place).
+ * WINO_UNSUPPORTED (the vendor library's). options->variant: WINO_VARIANT_FUSED (AUTO's
+ * choice) runs one kernel per kind of units that fetches, transforms, multiplies (FP32 on CUDA
+ * cores, FP16 on tensor cores) and transforms back on chip, with kernels of alpha <= 8 and a
+ * workspace of buckets only (at most 0.15 of x + dy + dw); WINO_VARIANT_NON_FUSED runs the
+ * transforms and cuBLAS batched GEMMs apart through a workspace, with kernels up to alpha 16
+ * (FP32). wino_conv2d_backward_filter_info reports the kernels and 1 segment.
  * ------------------------------------------------------------------------------------------- */
 
 enum wino_conv2d_kind {

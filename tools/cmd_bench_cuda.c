@@ -297,7 +297,8 @@ void bench_cuda_usage(FILE *out)
             "per-layer choice made by the bench, never a wino row.\n"
             "--op bwd-data (dx from dy and w) and bwd-filter (dw from x and dy), f32 or f16, time\n"
             "wino's backward operators (backward-data: the Winograd tiles and variants as above;\n"
-            "backward-filter: one wino-winrs row, wino's choice) beside every legacy\n"
+            "backward-filter: wino's choice of WinRS kernels, fused (wino-winrs) and\n"
+            "non-fused (wino-winrs-nonfused)) beside every legacy\n"
             "cudnnConvolutionBackwardData / cudnnConvolutionBackwardFilter algorithm, each\n"
             "checked on slices of images and channels of the FP64 reference (the CPU bench's\n"
             "check), dy uniform in (-1, 1) too.\n"
@@ -752,25 +753,40 @@ static struct row *new_row(struct layer_rows *t, const char *impl, const char *l
     return r;
 }
 
-/* wino's backward-filter row: its own choice of kernels (WinRS); a refusal is a note. */
 static int winrs_row(const struct cuda_args *a, const struct gpu *g, struct layer_run *lr,
-                     struct layer_rows *t, double bound)
+                     struct layer_rows *t, double bound, enum wino_variant variant)
 {
     struct bench_runner r;
-    struct row *row = new_row(t, "wino-winrs", "NHWC", 1, 0, bound);
+    const int fused = variant == WINO_VARIANT_FUSED;
+    struct row *row =
+        new_row(t, fused ? "wino-winrs" : "wino-winrs-nonfused", "NHWC", 1, 0, bound);
     if (!row)
         return 0;
+    row->variant = fused ? "fused" : "non-fused";
     const double t0 = bench_now_ms();
-    const enum bench_prep prep = bench_wino_cuda_prepare(&lr->pb, 0, WINO_VARIANT_AUTO, &r);
+    const enum bench_prep prep = bench_wino_cuda_prepare(&lr->pb, 0, variant, &r);
     row->prepare_ms = bench_now_ms() - t0;
     t->failed |= check_and_time(a, g, lr, prep, &r, row);
     if (gpu_broken())
         return 1;
     if (row->status == ROW_SKIPPED) {
         t->n--;
-        fprintf(stderr, "wino bench: note: %s wino-winrs skipped: %s\n", lr->layer.name, r.info);
+        fprintf(stderr, "wino bench: note: %s %s skipped: %s\n", lr->layer.name,
+                fused ? "wino-winrs" : "wino-winrs-nonfused", r.info);
         snprintf(t->wino_why, sizeof t->wino_why, "%s", r.info);
     }
+    return 0;
+}
+
+/* wino's backward-filter rows: its own choice of kernels (WinRS), with the fused kernels
+ * (wino-winrs, the default) and the non-fused stages (wino-winrs-nonfused); a refusal is a
+ * note. */
+static int winrs_rows(const struct cuda_args *a, const struct gpu *g, struct layer_run *lr,
+                      struct layer_rows *t, double bound)
+{
+    for (int v = 0; v < 2; v++)
+        if (winrs_row(a, g, lr, t, bound, v ? WINO_VARIANT_NON_FUSED : WINO_VARIANT_FUSED))
+            return 1;
     return 0;
 }
 
@@ -793,7 +809,7 @@ static int wino_rows(const struct cuda_args *a, const struct gpu *g, struct laye
                          : a->dtype == WINO_DTYPE_F16 ? BOUND_F16
                                                       : BOUND_WINO_F32;
     if (a->op == BENCH_BWD_FILTER)
-        return winrs_row(a, g, lr, t, bound);
+        return winrs_rows(a, g, lr, t, bound);
     int refused = 0; /* the non-fused variant refused a smaller tile */
     for (size_t i = 0; i < count; i++)
         for (int v = 0; v < 3; v++) {

@@ -19,7 +19,7 @@ extern "C" {
 
 /* Changes whenever a structure below, or a structure they point to (wino.h's, conv_desc.h's,
  * int8_layer.h's), changes. */
-#define WINO_CUDA_ABI 2
+#define WINO_CUDA_ABI 3
 
 /* The name the component is loaded by (also its SONAME). */
 #define WINO_CUDA_STR_(x) #x

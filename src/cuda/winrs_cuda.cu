@@ -1,6 +1,5 @@
 /* WinRS backward-filter convolution on CUDA: the stages of src/cuda/winrs_cuda.h. */
 #include <cublas_v2.h>
-#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +9,8 @@
 #include "cuda/cuda_component.h"
 #include "cuda/device_common.h"
 #include "cuda/winrs_cuda.h"
+#include "cuda/winrs_fused.h"
+#include "cuda/winrs_tensors.cuh"
 
 /* cuBLAS's own workspace at the end of the caller's, set on the handle by each run (so that
  * cuBLAS allocates nothing, in a CUDA graph capture neither). */
@@ -19,6 +20,9 @@
  * less than MIN_CHUNK_BYTES (a tiny layer still gets GEMMs of a useful depth). */
 #define CHUNK_SHARE 0.15
 #define MIN_CHUNK_BYTES ((size_t)16 << 20)
+
+/* The fused kernels' buckets take at most this share of x + dy + dw. */
+#define BUCKET_SHARE 0.5
 
 /* The units of a chunk are split into groups, each summed into a bucket of M of its own (the
  * paper's segments): GEMMs small in K x C get alpha x groups batches, enough thread blocks for
@@ -40,33 +44,9 @@ struct wino_cuda_winrs {
     int groups;                       /* buckets of M (see MAX_GROUPS) */
     long group_units;                 /* units per group and chunk: the GEMMs' depth */
     size_t u_bytes, v_bytes, m_bytes; /* the workspace: U, V, M, then cuBLAS's */
+    int segments[WINO_CUDA_WINRS_MAX_PROBLEMS]; /* fused: per problem (winrs_fused.h) */
+    size_t bucket_bytes;                        /* fused: the whole workspace */
 };
-
-/* The tensors' shapes and layout, as the kernels index them. */
-struct dims {
-    int n, c, h, w, k, p, q, r, s, pad_h, pad_w, nhwc;
-};
-
-static __device__ size_t x_at(const dims &d, int n, int c, int h, int w)
-{
-    return d.nhwc ? (((size_t)n * d.h + h) * d.w + w) * d.c + c
-                  : (((size_t)n * d.c + c) * d.h + h) * d.w + w;
-}
-static __device__ size_t dy_at(const dims &d, int n, int k, int p, int q)
-{
-    return d.nhwc ? (((size_t)n * d.p + p) * d.q + q) * d.k + k
-                  : (((size_t)n * d.k + k) * d.p + p) * d.q + q;
-}
-static __device__ size_t dw_at(const dims &d, int k, int c, int i, int j)
-{
-    return d.nhwc ? (((size_t)k * d.r + i) * d.s + j) * d.c + c
-                  : (((size_t)k * d.c + c) * d.r + i) * d.s + j;
-}
-
-static __device__ float load(const float *p, size_t i) { return p[i]; }
-static __device__ float load(const __half *p, size_t i) { return __half2float(p[i]); }
-static __device__ void store(float *p, size_t i, float v) { p[i] = v; }
-static __device__ void store(__half *p, size_t i, float v) { p[i] = __float2half_rn(v); }
 
 /* U[a][u][k] = sum_l G[a][l] dy[n][k][p][q + l] for the chunk's units u0 .. u0 + lc. */
 template <typename T>
@@ -151,23 +131,34 @@ __global__ void transform_out(dims d, wino_cuda_winrs_problem pr, const float *m
     store(dw, at, overwrite ? acc : load(dw, at) + acc);
 }
 
-static dims dims_of(const struct wino_conv2d_desc *d, const struct wino_conv_sizes *s)
-{
-    const dims out = {d->n, d->c, d->h, d->w, d->k, s->p, s->q, d->r, d->s, d->pad_h, d->pad_w,
-                      d->layout == WINO_LAYOUT_NHWC};
-    return out;
-}
-
 static size_t element_bytes(const struct wino_cuda_winrs *w)
 {
     return w->desc.dtype == WINO_DTYPE_F16 ? 2 : 4;
 }
 
-/* The groups, the chunk of units and the workspace parts for w's descriptor and plan. */
+/* The fused kernels' segments, their buckets within BUCKET_SHARE of the data. */
+static void plan_fused(struct wino_cuda_winrs *w, double data_bytes)
+{
+    const dims d = dims_of(&w->desc, &w->sizes);
+    w->bucket_bytes = 0;
+    for (int i = 0; i < w->plan.problems; i++) {
+        w->segments[i] = winrs_fused_segments(d, w->plan.p[i], BUCKET_SHARE * data_bytes);
+        const size_t bytes = winrs_fused_bucket_bytes(d, w->segments[i]);
+        w->bucket_bytes = bytes > w->bucket_bytes ? bytes : w->bucket_bytes;
+    }
+}
+
+/* The workspace parts for w's descriptor and plan: the fused kernels' buckets, or the groups,
+ * the chunk of units, U, V and M of the non-fused stages. */
 static enum wino_status plan_workspace(struct wino_cuda_winrs *w)
 {
     const struct wino_conv2d_desc *d = &w->desc;
     const double es = (double)element_bytes(w);
+    const double data = es * ((double)w->sizes.x_elems + w->sizes.y_elems + w->sizes.w_elems);
+    if (w->plan.fused) {
+        plan_fused(w, data);
+        return WINO_SUCCESS;
+    }
     double per_unit = 0.0, m = 0.0, most_units = 0.0, least_alpha = WINO_MAX_ALPHA;
     for (int i = 0; i < w->plan.problems; i++) {
         const struct wino_cuda_winrs_problem *pr = &w->plan.p[i];
@@ -177,7 +168,6 @@ static enum wino_status plan_workspace(struct wino_cuda_winrs *w)
         most_units = fmax(most_units, (double)d->n * w->sizes.p * pr->units);
         least_alpha = fmin(least_alpha, alpha);
     }
-    const double data = es * ((double)w->sizes.x_elems + w->sizes.y_elems + w->sizes.w_elems);
     const double budget = fmax(CHUNK_SHARE * data, (double)MIN_CHUNK_BYTES);
     const double blocks = ceil(d->k / 64.0) * ceil(d->c / 64.0);
     double groups = ceil(TARGET_BLOCKS / (least_alpha * blocks));
@@ -208,6 +198,8 @@ static enum wino_status plan_workspace(struct wino_cuda_winrs *w)
 
 static size_t workspace_bytes(const struct wino_cuda_winrs *w)
 {
+    if (w->plan.fused)
+        return w->bucket_bytes;
     return w->u_bytes + w->v_bytes + w->m_bytes + BLAS_WORKSPACE_BYTES;
 }
 
@@ -297,6 +289,16 @@ static enum wino_status enqueue(const struct wino_cuda_winrs *w, const T *x, con
                                 char *ws, cudaStream_t stream)
 {
     const dims d = dims_of(&w->desc, &w->sizes);
+    if (w->plan.fused) {
+        for (int i = 0; i < w->plan.problems; i++) {
+            const struct wino_cuda_winrs_problem &pr = w->plan.p[i];
+            if ((long)d.n * d.p * pr.units == 0 || pr.tiles == 0)
+                continue;
+            CUDA_TRY(winrs_fused_enqueue(d, pr, w->segments[i], x, dy, dw, (float *)ws,
+                                         pr.first && !w->plan.accumulate, stream));
+        }
+        return WINO_SUCCESS;
+    }
     T *u = (T *)ws, *v = (T *)(ws + w->u_bytes);
     float *m = (float *)(ws + w->u_bytes + w->v_bytes);
     for (int i = 0; i < w->plan.problems; i++) {
@@ -323,6 +325,15 @@ static enum wino_status enqueue(const struct wino_cuda_winrs *w, const T *x, con
     return WINO_SUCCESS;
 }
 
+/* enqueue for w's dtype. */
+static enum wino_status enqueue_typed(const struct wino_cuda_winrs *w, const void *x,
+                                      const void *dy, void *dw, char *ws)
+{
+    if (w->desc.dtype == WINO_DTYPE_F16)
+        return enqueue(w, (const __half *)x, (const __half *)dy, (__half *)dw, ws, w->stream);
+    return enqueue(w, (const float *)x, (const float *)dy, (float *)dw, ws, w->stream);
+}
+
 static enum wino_status winrs_run(struct wino_cuda_winrs *w, const void *x, const void *dy,
                                   void *dw, void *workspace, size_t bytes)
 {
@@ -334,12 +345,17 @@ static enum wino_status winrs_run(struct wino_cuda_winrs *w, const void *x, cons
     if (!st && bytes < workspace_bytes(w))
         st = wino_fail(WINO_INSUFFICIENT_WORKSPACE, "workspace of %zu bytes, %zu needed", bytes,
                        workspace_bytes(w));
-    if (!st)
+    if (!st && workspace_bytes(w))
         st = check_device_pointer(workspace, w->device, "workspace");
     struct device_scope scope;
     if (st || (st = enter_run_device(w->device, &scope)))
         return st;
     char *ws = (char *)workspace;
+    if (w->plan.fused) { /* no cuBLAS */
+        st = enqueue_typed(w, x, dy, dw, ws);
+        leave_run_device(w->device, &scope);
+        return st;
+    }
     pthread_mutex_lock(&w->blas->lock);
     /* the stream first: cublasSetStream resets the handle's workspace */
     cublasStatus_t b = cublasSetStream(w->blas->handle, w->stream);
@@ -349,10 +365,8 @@ static enum wino_status winrs_run(struct wino_cuda_winrs *w, const void *x, cons
     if (b != CUBLAS_STATUS_SUCCESS)
         st = wino_fail(WINO_DEVICE_ERROR, "WinRS on CUDA: cuBLAS setup failed: %s",
                        cublasGetStatusString(b));
-    else if (w->desc.dtype == WINO_DTYPE_F16)
-        st = enqueue(w, (const __half *)x, (const __half *)dy, (__half *)dw, ws, w->stream);
     else
-        st = enqueue(w, (const float *)x, (const float *)dy, (float *)dw, ws, w->stream);
+        st = enqueue_typed(w, x, dy, dw, ws);
     pthread_mutex_unlock(&w->blas->lock);
     leave_run_device(w->device, &scope);
     return st;

@@ -4,7 +4,8 @@
  * units of r columns, a filter row into tiles of n taps, and each (unit, tile) is a 1D Winograd
  * problem F(n, r) with dy's unit as the filter:
  *     dW[k][c][i][j0 .. j0 + n) += A^T [(G dy_unit) .* (B^T x_window)].
- * Non-fused stages on the caller's stream, over chunks of units: U = G dy (alpha x units x K),
+ * The fused kernels (winrs_fused.h) do it all on chip; the non-fused stages run on the
+ * caller's stream, over chunks of units: U = G dy (alpha x units x K),
  * V = B^T x for every filter row i and tile (alpha x units x C each), the alpha GEMMs
  * M += U^T V per (i, tile) in cuBLAS (FP32 accumulation; FP16 operands on tensor cores), which
  * sum the chunks with beta = 1 (no buckets needed), then dW = A^T M once. The runtime plans the
@@ -37,7 +38,12 @@ struct wino_cuda_winrs_problem {
     float bt[WINO_MAX_ALPHA * WINO_MAX_ALPHA]; /* B^T, alpha x alpha */
 };
 
+/* The largest alpha of the fused kernels (their products stay in registers). */
+#define WINO_CUDA_WINRS_FUSED_MAX_ALPHA 8
+
 struct wino_cuda_winrs_plan {
+    int fused; /* 1: the fused kernels (src/cuda/winrs_fused.h, alpha <= FUSED_MAX_ALPHA); 0:
+                * the non-fused stages */
     int problems;
     struct wino_cuda_winrs_problem p[WINO_CUDA_WINRS_MAX_PROBLEMS];
     int accumulate; /* dw += dW instead of dw = dW */

@@ -318,10 +318,12 @@ static enum wino_status filter_check(const struct wino_conv2d_desc *desc,
     if (o->accumulate != 0 && o->accumulate != 1)
         return wino_fail(WINO_INVALID_ARGUMENT, "accumulate = %d must be 0 or 1",
                          o->accumulate);
-    if (o->tile_m || o->points || o->matrices || o->variant)
-        return wino_fail(WINO_INVALID_ARGUMENT, "tile_m, points, matrices and variant do not "
-                                                "apply to backward-filter (WinRS chooses its "
-                                                "kernels)");
+    if (o->tile_m || o->points || o->matrices)
+        return wino_fail(WINO_INVALID_ARGUMENT, "tile_m, points and matrices do not apply to "
+                                                "backward-filter (WinRS chooses its kernels)");
+    if (o->variant && !cuda)
+        return wino_fail(WINO_INVALID_ARGUMENT, "variant does not apply to backward-filter on "
+                                                "the CPU (it has one staging)");
     return WINO_SUCCESS;
 }
 

@@ -16,6 +16,7 @@ struct filter_cuda {
     struct wino_cuda_winrs *winrs;
     struct wino_winrs_plan kernels; /* what wino_conv2d_backward_filter_info reports */
     int accumulate;
+    int fused; /* the fused kernels (WINO_VARIANT_FUSED, the default) or the non-fused stages */
 };
 
 /* Appends F(n, r) for units (q0, units) and tiles (j0, tiles) to plan. */
@@ -44,15 +45,19 @@ static void add_problem(struct wino_cuda_winrs_plan *plan, int n, int r, int q0,
 /* The component's plan for d (output width q): per kind of units, its tiles of n taps and the
  * tile of the rest; the first kind with units writes dw, the other adds to it. */
 static enum wino_status plan_of(const struct wino_conv2d_desc *d, int q, int accumulate,
-                                struct wino_winrs_plan *kernels, struct wino_cuda_winrs_plan *plan)
+                                int fused, struct wino_winrs_plan *kernels,
+                                struct wino_cuda_winrs_plan *plan)
 {
     const struct wino_winrs_request req = {
-        .max_alpha = d->dtype == WINO_DTYPE_F16 ? CUDA_F16_MAX_ALPHA : 0};
+        .max_alpha = fused                           ? WINO_CUDA_WINRS_FUSED_MAX_ALPHA
+                     : d->dtype == WINO_DTYPE_F16 ? CUDA_F16_MAX_ALPHA
+                                                  : 0};
     enum wino_status st = wino_winrs_plan_kernels(d, q, &req, kernels);
     if (st)
         return st;
     memset(plan, 0, sizeof *plan);
     plan->accumulate = accumulate;
+    plan->fused = fused;
     int q0 = 0, written = 0;
     for (int k = 0; k < kernels->kinds; k++) {
         const int n = kernels->n[k], r = kernels->r[k], units = kernels->units[k];
@@ -82,7 +87,7 @@ static enum wino_status reshape_filter_cuda(wino_conv2d *op, const struct wino_c
     struct filter_cuda *f = op->state;
     struct wino_winrs_plan kernels;
     struct wino_cuda_winrs_plan plan;
-    enum wino_status st = plan_of(d, sizes->q, f->accumulate, &kernels, &plan);
+    enum wino_status st = plan_of(d, sizes->q, f->accumulate, f->fused, &kernels, &plan);
     if (!st)
         st = f->ops->reshape(f->winrs, d, sizes, &plan, bytes);
     if (st)
@@ -100,8 +105,14 @@ static void release_filter_cuda(wino_conv2d *op)
     free(f);
 }
 
+static enum wino_variant variant_filter_cuda(const wino_conv2d *op)
+{
+    return ((const struct filter_cuda *)op->state)->fused ? WINO_VARIANT_FUSED
+                                                          : WINO_VARIANT_NON_FUSED;
+}
+
 static const struct wino_conv2d_path filter_cuda = {run_filter_cuda, reshape_filter_cuda,
-                                                    wino_variant_none, release_filter_cuda};
+                                                    variant_filter_cuda, release_filter_cuda};
 
 enum wino_status wino_backward_filter_create_cuda(const struct wino_conv2d_desc *desc,
                                                   const struct wino_conv_sizes *sizes,
@@ -114,6 +125,9 @@ enum wino_status wino_backward_filter_create_cuda(const struct wino_conv2d_desc 
     if (o->algo == WINO_ALGO_DIRECT)
         return wino_fail(WINO_UNSUPPORTED, "CUDA backward-filter runs WinRS only: direct "
                                            "convolution is the vendor library's");
+    if (o->variant == WINO_VARIANT_FUSED_OUTPUT)
+        return wino_fail(WINO_UNSUPPORTED, "CUDA backward-filter: the variants are FUSED (the "
+                                           "default) and NON_FUSED");
     if (desc->stride_h != 1 || desc->stride_w != 1 || desc->dilation_h != 1 ||
         desc->dilation_w != 1)
         return wino_fail(WINO_UNSUPPORTED, "CUDA backward-filter (WinRS) needs stride 1 and "
@@ -138,8 +152,9 @@ enum wino_status wino_backward_filter_create_cuda(const struct wino_conv2d_desc 
     c->stream = ctx->stream;
     f->ops = w;
     f->accumulate = o->accumulate;
+    f->fused = o->variant != WINO_VARIANT_NON_FUSED;
     struct wino_cuda_winrs_plan plan;
-    enum wino_status st = plan_of(desc, sizes->q, o->accumulate, &f->kernels, &plan);
+    enum wino_status st = plan_of(desc, sizes->q, o->accumulate, f->fused, &f->kernels, &plan);
     if (!st)
         st = w->create(desc, sizes, ctx, &plan, &f->winrs, &c->workspace_bytes);
     if (st) {

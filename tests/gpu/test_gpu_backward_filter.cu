@@ -1,10 +1,12 @@
 /* Backward-filter on the CUDA backend (WinRS in the CUDA component, src/cuda/winrs_cuda.h):
  *  - layers of awkward shapes (filter widths 1 to 7, R != S, padding up to R - 1, batch 1 to 8,
- *    one channel, both layouts, units of two widths, a rest tile), FP32 and FP16, dw = dW and
+ *    one channel, channels past a multiple of the fused kernels' 64 x 64 blocks, both layouts,
+ *    units of two widths, a rest tile), FP32 and FP16, fused and non-fused, dw = dW and
  *    dw += dW: each result against the FP64 reference (wino_ref_conv2d_bwd_filter) on inputs
  *    uniform in (-1, 1) (rounded to half for FP16), dw poisoned with NaN first (or random values
  *    to accumulate onto);
- *  - a layer whose units need several chunks (the GEMMs' beta = 1 sums them);
+ *  - a layer whose units need several chunks (the GEMMs' beta = 1 sums them) and several
+ *    segments of the fused kernels (their buckets summed);
  *  - one operator reshaped across two sizes;
  *  - bad input: host pointers, a workspace too small, stride 2 and WINO_ALGO_DIRECT
  *    (WINO_UNSUPPORTED: the caller falls back to the vendor library).
@@ -124,22 +126,26 @@ static struct wino_conv2d_desc desc_of(const struct layer *l, enum wino_dtype dt
     return d;
 }
 
-static void check_layer(const struct layer *l, enum wino_dtype dtype, int accumulate,
-                        const struct wino_context *ctx)
+static void check_layer(const struct layer *l, enum wino_dtype dtype, enum wino_variant variant,
+                        int accumulate, const struct wino_context *ctx)
 {
     const struct wino_conv2d_desc d = desc_of(l, dtype);
-    const struct wino_conv2d_options o = {.algo = WINO_ALGO_AUTO, .accumulate = accumulate};
+    const struct wino_conv2d_options o = {
+        .algo = WINO_ALGO_AUTO, .variant = variant, .accumulate = accumulate};
+    const char *vname = variant == WINO_VARIANT_FUSED ? "fused" : "non-fused";
     wino_conv2d *op = NULL;
     const enum wino_status st = wino_conv2d_backward_filter_create(&d, ctx, &o, &op);
     const int alpha = st ? 0 : largest_alpha(op);
     const double err = st ? NAN : run_checked(op, &d, accumulate);
     const double bound = dtype == WINO_DTYPE_F16 ? f16_bound(alpha) : f32_bound(alpha);
-    printf("  %s %s %dx%dx%dx%d -> %d, %dx%d%s: alpha %d, rel L1 %.2e\n",
-           dtype == WINO_DTYPE_F16 ? "FP16" : "FP32", l->layout == WINO_LAYOUT_NHWC ? "NHWC" : "NCHW",
-           l->n, l->c, l->h, l->w, l->k, l->r, l->s, accumulate ? " +=" : "", alpha, err);
+    printf("  %s %s %s %dx%dx%dx%d -> %d, %dx%d%s: alpha %d, rel L1 %.2e\n",
+           dtype == WINO_DTYPE_F16 ? "FP16" : "FP32", vname,
+           l->layout == WINO_LAYOUT_NHWC ? "NHWC" : "NCHW", l->n, l->c, l->h, l->w, l->k, l->r,
+           l->s, accumulate ? " +=" : "", alpha, err);
     gpu_checkf(&tc, !st && err <= bound,
-               "%s %s %dx%dx%dx%d -> %d, %dx%d pad %d,%d%s: alpha %d, rel L1 %.2e <= %.0e (%s%s%s)",
-               dtype == WINO_DTYPE_F16 ? "FP16" : "FP32",
+               "%s %s %s %dx%dx%dx%d -> %d, %dx%d pad %d,%d%s: alpha %d, rel L1 %.2e <= %.0e "
+               "(%s%s%s)",
+               dtype == WINO_DTYPE_F16 ? "FP16" : "FP32", vname,
                l->layout == WINO_LAYOUT_NHWC ? "NHWC" : "NCHW", l->n, l->c, l->h, l->w, l->k, l->r,
                l->s, l->pad_h, l->pad_w, accumulate ? ", dw +=" : "", alpha, err, bound,
                gpu_status_name(st), st ? ": " : "", st ? wino_last_error() : "");
@@ -168,11 +174,18 @@ static void check_reshape(const struct wino_context *ctx)
     wino_conv2d_destroy(op);
 }
 
+static void check_bad_run(const struct wino_conv2d_desc *d, enum wino_variant variant,
+                          const struct wino_context *ctx);
+
 static void check_bad_input(const struct wino_context *ctx)
 {
-    const struct layer a = {1, 4, 8, 8, 4, 3, 3, 1, 1, WINO_LAYOUT_NHWC};
+    const struct layer a = {4, 4, 64, 64, 4, 3, 3, 1, 1, WINO_LAYOUT_NHWC}; /* buckets */
     struct wino_conv2d_desc d = desc_of(&a, WINO_DTYPE_F32);
     wino_conv2d *op = NULL;
+    const struct wino_conv2d_options fused_output = {.variant = WINO_VARIANT_FUSED_OUTPUT};
+    gpu_checkf(&tc, wino_conv2d_backward_filter_create(&d, ctx, &fused_output, &op) ==
+                            WINO_UNSUPPORTED && !op,
+               "WINO_VARIANT_FUSED_OUTPUT is WINO_UNSUPPORTED (%s)", wino_last_error());
     const struct wino_conv2d_options direct = {.algo = WINO_ALGO_DIRECT};
     gpu_checkf(&tc, wino_conv2d_backward_filter_create(&d, ctx, &direct, &op) == WINO_UNSUPPORTED
                         && !op,
@@ -182,13 +195,28 @@ static void check_bad_input(const struct wino_context *ctx)
     gpu_checkf(&tc, wino_conv2d_backward_filter_create(&strided, ctx, NULL, &op) ==
                             WINO_UNSUPPORTED && !op,
                "stride 2 on CUDA is WINO_UNSUPPORTED");
-    if (wino_conv2d_backward_filter_create(&d, ctx, NULL, &op)) {
+    for (int v = 0; v < 2; v++)
+        check_bad_run(&d, v ? WINO_VARIANT_NON_FUSED : WINO_VARIANT_AUTO, ctx);
+}
+
+/* Runs of an operator of d with variant (AUTO: the fused kernels) refuse host pointers and a
+ * workspace too small. */
+static void check_bad_run(const struct wino_conv2d_desc *d, enum wino_variant variant,
+                          const struct wino_context *ctx)
+{
+    const struct wino_conv2d_options o = {.variant = variant};
+    wino_conv2d *op = NULL;
+    enum wino_variant got = WINO_VARIANT_AUTO;
+    if (wino_conv2d_backward_filter_create(d, ctx, &o, &op) || wino_conv2d_variant(op, &got)) {
         gpu_checkf(&tc, 0, "create for the bad-input checks: %s", wino_last_error());
         return;
     }
+    gpu_checkf(&tc, got == (variant ? variant : WINO_VARIANT_FUSED),
+               "variant %d asked, %d reported", (int)variant, (int)got);
     size_t bytes = 0;
     wino_conv2d_workspace_size(op, &bytes);
-    const size_t n = 4 * 8 * 8 * 4;
+    gpu_checkf(&tc, bytes > 0, "the layer needs a workspace (%zu bytes)", bytes);
+    const size_t n = 4 * 64 * 64 * 4;
     float *host = (float *)calloc(n, sizeof(float));
     void *gx = gpu_alloc(n * 4), *gdy = gpu_alloc(n * 4), *gdw = gpu_alloc(4 * 4 * 9 * 4),
          *ws = gpu_alloc(bytes);
@@ -220,13 +248,18 @@ int main(void)
         {2, 5, 6, 6, 4, 2, 2, 0, 0, WINO_LAYOUT_NCHW},
         {1, 1, 5, 9, 1, 3, 4, 2, 3, WINO_LAYOUT_NCHW},
         {2, 16, 14, 14, 32, 3, 3, 1, 1, WINO_LAYOUT_NHWC},
-        {8, 8, 128, 128, 8, 3, 3, 1, 1, WINO_LAYOUT_NCHW}, /* several chunks of units */
+        {8, 8, 128, 128, 8, 3, 3, 1, 1, WINO_LAYOUT_NCHW}, /* several chunks, segments */
+        {2, 70, 9, 10, 130, 3, 3, 1, 1, WINO_LAYOUT_NHWC},  /* past 64 x 64 blocks */
+        {1, 65, 7, 7, 66, 5, 5, 2, 2, WINO_LAYOUT_NCHW},
     };
+    static const enum wino_variant variants[2] = {WINO_VARIANT_FUSED, WINO_VARIANT_NON_FUSED};
     const int count = (int)(sizeof layers / sizeof layers[0]);
     for (int i = 0; i < count; i++)
         for (int dt = 0; dt < 2; dt++)
-            for (int acc = 0; acc < 2; acc++)
-                check_layer(&layers[i], dt ? WINO_DTYPE_F16 : WINO_DTYPE_F32, acc, &ctx);
+            for (int v = 0; v < 2; v++)
+                for (int acc = 0; acc < 2; acc++)
+                    check_layer(&layers[i], dt ? WINO_DTYPE_F16 : WINO_DTYPE_F32, variants[v],
+                                acc, &ctx);
     check_reshape(&ctx);
     check_bad_input(&ctx);
     CUDA_CHECK(cudaStreamDestroy(stream));

@@ -1,0 +1,415 @@
+/* Fused WinRS kernels: see src/cuda/winrs_fused.h. */
+#include <math.h>
+#include <mma.h>
+#include <string.h>
+
+#include "cuda/winrs_fused.h"
+
+/* A block computes a BLOCK x BLOCK tile of K x C with THREADS threads; FP32 takes FMA_UNITS
+ * units per step (each thread 4 x 4 pairs (k, c) and every alpha), the tensor cores MMA_UNITS
+ * (the depth of one 16 x 16 x 16 product; each warp 16 x 32 pairs). */
+#define BLOCK 64
+#define THREADS 256
+#define FMA_UNITS 8
+#define MMA_UNITS 16
+
+/* Enough blocks for a few waves over the device's SMs; a segment has at least MIN_SEGMENT_UNITS
+ * units (a few steps), and there are at most MAX_SEGMENTS. */
+#define TARGET_BLOCKS 1024
+#define MIN_SEGMENT_UNITS 64
+#define MAX_SEGMENTS 256
+
+/* F(n, r) for the kernels: the matrices zero-padded to A x A at a fixed stride, so that the
+ * unrolled loops index the kernel parameters with constants and need no bounds. */
+template <int A> struct fused_problem {
+    int n, r, alpha, q0, units, j0, tiles;
+    long total_units, segment_units;
+    float g[A][A], bt[A][A], at[A][A];
+};
+
+template <int A>
+static fused_problem<A> fused_problem_of(const dims &d, const wino_cuda_winrs_problem &pr,
+                                         int segments)
+{
+    fused_problem<A> f;
+    memset(&f, 0, sizeof f);
+    f.n = pr.n, f.r = pr.r, f.alpha = pr.n + pr.r - 1;
+    f.q0 = pr.q0, f.units = pr.units, f.j0 = pr.j0, f.tiles = pr.tiles;
+    f.total_units = (long)d.n * d.p * pr.units;
+    f.segment_units = (f.total_units + segments - 1) / segments;
+    for (int a = 0; a < f.alpha; a++) {
+        for (int l = 0; l < pr.r; l++)
+            f.g[a][l] = pr.g[a * pr.r + l];
+        for (int b = 0; b < f.alpha; b++)
+            f.bt[a][b] = pr.bt[a * f.alpha + b];
+    }
+    for (int j = 0; j < pr.n; j++)
+        for (int a = 0; a < f.alpha; a++)
+            f.at[j][a] = pr.at[j * f.alpha + a];
+    return f;
+}
+
+/* Where a block works: its K x C tile, its filter row and tile, its segment of units. */
+struct block_place {
+    int k0, c0, row, tile;
+    long begin, end;
+};
+
+template <int A> static __device__ block_place place_of(const dims &d, const fused_problem<A> &f)
+{
+    block_place b;
+    const int kblocks = (d.k + BLOCK - 1) / BLOCK;
+    b.k0 = (int)(blockIdx.x % kblocks) * BLOCK;
+    b.c0 = (int)(blockIdx.x / kblocks) * BLOCK;
+    b.row = (int)blockIdx.y / f.tiles;
+    b.tile = (int)blockIdx.y % f.tiles;
+    b.begin = (long)blockIdx.z * f.segment_units;
+    b.end = min(f.total_units, b.begin + f.segment_units);
+    return b;
+}
+
+/* Pair e of a step of `units` units: channel offset ch (of k in dy, of c in x) and unit ul.
+ * Neighbouring threads take neighbouring columns (NCHW) or channels (NHWC): coalesced loads. */
+static __device__ __forceinline__ void pair_of(const dims &d, int e, int units, int *ch, int *ul)
+{
+    if (d.nhwc) {
+        *ch = e % BLOCK;
+        *ul = e / BLOCK;
+    } else {
+        *ul = e % units;
+        *ch = e / units;
+    }
+}
+
+/* Where a unit of dy lies: image n (-1 past the end of the segment), row p, first column q.
+ * Each step's are worked out once, by its first threads, into shared memory. */
+struct unit_place {
+    int n, p, q;
+};
+
+template <int A>
+static __device__ __forceinline__ void place_units(const dims &d, const fused_problem<A> &f,
+                                                   const block_place &b, long u0, int units,
+                                                   unit_place *out)
+{
+    const int t = threadIdx.x;
+    if (t >= units)
+        return;
+    const long unit = u0 + t, row = unit / f.units;
+    const unit_place u = {unit < b.end ? (int)(row / d.p) : -1, (int)(row % d.p),
+                          f.q0 + (int)(unit - row * f.units) * f.r};
+    out[t] = u;
+}
+
+/* The transformed unit of dy (u = G dy[n][k][p][q .. q + r)) and window of x
+ * (v = B^T x[n][c][p + row - pad_h][q + j0 + tile n - pad_w + 0 .. alpha)) of one unit, zero
+ * past the end of the segment, past K or C, and in the padding. */
+template <typename T, int A>
+static __device__ __forceinline__ void fetch_pair(const dims &d, const fused_problem<A> &f,
+                                                  const block_place &b, const T *__restrict__ x,
+                                                  const T *__restrict__ dy, int ch,
+                                                  unit_place at, float (&u)[A], float (&v)[A])
+{
+    float g[A], win[A];
+    const bool in = at.n >= 0;
+    const int n = at.n, p = at.p, q = at.q;
+    const int k = b.k0 + ch, c = b.c0 + ch;
+    const int h = p + b.row - d.pad_h, w0 = q + f.j0 + b.tile * f.n - d.pad_w;
+    const bool dy_in = in && k < d.k, x_in = in && c < d.c && h >= 0 && h < d.h;
+#pragma unroll
+    for (int l = 0; l < A; l++)
+        g[l] = dy_in && l < f.r ? load(dy, dy_at(d, n, k, p, q + l)) : 0.0f;
+#pragma unroll
+    for (int j = 0; j < A; j++) {
+        const int w = w0 + j;
+        win[j] = x_in && j < f.alpha && w >= 0 && w < d.w ? load(x, x_at(d, n, c, h, w)) : 0.0f;
+    }
+#pragma unroll
+    for (int a = 0; a < A; a++) {
+        float su = 0.0f, sv = 0.0f;
+#pragma unroll
+        for (int l = 0; l < A; l++) {
+            su += f.g[a][l] * g[l];
+            sv += f.bt[a][l] * win[l];
+        }
+        u[a] = su;
+        v[a] = sv;
+    }
+}
+
+/* Writes value, the part of dW[k][c][row][tap] of the block's segment: into its bucket, or into
+ * dw (overwritten or added to). */
+template <typename T>
+static __device__ __forceinline__ void put(const dims &d, T *dw, float *buckets, int overwrite,
+                                           int k, int c, int row, int tap, float value)
+{
+    const size_t at = dw_at(d, k, c, row, tap);
+    if (buckets)
+        buckets[(size_t)blockIdx.z * d.k * d.c * d.r * d.s + at] = value;
+    else
+        store(dw, at, overwrite ? value : load(dw, at) + value);
+}
+
+/* FP32 on CUDA cores. U and V of a step go through shared memory; the next step's are fetched
+ * into registers while this one is multiplied. Thread (ty, tx) holds M[a][k][c] for k = 4 ty ..
+ * 4 ty + 3 and c = 4 tx .. 4 tx + 3: a warp reads 2 distinct float4 of U and 16 of V. */
+template <int A>
+__global__ void __launch_bounds__(THREADS)
+    fused_fma(dims d, fused_problem<A> f, const float *__restrict__ x,
+              const float *__restrict__ dy, float *dw, float *buckets, int overwrite)
+{
+    constexpr int PAIRS = BLOCK * FMA_UNITS / THREADS;
+    __shared__ __align__(16) float us[A][FMA_UNITS][BLOCK + 4]; /* + 4: no bank conflicts on */
+    __shared__ __align__(16) float vs[A][FMA_UNITS][BLOCK + 4]; /* the NCHW stores */
+    const block_place b = place_of(d, f);
+    const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+    float acc[A][4][4];
+#pragma unroll
+    for (int a = 0; a < A; a++)
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+#pragma unroll
+            for (int j = 0; j < 4; j++)
+                acc[a][i][j] = 0.0f;
+    __shared__ unit_place at[2][FMA_UNITS]; /* this step's units and the next's */
+    float u[PAIRS][A], v[PAIRS][A];
+    int ch[PAIRS], ul[PAIRS];
+    place_units(d, f, b, b.begin, FMA_UNITS, at[0]);
+    __syncthreads();
+#pragma unroll
+    for (int e = 0; e < PAIRS; e++) {
+        pair_of(d, threadIdx.x + e * THREADS, FMA_UNITS, &ch[e], &ul[e]);
+        fetch_pair(d, f, b, x, dy, ch[e], at[0][ul[e]], u[e], v[e]);
+    }
+    int next = 1;
+    for (long u0 = b.begin; u0 < b.end; u0 += FMA_UNITS, next ^= 1) {
+        place_units(d, f, b, u0 + FMA_UNITS, FMA_UNITS, at[next]);
+#pragma unroll
+        for (int e = 0; e < PAIRS; e++)
+#pragma unroll
+            for (int a = 0; a < A; a++) {
+                us[a][ul[e]][ch[e]] = u[e][a];
+                vs[a][ul[e]][ch[e]] = v[e][a];
+            }
+        __syncthreads();
+        if (u0 + FMA_UNITS < b.end)
+#pragma unroll
+            for (int e = 0; e < PAIRS; e++)
+                fetch_pair(d, f, b, x, dy, ch[e], at[next][ul[e]], u[e], v[e]);
+#pragma unroll
+        for (int t = 0; t < FMA_UNITS; t++)
+#pragma unroll
+            for (int a = 0; a < A; a++) {
+                if (a >= f.alpha)
+                    break;
+                const float4 uk = *(const float4 *)&us[a][t][4 * ty];
+                const float4 vc = *(const float4 *)&vs[a][t][4 * tx];
+                const float uu[4] = {uk.x, uk.y, uk.z, uk.w}, vv[4] = {vc.x, vc.y, vc.z, vc.w};
+#pragma unroll
+                for (int i = 0; i < 4; i++)
+#pragma unroll
+                    for (int j = 0; j < 4; j++)
+                        acc[a][i][j] += uu[i] * vv[j];
+            }
+        __syncthreads();
+    }
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            const int k = b.k0 + 4 * ty + i, c = b.c0 + 4 * tx + j;
+            if (k >= d.k || c >= d.c)
+                continue;
+#pragma unroll
+            for (int jj = 0; jj < A; jj++) {
+                if (jj >= f.n)
+                    break;
+                float s = 0.0f;
+#pragma unroll
+                for (int a = 0; a < A; a++)
+                    s += f.at[jj][a] * acc[a][i][j];
+                put(d, dw, buckets, overwrite, k, c, b.row, f.j0 + b.tile * f.n + jj, s);
+            }
+        }
+}
+
+/* FP16 and BF16 on tensor cores: U and V rounded to T in shared memory (U as K x units, V as
+ * units x C), FP32 accumulators per alpha; warp w holds k = 16 (w / 2) .. + 16 and c = 32 (w % 2)
+ * .. + 32 (two fragments). A^T is applied to the accumulators element by element (the fragments
+ * of every alpha have the same layout), and the results leave through shared memory. */
+template <typename T, int A>
+__global__ void __launch_bounds__(THREADS)
+    fused_mma(dims d, fused_problem<A> f, const T *__restrict__ x, const T *__restrict__ dy,
+              T *dw, float *buckets, int overwrite)
+{
+    using namespace nvcuda;
+    constexpr int PAIRS = BLOCK * MMA_UNITS / THREADS, LDU = MMA_UNITS + 8, LDV = BLOCK + 8;
+    constexpr int LDO = 16 + 4, IN_BYTES = A * (BLOCK * LDU + MMA_UNITS * LDV) * (int)sizeof(T);
+    constexpr int OUT_BYTES = THREADS / 32 * 16 * LDO * (int)sizeof(float);
+    __shared__ __align__(128) unsigned char smem[IN_BYTES > OUT_BYTES ? IN_BYTES : OUT_BYTES];
+    T(*us)[BLOCK][LDU] = (T(*)[BLOCK][LDU])smem;
+    T(*vs)[MMA_UNITS][LDV] = (T(*)[MMA_UNITS][LDV])(smem + A * BLOCK * LDU * sizeof(T));
+    const block_place b = place_of(d, f);
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, wk = 16 * (warp / 2),
+              wc = 32 * (warp % 2);
+    wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[A][2];
+#pragma unroll
+    for (int a = 0; a < A; a++)
+#pragma unroll
+        for (int h = 0; h < 2; h++)
+            wmma::fill_fragment(acc[a][h], 0.0f);
+    __shared__ unit_place at[2][MMA_UNITS]; /* this step's units and the next's */
+    place_units(d, f, b, b.begin, MMA_UNITS, at[0]);
+    int now = 0;
+    for (long u0 = b.begin; u0 < b.end; u0 += MMA_UNITS, now ^= 1) {
+        __syncthreads(); /* at[now] is written, and the last step's products are done */
+#pragma unroll
+        for (int e = 0; e < PAIRS; e++) {
+            int ch, ul;
+            float u[A], v[A];
+            pair_of(d, threadIdx.x + e * THREADS, MMA_UNITS, &ch, &ul);
+            fetch_pair(d, f, b, x, dy, ch, at[now][ul], u, v);
+#pragma unroll
+            for (int a = 0; a < A; a++) {
+                store(&us[a][ch][ul], 0, u[a]);
+                store(&vs[a][ul][ch], 0, v[a]);
+            }
+        }
+        place_units(d, f, b, u0 + MMA_UNITS, MMA_UNITS, at[now ^ 1]);
+        __syncthreads();
+#pragma unroll
+        for (int a = 0; a < A; a++) {
+            if (a >= f.alpha)
+                break;
+            wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> fu;
+            wmma::load_matrix_sync(fu, &us[a][wk][0], LDU);
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::row_major> fv;
+                wmma::load_matrix_sync(fv, &vs[a][0][wc + 16 * h], LDV);
+                wmma::mma_sync(acc[a][h], fu, fv, acc[a][h]);
+            }
+        }
+    }
+    __syncthreads(); /* the products are done: the outputs take over the shared memory */
+    float(*out)[LDO] = (float(*)[LDO])(smem + warp * 16 * LDO * sizeof(float));
+#pragma unroll
+    for (int h = 0; h < 2; h++)
+#pragma unroll
+        for (int jj = 0; jj < A; jj++) {
+            if (jj >= f.n)
+                break;
+            wmma::fragment<wmma::accumulator, 16, 16, 16, float> o;
+#pragma unroll
+            for (int e = 0; e < o.num_elements; e++) {
+                float s = 0.0f;
+#pragma unroll
+                for (int a = 0; a < A; a++)
+                    s += f.at[jj][a] * acc[a][h].x[e];
+                o.x[e] = s;
+            }
+            wmma::store_matrix_sync(&out[0][0], o, LDO, wmma::mem_row_major);
+            __syncwarp();
+            for (int e = lane; e < 256; e += 32) {
+                const int k = b.k0 + wk + e / 16, c = b.c0 + wc + 16 * h + e % 16;
+                if (k < d.k && c < d.c)
+                    put(d, dw, buckets, overwrite, k, c, b.row, f.j0 + b.tile * f.n + jj,
+                        out[e / 16][e % 16]);
+            }
+            __syncwarp();
+        }
+}
+
+/* dw's taps j0 .. j0 + tiles n of every row (+)= the sum of the segments' buckets, with Kahan
+ * summation. */
+template <typename T>
+__global__ void sum_buckets(dims d, int j0, int taps, int segments, const float *buckets, T *dw,
+                            int overwrite)
+{
+    const long t = (long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= (long)d.k * d.c * d.r * taps)
+        return;
+    const int c = (int)(t % d.c), k = (int)(t / d.c % d.k);
+    const long rest = t / d.c / d.k;
+    const int row = (int)(rest / taps), tap = j0 + (int)(rest % taps);
+    const size_t at = dw_at(d, k, c, row, tap), stride = (size_t)d.k * d.c * d.r * d.s;
+    float sum = 0.0f, lost = 0.0f;
+    for (int s = 0; s < segments; s++) {
+        const float y = buckets[s * stride + at] - lost, next = sum + y;
+        lost = (next - sum) - y;
+        sum = next;
+    }
+    store(dw, at, overwrite ? sum : load(dw, at) + sum);
+}
+
+int winrs_fused_segments(const dims &d, const wino_cuda_winrs_problem &pr, double bucket_budget)
+{
+    const double blocks = ceil(d.k / (double)BLOCK) * ceil(d.c / (double)BLOCK) * d.r * pr.tiles;
+    const double units = (double)d.n * d.p * pr.units;
+    const double bucket = 4.0 * d.k * d.c * d.r * d.s;
+    double segments = ceil(TARGET_BLOCKS / blocks);
+    segments = fmin(segments, fmin((double)MAX_SEGMENTS, floor(units / MIN_SEGMENT_UNITS)));
+    segments = fmin(segments, floor(bucket_budget / bucket));
+    return segments < 2 ? 1 : (int)segments;
+}
+
+size_t winrs_fused_bucket_bytes(const dims &d, int segments)
+{
+    return segments < 2 ? 0 : (size_t)segments * d.k * d.c * d.r * d.s * sizeof(float);
+}
+
+template <int A>
+static void launch(const dims &d, const fused_problem<A> &f, dim3 grid, const float *x,
+                   const float *dy, float *dw, float *buckets, int overwrite, cudaStream_t s)
+{
+    fused_fma<A><<<grid, THREADS, 0, s>>>(d, f, x, dy, dw, buckets, overwrite);
+}
+
+template <int A, typename T>
+static void launch(const dims &d, const fused_problem<A> &f, dim3 grid, const T *x, const T *dy,
+                   T *dw, float *buckets, int overwrite, cudaStream_t s)
+{
+    fused_mma<T, A><<<grid, THREADS, 0, s>>>(d, f, x, dy, dw, buckets, overwrite);
+}
+
+template <int A, typename T>
+static void launch_fused(const dims &d, const wino_cuda_winrs_problem &pr, int segments,
+                         const T *x, const T *dy, T *dw, float *buckets, int overwrite,
+                         cudaStream_t s)
+{
+    const fused_problem<A> f = fused_problem_of<A>(d, pr, segments);
+    const dim3 grid((unsigned)(((d.k + BLOCK - 1) / BLOCK) * ((d.c + BLOCK - 1) / BLOCK)),
+                    (unsigned)(d.r * pr.tiles), (unsigned)segments);
+    launch<A>(d, f, grid, x, dy, dw, segments > 1 ? buckets : NULL, overwrite, s);
+}
+
+template <typename T>
+cudaError_t winrs_fused_enqueue(const dims &d, const wino_cuda_winrs_problem &pr, int segments,
+                                const T *x, const T *dy, T *dw, float *buckets, int overwrite,
+                                cudaStream_t stream)
+{
+    if (pr.n + pr.r - 1 <= 4)
+        launch_fused<4>(d, pr, segments, x, dy, dw, buckets, overwrite, stream);
+    else
+        launch_fused<WINRS_FUSED_MAX_ALPHA>(d, pr, segments, x, dy, dw, buckets, overwrite,
+                                            stream);
+    if (segments > 1) {
+        const int taps = pr.tiles * pr.n;
+        const long outs = (long)d.k * d.c * d.r * taps;
+        sum_buckets<T><<<(unsigned)((outs + 255) / 256), 256, 0, stream>>>(
+            d, pr.j0, taps, segments, buckets, dw, overwrite);
+    }
+    return cudaGetLastError();
+}
+
+template cudaError_t winrs_fused_enqueue<float>(const dims &, const wino_cuda_winrs_problem &,
+                                                int, const float *, const float *, float *,
+                                                float *, int, cudaStream_t);
+template cudaError_t winrs_fused_enqueue<__half>(const dims &, const wino_cuda_winrs_problem &,
+                                                 int, const __half *, const __half *, __half *,
+                                                 float *, int, cudaStream_t);
+template cudaError_t winrs_fused_enqueue<__nv_bfloat16>(const dims &,
+                                                        const wino_cuda_winrs_problem &, int,
+                                                        const __nv_bfloat16 *,
+                                                        const __nv_bfloat16 *, __nv_bfloat16 *,
+                                                        float *, int, cudaStream_t);

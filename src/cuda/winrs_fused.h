@@ -1,0 +1,36 @@
+/* Fused WinRS kernels (src/cuda/winrs_fused.cu): one kernel per F(n, r) problem fetches units
+ * of dy and windows of x, transforms them in registers (U = G dy, V = B^T x), multiplies them
+ * in shared memory (alpha products M[a] += U[a]^T V[a] of a 64 x 64 block of K x C: FP32 on
+ * CUDA cores, FP16 and BF16 on tensor cores with FP32 accumulation) and transforms M to dW with
+ * A^T while it is still in registers: U, V and M never reach device memory. The units of a
+ * problem are cut into segments, one thread block per segment, filter row, tile and block of
+ * K x C; with more than one segment each writes its part of dW into a bucket of the workspace
+ * and a last kernel sums the buckets with Kahan summation. */
+#ifndef WINO_CUDA_WINRS_FUSED_H
+#define WINO_CUDA_WINRS_FUSED_H
+
+#include <cuda_runtime.h>
+#include <stddef.h>
+
+#include "cuda/winrs_cuda.h"
+#include "cuda/winrs_tensors.cuh"
+
+/* The largest alpha of a fused kernel: its products M stay in registers (alpha x 16 per
+ * thread). */
+#define WINRS_FUSED_MAX_ALPHA WINO_CUDA_WINRS_FUSED_MAX_ALPHA
+
+/* The segments of pr's units for d: enough thread blocks to fill the device (see the .cu),
+ * their buckets within bucket_budget bytes. */
+int winrs_fused_segments(const dims &d, const wino_cuda_winrs_problem &pr, double bucket_budget);
+
+/* The bytes of buckets that segments need for d (0 for one segment). */
+size_t winrs_fused_bucket_bytes(const dims &d, int segments);
+
+/* Enqueues pr's kernels on stream: dw's taps of pr = (overwrite ? 0 : dw) + pr's dW; buckets
+ * holds winrs_fused_bucket_bytes(d, segments) bytes. T is float, __half or __nv_bfloat16. */
+template <typename T>
+cudaError_t winrs_fused_enqueue(const dims &d, const wino_cuda_winrs_problem &pr, int segments,
+                                const T *x, const T *dy, T *dw, float *buckets, int overwrite,
+                                cudaStream_t stream);
+
+#endif

@@ -1,0 +1,60 @@
+/* How the WinRS kernels (winrs_cuda.cu, winrs_fused.cu) see x, dy and dw: their shapes and
+ * layout, the index of an element, and loads and stores of FP32, FP16 and BF16 elements in FP32. */
+#ifndef WINO_CUDA_WINRS_TENSORS_CUH
+#define WINO_CUDA_WINRS_TENSORS_CUH
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <stddef.h>
+
+#include "base/conv_desc.h"
+#include "wino.h"
+
+/* The tensors' shapes (x: n c h w, dy: n k p q, dw: k c r s) and layout. */
+struct dims {
+    int n, c, h, w, k, p, q, r, s, pad_h, pad_w, nhwc;
+};
+
+static inline dims dims_of(const struct wino_conv2d_desc *d, const struct wino_conv_sizes *s)
+{
+    const dims out = {d->n, d->c, d->h, d->w, d->k, s->p, s->q, d->r, d->s, d->pad_h, d->pad_w,
+                      d->layout == WINO_LAYOUT_NHWC};
+    return out;
+}
+
+static __device__ __forceinline__ size_t x_at(const dims &d, int n, int c, int h, int w)
+{
+    return d.nhwc ? (((size_t)n * d.h + h) * d.w + w) * d.c + c
+                  : (((size_t)n * d.c + c) * d.h + h) * d.w + w;
+}
+static __device__ __forceinline__ size_t dy_at(const dims &d, int n, int k, int p, int q)
+{
+    return d.nhwc ? (((size_t)n * d.p + p) * d.q + q) * d.k + k
+                  : (((size_t)n * d.k + k) * d.p + p) * d.q + q;
+}
+static __device__ __forceinline__ size_t dw_at(const dims &d, int k, int c, int i, int j)
+{
+    return d.nhwc ? (((size_t)k * d.r + i) * d.s + j) * d.c + c
+                  : (((size_t)k * d.c + c) * d.r + i) * d.s + j;
+}
+
+static __device__ __forceinline__ float load(const float *p, size_t i) { return p[i]; }
+static __device__ __forceinline__ float load(const __half *p, size_t i)
+{
+    return __half2float(p[i]);
+}
+static __device__ __forceinline__ float load(const __nv_bfloat16 *p, size_t i)
+{
+    return __bfloat162float(p[i]);
+}
+static __device__ __forceinline__ void store(float *p, size_t i, float v) { p[i] = v; }
+static __device__ __forceinline__ void store(__half *p, size_t i, float v)
+{
+    p[i] = __float2half_rn(v);
+}
+static __device__ __forceinline__ void store(__nv_bfloat16 *p, size_t i, float v)
+{
+    p[i] = __float2bfloat16_rn(v);
+}
+
+#endif
