@@ -344,12 +344,13 @@ WINO_API void wino_conv2d_destroy(wino_conv2d *op); /* NULL is fine */
  * WinRS, FP32 and FP16 (FP16 GEMM operands on tensor cores, FP32 accumulation and transforms),
  * stride 1 and dilation 1, x, dy and dw in memory of ctx->device, run on the context's stream;
  * options->accumulate as on the CPU; WINO_ALGO_DIRECT and other strides or dilations answer
- * WINO_UNSUPPORTED (the vendor library's). options->variant: WINO_VARIANT_FUSED (AUTO's
- * choice) runs one kernel per kind of units that fetches, transforms, multiplies (FP32 on CUDA
- * cores, FP16 on tensor cores) and transforms back on chip, with kernels of alpha <= 8 and a
- * workspace of buckets only (at most 0.15 of x + dy + dw); WINO_VARIANT_NON_FUSED runs the
- * transforms and cuBLAS batched GEMMs apart through a workspace, with kernels up to alpha 16
- * (FP32). wino_conv2d_backward_filter_info reports the kernels and 1 segment.
+ * WINO_UNSUPPORTED (the vendor library's). options->variant: WINO_VARIANT_FUSED runs one
+ * kernel per kind of units that fetches, transforms, multiplies (FP32 on CUDA cores, FP16 on
+ * tensor cores) and transforms back on chip, with kernels of alpha <= 8 and a workspace of
+ * buckets only (at most half of x + dy + dw); WINO_VARIANT_NON_FUSED runs the transforms and
+ * cuBLAS batched GEMMs apart through a workspace, with kernels up to alpha 16 (FP32); AUTO
+ * takes FUSED for K x C of at most two blocks of 64 x 64 channels and NON_FUSED above
+ * (wino_conv2d_variant tells). wino_conv2d_backward_filter_info reports the kernels and 1 segment.
  * ------------------------------------------------------------------------------------------- */
 
 enum wino_conv2d_kind {

@@ -7,8 +7,8 @@
  * The fused kernels (winrs_fused.h) do it all on chip; the non-fused stages run on the
  * caller's stream, over chunks of units: U = G dy (alpha x units x K),
  * V = B^T x for every filter row i and tile (alpha x units x C each), the alpha GEMMs
- * M += U^T V per (i, tile) in cuBLAS (FP32 accumulation; FP16 operands on tensor cores), which
- * sum the chunks with beta = 1 (no buckets needed), then dW = A^T M once. The runtime plans the
+ * M += U^T V per (i, tile) in cuBLAS (FP32 accumulation; FP16 operands on tensor cores), the
+ * units of a chunk in groups summed into buckets of M, then dW = A^T (the buckets' Kahan sum). The runtime plans the
  * kernels (the CPU planner's fastest pair, section 4.1) and hands them over with their matrices:
  * the component does no planning of its own. */
 #ifndef WINO_CUDA_WINRS_CUDA_H

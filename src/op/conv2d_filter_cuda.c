@@ -16,8 +16,20 @@ struct filter_cuda {
     struct wino_cuda_winrs *winrs;
     struct wino_winrs_plan kernels; /* what wino_conv2d_backward_filter_info reports */
     int accumulate;
-    int fused; /* the fused kernels (WINO_VARIANT_FUSED, the default) or the non-fused stages */
+    int fused; /* the fused kernels or the non-fused stages */
 };
+
+/* AUTO's choice: the fused kernels where K x C is at most FUSED_MAX_BLOCKS blocks of 64 x 64,
+ * the non-fused stages elsewhere. On the H100 (bench/results/2026-11-23_cuda-*-bwd-filter-
+ * fused_h100.csv) the fused kernels won every layer of 64 x 64 channels (FP32 and FP16: the
+ * non-fused GEMMs have too few blocks there), tied at 128 x 128 in FP32 and lost above, where
+ * cuBLAS's GEMMs outrun their products. */
+#define FUSED_MAX_BLOCKS 2
+
+static int fused_by_default(const struct wino_conv2d_desc *d)
+{
+    return (long)((d->k + 63) / 64) * ((d->c + 63) / 64) <= FUSED_MAX_BLOCKS;
+}
 
 /* Appends F(n, r) for units (q0, units) and tiles (j0, tiles) to plan. */
 static void add_problem(struct wino_cuda_winrs_plan *plan, int n, int r, int q0, int units,
@@ -152,7 +164,8 @@ enum wino_status wino_backward_filter_create_cuda(const struct wino_conv2d_desc 
     c->stream = ctx->stream;
     f->ops = w;
     f->accumulate = o->accumulate;
-    f->fused = o->variant != WINO_VARIANT_NON_FUSED;
+    f->fused = o->variant == WINO_VARIANT_FUSED ||
+               (o->variant == WINO_VARIANT_AUTO && fused_by_default(desc));
     struct wino_cuda_winrs_plan plan;
     enum wino_status st = plan_of(desc, sizes->q, o->accumulate, f->fused, &f->kernels, &plan);
     if (!st)
