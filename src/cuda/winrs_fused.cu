@@ -5,11 +5,12 @@
 
 #include "cuda/winrs_fused.h"
 
-/* A block computes a BLOCK x BLOCK tile of K x C with THREADS threads; FP32 takes FMA_UNITS
- * units per step (each thread 4 x 4 pairs (k, c) and every alpha), the tensor cores MMA_UNITS
- * (the depth of one 16 x 16 x 16 product; each warp 16 x 32 pairs). */
+/* A block computes a BLOCK x BLOCK tile of K x C. FP32 takes FMA_UNITS units per step, each
+ * thread fma_rows(A) x 4 pairs (k, c) for every alpha; the tensor cores take MMA_UNITS (the
+ * depth of one 16 x 16 x 16 product), each of THREADS threads' warps 16 x 16 pairs. At most 128
+ * registers per thread where the accumulators of alpha 8 live: a whole block fits on an SM. */
 #define BLOCK 64
-#define THREADS 256
+#define THREADS 512
 #define FMA_UNITS 8
 #define MMA_UNITS 16
 
@@ -150,24 +151,31 @@ static __device__ __forceinline__ void put(const dims &d, T *dw, float *buckets,
         store(dw, at, overwrite ? value : load(dw, at) + value);
 }
 
+/* The FP32 kernel's rows of K per thread for alpha <= A: 4 (256 threads) where the
+ * accumulators are few, 2 (512 threads, within 128 registers) for alpha 8; measured on the H100
+ * (b2_64 of winrs-bfc: 0.61 ms with 4 rows for alpha 4, 0.81 with 2). */
+static constexpr __host__ __device__ int fma_rows(int a) { return a <= 4 ? 4 : 2; }
+static constexpr __host__ __device__ int fma_threads(int a) { return 16 * BLOCK / fma_rows(a); }
+
 /* FP32 on CUDA cores. U and V of a step go through shared memory; the next step's are fetched
- * into registers while this one is multiplied. Thread (ty, tx) holds M[a][k][c] for k = 4 ty ..
- * 4 ty + 3 and c = 4 tx .. 4 tx + 3: a warp reads 2 distinct float4 of U and 16 of V. */
+ * into registers while this one is multiplied. Thread (ty, tx) holds M[a][k][c] for the TK rows
+ * k = TK ty .. and c = 4 tx .. 4 tx + 3: a warp reads 2 distinct vectors of U and 16 float4 of
+ * V. */
 template <int A>
-__global__ void __launch_bounds__(THREADS)
+__global__ void __launch_bounds__(fma_threads(A), 1)
     fused_fma(dims d, fused_problem<A> f, const float *__restrict__ x,
               const float *__restrict__ dy, float *dw, float *buckets, int overwrite)
 {
-    constexpr int PAIRS = BLOCK * FMA_UNITS / THREADS;
+    constexpr int TK = fma_rows(A), NT = fma_threads(A), PAIRS = BLOCK * FMA_UNITS / NT;
     __shared__ __align__(16) float us[A][FMA_UNITS][BLOCK + 4]; /* + 4: no bank conflicts on */
     __shared__ __align__(16) float vs[A][FMA_UNITS][BLOCK + 4]; /* the NCHW stores */
     const block_place b = place_of(d, f);
     const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
-    float acc[A][4][4];
+    float acc[A][TK][4];
 #pragma unroll
     for (int a = 0; a < A; a++)
 #pragma unroll
-        for (int i = 0; i < 4; i++)
+        for (int i = 0; i < TK; i++)
 #pragma unroll
             for (int j = 0; j < 4; j++)
                 acc[a][i][j] = 0.0f;
@@ -178,7 +186,7 @@ __global__ void __launch_bounds__(THREADS)
     __syncthreads();
 #pragma unroll
     for (int e = 0; e < PAIRS; e++) {
-        pair_of(d, threadIdx.x + e * THREADS, FMA_UNITS, &ch[e], &ul[e]);
+        pair_of(d, threadIdx.x + e * NT, FMA_UNITS, &ch[e], &ul[e]);
         fetch_pair(d, f, b, x, dy, ch[e], at[0][ul[e]], u[e], v[e]);
     }
     int next = 1;
@@ -202,11 +210,18 @@ __global__ void __launch_bounds__(THREADS)
             for (int a = 0; a < A; a++) {
                 if (a >= f.alpha)
                     break;
-                const float4 uk = *(const float4 *)&us[a][t][4 * ty];
+                float uu[TK];
+                if constexpr (TK == 4) {
+                    const float4 uk = *(const float4 *)&us[a][t][4 * ty];
+                    uu[0] = uk.x, uu[1] = uk.y, uu[2] = uk.z, uu[3] = uk.w;
+                } else {
+                    const float2 uk = *(const float2 *)&us[a][t][2 * ty];
+                    uu[0] = uk.x, uu[1] = uk.y;
+                }
                 const float4 vc = *(const float4 *)&vs[a][t][4 * tx];
-                const float uu[4] = {uk.x, uk.y, uk.z, uk.w}, vv[4] = {vc.x, vc.y, vc.z, vc.w};
+                const float vv[4] = {vc.x, vc.y, vc.z, vc.w};
 #pragma unroll
-                for (int i = 0; i < 4; i++)
+                for (int i = 0; i < TK; i++)
 #pragma unroll
                     for (int j = 0; j < 4; j++)
                         acc[a][i][j] += uu[i] * vv[j];
@@ -214,10 +229,10 @@ __global__ void __launch_bounds__(THREADS)
         __syncthreads();
     }
 #pragma unroll
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < TK; i++)
 #pragma unroll
         for (int j = 0; j < 4; j++) {
-            const int k = b.k0 + 4 * ty + i, c = b.c0 + 4 * tx + j;
+            const int k = b.k0 + TK * ty + i, c = b.c0 + 4 * tx + j;
             if (k >= d.k || c >= d.c)
                 continue;
 #pragma unroll
@@ -234,11 +249,11 @@ __global__ void __launch_bounds__(THREADS)
 }
 
 /* FP16 and BF16 on tensor cores: U and V rounded to T in shared memory (U as K x units, V as
- * units x C), FP32 accumulators per alpha; warp w holds k = 16 (w / 2) .. + 16 and c = 32 (w % 2)
- * .. + 32 (two fragments). A^T is applied to the accumulators element by element (the fragments
+ * units x C), FP32 accumulators per alpha; warp w holds k = 16 (w / 4) .. + 16 and c = 16 (w % 4)
+ * .. + 16 (one fragment). A^T is applied to the accumulators element by element (the fragments
  * of every alpha have the same layout), and the results leave through shared memory. */
 template <typename T, int A>
-__global__ void __launch_bounds__(THREADS)
+__global__ void __launch_bounds__(THREADS, 1)
     fused_mma(dims d, fused_problem<A> f, const T *__restrict__ x, const T *__restrict__ dy,
               T *dw, float *buckets, int overwrite)
 {
@@ -250,20 +265,18 @@ __global__ void __launch_bounds__(THREADS)
     T(*us)[BLOCK][LDU] = (T(*)[BLOCK][LDU])smem;
     T(*vs)[MMA_UNITS][LDV] = (T(*)[MMA_UNITS][LDV])(smem + A * BLOCK * LDU * sizeof(T));
     const block_place b = place_of(d, f);
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, wk = 16 * (warp / 2),
-              wc = 32 * (warp % 2);
-    wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[A][2];
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, wk = 16 * (warp / 4),
+              wc = 16 * (warp % 4);
+    wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[A];
 #pragma unroll
     for (int a = 0; a < A; a++)
-#pragma unroll
-        for (int h = 0; h < 2; h++)
-            wmma::fill_fragment(acc[a][h], 0.0f);
+        wmma::fill_fragment(acc[a], 0.0f);
     __shared__ unit_place at[2][MMA_UNITS]; /* this step's units and the next's */
     place_units(d, f, b, b.begin, MMA_UNITS, at[0]);
     int now = 0;
     for (long u0 = b.begin; u0 < b.end; u0 += MMA_UNITS, now ^= 1) {
         __syncthreads(); /* at[now] is written, and the last step's products are done */
-#pragma unroll
+#pragma unroll 1 /* one pair's values at a time: registers for the accumulators */
         for (int e = 0; e < PAIRS; e++) {
             int ch, ul;
             float u[A], v[A];
@@ -282,42 +295,37 @@ __global__ void __launch_bounds__(THREADS)
             if (a >= f.alpha)
                 break;
             wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> fu;
+            wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::row_major> fv;
             wmma::load_matrix_sync(fu, &us[a][wk][0], LDU);
-#pragma unroll
-            for (int h = 0; h < 2; h++) {
-                wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::row_major> fv;
-                wmma::load_matrix_sync(fv, &vs[a][0][wc + 16 * h], LDV);
-                wmma::mma_sync(acc[a][h], fu, fv, acc[a][h]);
-            }
+            wmma::load_matrix_sync(fv, &vs[a][0][wc], LDV);
+            wmma::mma_sync(acc[a], fu, fv, acc[a]);
         }
     }
     __syncthreads(); /* the products are done: the outputs take over the shared memory */
     float(*out)[LDO] = (float(*)[LDO])(smem + warp * 16 * LDO * sizeof(float));
 #pragma unroll
-    for (int h = 0; h < 2; h++)
+    for (int jj = 0; jj < A; jj++) {
+        if (jj >= f.n)
+            break;
+        wmma::fragment<wmma::accumulator, 16, 16, 16, float> o;
 #pragma unroll
-        for (int jj = 0; jj < A; jj++) {
-            if (jj >= f.n)
-                break;
-            wmma::fragment<wmma::accumulator, 16, 16, 16, float> o;
+        for (int e = 0; e < o.num_elements; e++) {
+            float s = 0.0f;
 #pragma unroll
-            for (int e = 0; e < o.num_elements; e++) {
-                float s = 0.0f;
-#pragma unroll
-                for (int a = 0; a < A; a++)
-                    s += f.at[jj][a] * acc[a][h].x[e];
-                o.x[e] = s;
-            }
-            wmma::store_matrix_sync(&out[0][0], o, LDO, wmma::mem_row_major);
-            __syncwarp();
-            for (int e = lane; e < 256; e += 32) {
-                const int k = b.k0 + wk + e / 16, c = b.c0 + wc + 16 * h + e % 16;
-                if (k < d.k && c < d.c)
-                    put(d, dw, buckets, overwrite, k, c, b.row, f.j0 + b.tile * f.n + jj,
-                        out[e / 16][e % 16]);
-            }
-            __syncwarp();
+            for (int a = 0; a < A; a++)
+                s += f.at[jj][a] * acc[a].x[e];
+            o.x[e] = s;
         }
+        wmma::store_matrix_sync(&out[0][0], o, LDO, wmma::mem_row_major);
+        __syncwarp();
+        for (int e = lane; e < 256; e += 32) {
+            const int k = b.k0 + wk + e / 16, c = b.c0 + wc + e % 16;
+            if (k < d.k && c < d.c)
+                put(d, dw, buckets, overwrite, k, c, b.row, f.j0 + b.tile * f.n + jj,
+                    out[e / 16][e % 16]);
+        }
+        __syncwarp();
+    }
 }
 
 /* dw's taps j0 .. j0 + tiles n of every row (+)= the sum of the segments' buckets, with Kahan
@@ -362,7 +370,7 @@ template <int A>
 static void launch(const dims &d, const fused_problem<A> &f, dim3 grid, const float *x,
                    const float *dy, float *dw, float *buckets, int overwrite, cudaStream_t s)
 {
-    fused_fma<A><<<grid, THREADS, 0, s>>>(d, f, x, dy, dw, buckets, overwrite);
+    fused_fma<A><<<grid, fma_threads(A), 0, s>>>(d, f, x, dy, dw, buckets, overwrite);
 }
 
 template <int A, typename T>
