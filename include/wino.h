@@ -349,8 +349,8 @@ WINO_API void wino_conv2d_destroy(wino_conv2d *op); /* NULL is fine */
  * tensor cores) and transforms back on chip, with kernels of alpha <= 8 and a workspace of
  * buckets only (at most half of x + dy + dw); WINO_VARIANT_NON_FUSED runs the transforms and
  * cuBLAS batched GEMMs apart through a workspace, with kernels up to alpha 16 (FP32); AUTO
- * takes FUSED for K x C of at most two blocks of 64 x 64 channels and NON_FUSED above
- * (wino_conv2d_variant tells). wino_conv2d_backward_filter_info reports the kernels and 1 segment.
+ * takes FUSED for K x C of at most four blocks of 64 x 64 channels or maps of dy of at most 64
+ * pixels, NON_FUSED elsewhere, at create (wino_conv2d_variant tells). wino_conv2d_backward_filter_info reports the kernels and 1 segment.
  * ------------------------------------------------------------------------------------------- */
 
 enum wino_conv2d_kind {

@@ -19,16 +19,20 @@ struct filter_cuda {
     int fused; /* the fused kernels or the non-fused stages */
 };
 
-/* AUTO's choice: the fused kernels where K x C is at most FUSED_MAX_BLOCKS blocks of 64 x 64,
- * the non-fused stages elsewhere. On the H100 (bench/results/2026-11-23_cuda-*-bwd-filter-
- * fused_h100.csv) the fused kernels won every layer of 64 x 64 channels (FP32 and FP16: the
- * non-fused GEMMs have too few blocks there), tied at 128 x 128 in FP32 and lost above, where
- * cuBLAS's GEMMs outrun their products. */
-#define FUSED_MAX_BLOCKS 2
+/* AUTO's choice, made at create: the fused kernels where K x C is at most FUSED_MAX_BLOCKS
+ * blocks of 64 x 64 or dy's maps at most FUSED_MAX_PIXELS, the non-fused stages elsewhere. On
+ * the H100 (bench/results/2026-11-23_cuda-*_winrs-bfc_b32_bwd-filter-fused*_h100.csv) the fused
+ * kernels won the layers of 64 x 64 and 128 x 128 channels (the non-fused GEMMs have too few
+ * blocks there) and tied or won on 7 x 7 maps (short GEMMs, whose U, V and M would take 2 to 5
+ * times x + dy + dw as workspace), and lost elsewhere, where cuBLAS's GEMMs outrun their
+ * products. */
+#define FUSED_MAX_BLOCKS 4
+#define FUSED_MAX_PIXELS 64
 
-static int fused_by_default(const struct wino_conv2d_desc *d)
+static int fused_by_default(const struct wino_conv2d_desc *d, const struct wino_conv_sizes *s)
 {
-    return (long)((d->k + 63) / 64) * ((d->c + 63) / 64) <= FUSED_MAX_BLOCKS;
+    return (long)((d->k + 63) / 64) * ((d->c + 63) / 64) <= FUSED_MAX_BLOCKS ||
+           (long)s->p * s->q <= FUSED_MAX_PIXELS;
 }
 
 /* Appends F(n, r) for units (q0, units) and tiles (j0, tiles) to plan. */
@@ -165,7 +169,7 @@ enum wino_status wino_backward_filter_create_cuda(const struct wino_conv2d_desc 
     f->ops = w;
     f->accumulate = o->accumulate;
     f->fused = o->variant == WINO_VARIANT_FUSED ||
-               (o->variant == WINO_VARIANT_AUTO && fused_by_default(desc));
+               (o->variant == WINO_VARIANT_AUTO && fused_by_default(desc, sizes));
     struct wino_cuda_winrs_plan plan;
     enum wino_status st = plan_of(desc, sizes->q, o->accumulate, f->fused, &f->kernels, &plan);
     if (!st)
