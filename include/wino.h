@@ -74,7 +74,10 @@ enum wino_dtype {
     WINO_DTYPE_F32 = 0,
     WINO_DTYPE_F16 = 1,
     WINO_DTYPE_S8 = 2,
-    WINO_DTYPE_U8 = 3
+    WINO_DTYPE_U8 = 3,
+    WINO_DTYPE_BF16 = 4 /* bfloat16 (torch.bfloat16: the top 16 bits of an FP32), since 0.2:
+                         * the CUDA backward-filter runs it; other paths answer
+                         * WINO_UNSUPPORTED */
 };
 
 enum wino_layout { WINO_LAYOUT_NCHW = 0, WINO_LAYOUT_NHWC = 1 };
@@ -341,7 +344,7 @@ WINO_API void wino_conv2d_destroy(wino_conv2d *op); /* NULL is fine */
  * does not serve (stride or dilation other than 1, R != S, pad above R-1), answer
  * WINO_UNSUPPORTED: the caller falls back to the vendor library
  * (wino_conv2d_backward_data_can_implement answers for the CPU). Backward-filter on CUDA is
- * WinRS, FP32 and FP16 (FP16 GEMM operands on tensor cores, FP32 accumulation and transforms),
+ * WinRS, FP32, FP16 and BF16 (16-bit operands on tensor cores, FP32 accumulation and transforms),
  * stride 1 and dilation 1, x, dy and dw in memory of ctx->device, run on the context's stream;
  * options->accumulate as on the CPU; WINO_ALGO_DIRECT and other strides or dilations answer
  * WINO_UNSUPPORTED (the vendor library's). options->variant: WINO_VARIANT_FUSED runs one
@@ -350,7 +353,9 @@ WINO_API void wino_conv2d_destroy(wino_conv2d *op); /* NULL is fine */
  * buckets only (at most half of x + dy + dw); WINO_VARIANT_NON_FUSED runs the transforms and
  * cuBLAS batched GEMMs apart through a workspace, with kernels up to alpha 16 (FP32); AUTO
  * takes FUSED for K x C of at most four blocks of 64 x 64 channels or maps of dy of at most 64
- * pixels, NON_FUSED elsewhere, at create (wino_conv2d_variant tells). wino_conv2d_backward_filter_info reports the kernels and 1 segment.
+ * pixels, NON_FUSED elsewhere, at create (wino_conv2d_variant tells). BF16 runs as FP16 does
+ * (16-bit operands, FP32 transforms and accumulation). wino_conv2d_backward_filter_info reports
+ * the kernels and 1 segment.
  * ------------------------------------------------------------------------------------------- */
 
 enum wino_conv2d_kind {

@@ -168,6 +168,8 @@ static int test_operator_bad_input(void)
     ok &= expect(wino_conv2d_can_implement(&d, &o), unsup, "Winograd with R != S");
     d = good, d.dtype = WINO_DTYPE_S8;
     ok &= expect(wino_conv2d_can_implement(&d, NULL), unsup, "int8 not yet");
+    d = good, d.dtype = WINO_DTYPE_BF16;
+    ok &= expect(wino_conv2d_create(&d, w, NULL, NULL, &op), unsup, "BF16 forward on the CPU");
     ok &= op == NULL;
 
     ok &= expect(wino_conv2d_create(&good, w, NULL, &o, &op), WINO_SUCCESS, "create");

@@ -138,6 +138,9 @@ static void test_bad_input(struct test_counts *tc)
     d.dtype = WINO_DTYPE_F16;
     bwd_expect(tc, wino_conv2d_backward_data_create(&d, w, NULL, NULL, &op), WINO_UNSUPPORTED,
                "FP16 on the CPU");
+    d.dtype = WINO_DTYPE_BF16;
+    bwd_expect(tc, wino_conv2d_backward_data_create(&d, w, NULL, NULL, &op), WINO_UNSUPPORTED,
+               "BF16 on the CPU");
     d = good;
     o.accumulate = 1;
     bwd_expect(tc, wino_conv2d_backward_data_create(&d, w, NULL, &o, &op), WINO_INVALID_ARGUMENT,

@@ -323,6 +323,9 @@ static void test_bad_input(struct test_counts *tc)
     d.dtype = WINO_DTYPE_F16;
     bwd_expect(tc, wino_conv2d_backward_filter_create(&d, NULL, NULL, &op), WINO_UNSUPPORTED,
                "FP16 on the CPU");
+    d.dtype = WINO_DTYPE_BF16;
+    bwd_expect(tc, wino_conv2d_backward_filter_create(&d, NULL, NULL, &op), WINO_UNSUPPORTED,
+               "BF16 on the CPU");
     d.dtype = WINO_DTYPE_S8;
     bwd_expect(tc, wino_conv2d_backward_filter_can_implement(&d, NULL, NULL), WINO_UNSUPPORTED,
                "INT8");

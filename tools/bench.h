@@ -63,7 +63,8 @@ struct wino_conv2d_desc bench_layer_desc(const struct bench_layer *layer);
 /* ---- options of `wino bench`, both backends (parsed by tools/cmd_bench.c) ---- */
 
 enum bench_backend { BENCH_CPU, BENCH_CUDA };    /* the index of --backend cpu|cuda: its mode */
-enum bench_dtype { BENCH_F32, BENCH_F16, BENCH_INT8 }; /* the index of --dtype f32|f16|int8 */
+/* the index of --dtype f32|f16|int8|bf16 */
+enum bench_dtype { BENCH_F32, BENCH_F16, BENCH_INT8, BENCH_BF16 };
 /* The convolution timed, the index of --op: forward (y from x, w), backward-data (dx from dy,
  * w) or backward-filter (dw from x, dy). */
 enum bench_op { BENCH_FWD, BENCH_BWD_DATA, BENCH_BWD_FILTER };

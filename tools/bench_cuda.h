@@ -48,6 +48,8 @@ int bench_cuda_runtime_failed(int err, const char *call, const char *file, int l
 /* IEEE binary16 bits from a float, rounded to nearest even (overflow to infinity), and back. */
 uint16_t bench_f32_to_f16(float f);
 float bench_f16_to_f32(uint16_t h);
+uint16_t bench_f32_to_bf16(float f); /* round to nearest even */
+float bench_bf16_to_f32(uint16_t h);
 /* Bytes of one element of type t. */
 size_t bench_dtype_size(enum wino_dtype t);
 

@@ -200,11 +200,14 @@ static int upload_nchw(const struct cuda_problem *pb, struct cudnn_state *st)
 static int describe_conv(const struct cuda_problem *pb, struct cudnn_state *st)
 {
     const struct wino_conv2d_desc *d = &pb->desc;
-    const int int8 = d->dtype == WINO_DTYPE_U8, f16 = d->dtype == WINO_DTYPE_F16;
+    const int int8 = d->dtype == WINO_DTYPE_U8, f32 = d->dtype == WINO_DTYPE_F32;
     const cudnnTensorFormat_t fmt = st->nchw ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC;
-    const cudnnDataType_t t = int8 ? CUDNN_DATA_INT8 : f16 ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
+    const cudnnDataType_t t = int8                          ? CUDNN_DATA_INT8
+                              : d->dtype == WINO_DTYPE_F16  ? CUDNN_DATA_HALF
+                              : d->dtype == WINO_DTYPE_BF16 ? CUDNN_DATA_BFLOAT16
+                                                            : CUDNN_DATA_FLOAT;
     /* FP32 on the FMA units: TF32 tensor cores would round the inputs to 10 mantissa bits */
-    const cudnnMathType_t math = int8 || f16 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
+    const cudnnMathType_t math = f32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH;
     return CUDNN_FAILED(cudnnCreateTensorDescriptor(&st->xd)) ||
            CUDNN_FAILED(cudnnCreateTensorDescriptor(&st->yd)) ||
            CUDNN_FAILED(cudnnCreateFilterDescriptor(&st->wd)) ||
@@ -222,9 +225,10 @@ static int describe_conv(const struct cuda_problem *pb, struct cudnn_state *st)
 static int describe_output(const struct cuda_problem *pb, struct cudnn_state *st,
                            enum wino_dtype t)
 {
-    const cudnnDataType_t ct = t == WINO_DTYPE_S8    ? CUDNN_DATA_INT8
-                               : t == WINO_DTYPE_F16 ? CUDNN_DATA_HALF
-                                                     : CUDNN_DATA_FLOAT;
+    const cudnnDataType_t ct = t == WINO_DTYPE_S8     ? CUDNN_DATA_INT8
+                               : t == WINO_DTYPE_F16  ? CUDNN_DATA_HALF
+                               : t == WINO_DTYPE_BF16 ? CUDNN_DATA_BFLOAT16
+                                                      : CUDNN_DATA_FLOAT;
     st->y_type = t;
     return CUDNN_FAILED(cudnnSetTensor4dDescriptor(
         st->yd, st->nchw ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC, ct, pb->desc.n, pb->desc.k,

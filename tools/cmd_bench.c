@@ -184,7 +184,7 @@ static int parse_args(int argc, char **argv, struct bench_args *a)
     const struct cli_option options[] = {
         {"--backend", CLI_MODE, &a->backend, 0, 0, 0, "cpu|cuda", NULL},
         BENCH_LAYER_OPTIONS(&a->layers, 0),
-        {"--dtype", CLI_CHOICE, &a->dtype, 0, 0, 0, "f32|f16|int8", NULL},
+        {"--dtype", CLI_CHOICE, &a->dtype, 0, 0, 0, "f32|f16|int8|bf16", NULL},
         {"--op", CLI_CHOICE, &a->op, 0, 0, 0, BENCH_OP_CHOICES, NULL},
         {"--batch", CLI_LONG, &a->batch, 0, 1, 65536, NULL, NULL},
         {"--reps", CLI_LONG, &a->reps, 0, 1, 1000000, NULL, NULL},
@@ -205,8 +205,11 @@ static int parse_args(int argc, char **argv, struct bench_args *a)
     }
     if (r)
         return r;
-    if (a->backend == BENCH_CPU && a->dtype == BENCH_F16)
-        return cli_usage_error(VERB, "--dtype f16 runs on --backend cuda only");
+    if (a->backend == BENCH_CPU && (a->dtype == BENCH_F16 || a->dtype == BENCH_BF16))
+        return cli_usage_error(VERB, "--dtype %s runs on --backend cuda only",
+                               a->dtype == BENCH_F16 ? "f16" : "bf16");
+    if (a->dtype == BENCH_BF16 && a->op != BENCH_BWD_FILTER)
+        return cli_usage_error(VERB, "--dtype bf16: wino runs BF16 in --op bwd-filter only");
     if (a->op != BENCH_FWD && a->backend == BENCH_CUDA && a->dtype == BENCH_INT8)
         return cli_usage_error(VERB, "--op %s on --backend cuda: f32 or f16 (int8 is for "
                                      "inference)",

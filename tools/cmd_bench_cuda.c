@@ -45,6 +45,8 @@ int bench_cuda_run(const struct bench_args *a, const struct bench_layer *layers,
 #define BOUND_WINO_F32 1e-3
 #define BOUND_CUDNN_F32 1e-3
 #define BOUND_F16 2e-2
+/* BF16 keeps 8 significant bits to FP16's 11: eight times the rounding of its inputs. */
+#define BOUND_BF16 1.6e-1
 #define BOUND_CUDNN_INT8 0.2
 
 /* Dense peak arithmetic per SM per clock on Hopper (sm_90), the floors' compute side: FP32 on the
@@ -63,7 +65,7 @@ struct cuda_args {
     const char *set;
     long batch, reps, warmup, device; /* batch 0 = as in the set file */
     int csv;
-    enum wino_dtype dtype; /* F32, F16, or U8 for --dtype int8 */
+    enum wino_dtype dtype; /* F32, F16, BF16, or U8 for --dtype int8 */
     int op;                /* enum bench_op */
 };
 
@@ -134,6 +136,24 @@ int bench_cuda_runtime_failed(int err, const char *call, const char *file, int l
     return bench_cuda_record(call, file, line, why);
 }
 
+uint16_t bench_f32_to_bf16(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    if ((u & 0x7fffffffu) > 0x7f800000u) /* NaN stays NaN (quiet) */
+        return (uint16_t)((u >> 16) | 0x40u);
+    u += 0x7fffu + ((u >> 16) & 1u); /* round to nearest even; a carry may raise the exponent */
+    return (uint16_t)(u >> 16);
+}
+
+float bench_bf16_to_f32(uint16_t h)
+{
+    const uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
 uint16_t bench_f32_to_f16(float f)
 {
     uint32_t u;
@@ -178,7 +198,7 @@ float bench_f16_to_f32(uint16_t h)
 
 size_t bench_dtype_size(enum wino_dtype t)
 {
-    return t == WINO_DTYPE_F32 ? 4 : t == WINO_DTYPE_F16 ? 2 : 1;
+    return t == WINO_DTYPE_F32 ? 4 : t == WINO_DTYPE_F16 || t == WINO_DTYPE_BF16 ? 2 : 1;
 }
 
 int bench_cuda_alloc(size_t bytes, int poison, void **dev)
@@ -218,13 +238,13 @@ int bench_cuda_upload(const void *host, size_t bytes, void **dev)
 
 int bench_cuda_upload_floats(const float *v, size_t n, enum wino_dtype t, void **dev)
 {
-    if (t != WINO_DTYPE_F16)
+    if (t != WINO_DTYPE_F16 && t != WINO_DTYPE_BF16)
         return bench_cuda_upload(v, n * sizeof *v, dev);
     uint16_t *h = malloc(n * sizeof *h);
     if (!h)
         return bench_cuda_record("malloc", __FILE__, __LINE__, "out of memory");
     for (size_t i = 0; i < n; i++)
-        h[i] = bench_f32_to_f16(v[i]);
+        h[i] = t == WINO_DTYPE_F16 ? bench_f32_to_f16(v[i]) : bench_f32_to_bf16(v[i]);
     const int rc = bench_cuda_upload(h, n * sizeof *h, dev);
     free(h);
     return rc;
@@ -246,9 +266,10 @@ int bench_cuda_download_floats(void *stream, const void *dev, size_t n, enum win
         return bench_cuda_record("malloc", __FILE__, __LINE__, "out of memory");
     const int rc = bench_cuda_download(stream, dev, n * bench_dtype_size(t), raw);
     for (size_t i = 0; !rc && i < n; i++)
-        out[i] = t == WINO_DTYPE_F16  ? bench_f16_to_f32(((const uint16_t *)(void *)raw)[i])
-                 : t == WINO_DTYPE_S8 ? scale * (float)((const signed char *)raw)[i]
-                                      : scale * (float)raw[i];
+        out[i] = t == WINO_DTYPE_F16    ? bench_f16_to_f32(((const uint16_t *)(void *)raw)[i])
+                 : t == WINO_DTYPE_BF16 ? bench_bf16_to_f32(((const uint16_t *)(void *)raw)[i])
+                 : t == WINO_DTYPE_S8   ? scale * (float)((const signed char *)raw)[i]
+                                        : scale * (float)raw[i];
     free(raw);
     return rc;
 }
@@ -263,15 +284,19 @@ void bench_cuda_free(void *dev)
 
 static const char *dtype_name(enum wino_dtype t)
 {
-    return t == WINO_DTYPE_F32 ? "f32" : t == WINO_DTYPE_F16 ? "f16" : "int8";
+    return t == WINO_DTYPE_F32    ? "f32"
+           : t == WINO_DTYPE_F16  ? "f16"
+           : t == WINO_DTYPE_BF16 ? "bf16"
+                                  : "int8";
 }
 
 void bench_cuda_usage(FILE *out)
 {
     fprintf(out,
             "usage: wino bench --backend cuda --set NAME|FILE [--layer L ...]\n"
-            "                  [--op fwd|bwd-data|bwd-filter] [--dtype f32|f16|int8] [--batch N]\n"
-            "                  [--reps R] [--warmup W] [--device D] [--sets-dir DIR] [--csv]\n"
+            "                  [--op fwd|bwd-data|bwd-filter] [--dtype f32|f16|int8|bf16]\n"
+            "                  [--batch N] [--reps R] [--warmup W] [--device D] [--sets-dir DIR]\n"
+            "                  [--csv]\n"
             "\n"
             "Times NHWC forward convolution of every layer of a set on one GPU (inputs and weights\n"
             "uniform in (-1, 1)) with wino's CUDA Winograd, one row per tile m in 2..%d and\n"
@@ -306,7 +331,7 @@ void bench_cuda_usage(FILE *out)
             "  --backend cuda   this GPU bench (cpu: wino bench --backend cpu --help)\n"
             BENCH_LAYER_USAGE
             "  --op OP          fwd (default), bwd-data or bwd-filter\n"
-            "  --dtype T        f32 (default), f16 or int8 (fwd only)\n"
+            "  --dtype T        f32 (default), f16, int8 (fwd only) or bf16 (bwd-filter only)\n"
             "  --batch N        override every layer's batch size\n"
             "  --reps R         timed runs per implementation (default 30)\n"
             "  --warmup W       untimed runs before them (default 5)\n"
@@ -430,9 +455,9 @@ static int open_gpu(const struct cuda_args *a, struct gpu *g)
     g->sms = prop.multiProcessorCount;
     g->major = prop.major;
     g->minor = prop.minor;
-    g->peak_per_sm_clk = a->dtype == WINO_DTYPE_F32   ? PEAK_F32_PER_SM_CLK
-                         : a->dtype == WINO_DTYPE_F16 ? PEAK_F16_PER_SM_CLK
-                                                      : PEAK_INT8_PER_SM_CLK;
+    g->peak_per_sm_clk = a->dtype == WINO_DTYPE_F32 ? PEAK_F32_PER_SM_CLK
+                         : a->dtype == WINO_DTYPE_U8 ? PEAK_INT8_PER_SM_CLK
+                                                     : PEAK_F16_PER_SM_CLK; /* BF16's too */
     g->peak = g->peak_per_sm_clk * g->sms * g->clock_khz; /* per ms: kHz = clocks per ms */
     /* without cuDNN (not built, or its handle refused) the reason goes in g->no_cudnn and wino
      * is timed alone */
@@ -458,10 +483,13 @@ static int gpu_broken(void)
 
 /* ---- one layer ---- */
 
-static void round_to_half(float *v, size_t n)
+/* v rounded to what a tensor of type t holds (FP16, BF16; others unchanged). */
+static void round_to(enum wino_dtype t, float *v, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        v[i] = bench_f16_to_f32(bench_f32_to_f16(v[i]));
+        v[i] = t == WINO_DTYPE_F16    ? bench_f16_to_f32(bench_f32_to_f16(v[i]))
+               : t == WINO_DTYPE_BF16 ? bench_bf16_to_f32(bench_f32_to_bf16(v[i]))
+                                      : v[i];
 }
 
 /* FP64 reference work per checked image above which only some output channels are checked. */
@@ -601,12 +629,10 @@ static int setup_layer(const struct cuda_args *a, const struct gpu *g, const str
     bench_fill_uniform(lr->w, lr->w_n, 2 * (uint64_t)index + 2);
     if (!forward) /* dy as the CPU bench draws it */
         bench_fill_uniform(lr->dy, lr->y_n, ((uint64_t)index << 32) + 3);
-    if (a->dtype == WINO_DTYPE_F16) { /* the reference sees what the GPU sees */
-        round_to_half(lr->x, lr->x_n);
-        round_to_half(lr->w, lr->w_n);
-        if (!forward)
-            round_to_half(lr->dy, lr->y_n);
-    }
+    round_to(a->dtype, lr->x, lr->x_n); /* the reference sees what the GPU sees */
+    round_to(a->dtype, lr->w, lr->w_n);
+    if (!forward)
+        round_to(a->dtype, lr->dy, lr->y_n);
     if (a->dtype == WINO_DTYPE_U8)
         pb->x_scale = bench_relu_u8_scale(lr->x, lr->x_n);
     if (forward ? reference(lr) : backward_reference(lr)) {
@@ -805,9 +831,10 @@ static int wino_rows(const struct cuda_args *a, const struct gpu *g, struct laye
     const int *tiles = int8 ? int8_tiles : float_tiles;
     const size_t count = int8 ? sizeof int8_tiles / sizeof int8_tiles[0]
                               : sizeof float_tiles / sizeof float_tiles[0];
-    const double bound = int8                       ? BENCH_BOUND_INT8
-                         : a->dtype == WINO_DTYPE_F16 ? BOUND_F16
-                                                      : BOUND_WINO_F32;
+    const double bound = int8                        ? BENCH_BOUND_INT8
+                         : a->dtype == WINO_DTYPE_F16  ? BOUND_F16
+                         : a->dtype == WINO_DTYPE_BF16 ? BOUND_BF16
+                                                       : BOUND_WINO_F32;
     if (a->op == BENCH_BWD_FILTER)
         return winrs_rows(a, g, lr, t, bound);
     int refused = 0; /* the non-fused variant refused a smaller tile */
@@ -844,9 +871,10 @@ static int wino_rows(const struct cuda_args *a, const struct gpu *g, struct laye
 static int cudnn_rows(const struct cuda_args *a, const struct gpu *g, struct layer_run *lr,
                       struct layer_rows *t)
 {
-    const double bound = a->dtype == WINO_DTYPE_F32   ? BOUND_CUDNN_F32
-                         : a->dtype == WINO_DTYPE_F16 ? BOUND_F16
-                                                      : BOUND_CUDNN_INT8;
+    const double bound = a->dtype == WINO_DTYPE_F32    ? BOUND_CUDNN_F32
+                         : a->dtype == WINO_DTYPE_F16  ? BOUND_F16
+                         : a->dtype == WINO_DTYPE_BF16 ? BOUND_BF16
+                                                       : BOUND_CUDNN_INT8;
     const int layouts = a->dtype == WINO_DTYPE_U8 ? 1 : 2; /* cuDNN INT8 runs NHWC only */
     if (g->no_cudnn[0])
         return 0;
@@ -1017,7 +1045,8 @@ static void print_header(const struct cuda_args *a, const struct gpu *g, int lay
 
 int bench_cuda_run(const struct bench_args *args, const struct bench_layer *layers, int count)
 {
-    static const enum wino_dtype dtypes[3] = {WINO_DTYPE_F32, WINO_DTYPE_F16, WINO_DTYPE_U8};
+    static const enum wino_dtype dtypes[4] = {WINO_DTYPE_F32, WINO_DTYPE_F16, WINO_DTYPE_U8,
+                                              WINO_DTYPE_BF16};
     const struct cuda_args a = {args->set,
                                 args->batch,
                                 args->reps < 0 ? 30 : args->reps,

@@ -11,6 +11,7 @@ size_t wino_dtype_size(enum wino_dtype dtype)
     case WINO_DTYPE_F32:
         return 4;
     case WINO_DTYPE_F16:
+    case WINO_DTYPE_BF16:
         return 2;
     case WINO_DTYPE_S8:
     case WINO_DTYPE_U8:

@@ -133,7 +133,7 @@ __global__ void transform_out(dims d, wino_cuda_winrs_problem pr, const float *m
 
 static size_t element_bytes(const struct wino_cuda_winrs *w)
 {
-    return w->desc.dtype == WINO_DTYPE_F16 ? 2 : 4;
+    return w->desc.dtype == WINO_DTYPE_F32 ? 4 : 2;
 }
 
 /* The fused kernels' segments, their buckets within BUCKET_SHARE of the data. */
@@ -210,8 +210,9 @@ static enum wino_status winrs_create(const struct wino_conv2d_desc *desc,
                                      struct wino_cuda_winrs **out, size_t *bytes)
 {
     *out = NULL;
-    if (desc->dtype != WINO_DTYPE_F32 && desc->dtype != WINO_DTYPE_F16)
-        return wino_fail(WINO_UNSUPPORTED, "WinRS on CUDA: FP32 and FP16 only");
+    if (desc->dtype != WINO_DTYPE_F32 && desc->dtype != WINO_DTYPE_F16 &&
+        desc->dtype != WINO_DTYPE_BF16)
+        return wino_fail(WINO_UNSUPPORTED, "WinRS on CUDA: FP32, FP16 and BF16 only");
     enum wino_status st = check_context(ctx);
     if (st)
         return st;
@@ -270,7 +271,9 @@ static cublasStatus_t chunk_gemms(const struct wino_cuda_winrs *w,
 {
     const struct wino_conv2d_desc *d = &w->desc;
     const int alpha = pr->n + pr->r - 1;
-    const cudaDataType type = d->dtype == WINO_DTYPE_F16 ? CUDA_R_16F : CUDA_R_32F;
+    const cudaDataType type = d->dtype == WINO_DTYPE_F16    ? CUDA_R_16F
+                              : d->dtype == WINO_DTYPE_BF16 ? CUDA_R_16BF
+                                                            : CUDA_R_32F;
     const size_t es = element_bytes(w), kc = (size_t)d->k * d->c;
     const long long lg = w->group_units;
     const float one = 1.0f, beta = first_chunk ? 0.0f : 1.0f;
@@ -331,6 +334,9 @@ static enum wino_status enqueue_typed(const struct wino_cuda_winrs *w, const voi
 {
     if (w->desc.dtype == WINO_DTYPE_F16)
         return enqueue(w, (const __half *)x, (const __half *)dy, (__half *)dw, ws, w->stream);
+    if (w->desc.dtype == WINO_DTYPE_BF16)
+        return enqueue(w, (const __nv_bfloat16 *)x, (const __nv_bfloat16 *)dy,
+                       (__nv_bfloat16 *)dw, ws, w->stream);
     return enqueue(w, (const float *)x, (const float *)dy, (float *)dw, ws, w->stream);
 }
 

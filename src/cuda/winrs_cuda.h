@@ -1,16 +1,16 @@
-/* WinRS backward-filter convolution on CUDA (src/cuda/winrs_cuda.cu), FP32 and FP16, stride 1
- * and dilation 1, any R x S and padding, either layout. The algorithm of src/cpu/winrs_f32.h:
- * row i of dW[k][c] is a 1D correlation summed over every row of dy; a row of dy is split into
- * units of r columns, a filter row into tiles of n taps, and each (unit, tile) is a 1D Winograd
- * problem F(n, r) with dy's unit as the filter:
+/* WinRS backward-filter convolution on CUDA (src/cuda/winrs_cuda.cu), FP32, FP16 and BF16,
+ * stride 1 and dilation 1, any R x S and padding, either layout. The algorithm of
+ * src/cpu/winrs_f32.h: row i of dW[k][c] is a 1D correlation summed over every row of dy; a row
+ * of dy is split into units of r columns, a filter row into tiles of n taps, and each (unit,
+ * tile) is a 1D Winograd problem F(n, r) with dy's unit as the filter:
  *     dW[k][c][i][j0 .. j0 + n) += A^T [(G dy_unit) .* (B^T x_window)].
  * The fused kernels (winrs_fused.h) do it all on chip; the non-fused stages run on the
- * caller's stream, over chunks of units: U = G dy (alpha x units x K),
- * V = B^T x for every filter row i and tile (alpha x units x C each), the alpha GEMMs
- * M += U^T V per (i, tile) in cuBLAS (FP32 accumulation; FP16 operands on tensor cores), the
- * units of a chunk in groups summed into buckets of M, then dW = A^T (the buckets' Kahan sum). The runtime plans the
- * kernels (the CPU planner's fastest pair, section 4.1) and hands them over with their matrices:
- * the component does no planning of its own. */
+ * caller's stream, over chunks of units: U = G dy (alpha x units x K), V = B^T x for every
+ * filter row i and tile (alpha x units x C each), the alpha GEMMs M += U^T V per (i, tile) in
+ * cuBLAS (FP32 accumulation; FP16 and BF16 operands on tensor cores), the units of a chunk in
+ * groups summed into buckets of M, then dW = A^T (the buckets' Kahan sum). The runtime plans
+ * the kernels (the CPU planner's fastest pair, section 4.1) and hands them over with their
+ * matrices: the component does no planning of its own. */
 #ifndef WINO_CUDA_WINRS_CUDA_H
 #define WINO_CUDA_WINRS_CUDA_H
 
@@ -52,7 +52,7 @@ struct wino_cuda_winrs_plan {
 struct wino_cuda_winrs;
 
 /* The component's WinRS operator (struct wino_cuda_ops.winrs): create on ctx's device for a
- * validated FP32 or FP16 descriptor with stride 1 and dilation 1 and its plan (sets the
+ * validated FP32, FP16 or BF16 descriptor with stride 1 and dilation 1 and its plan (sets the
  * workspace bytes run needs); reshape to other sizes with the plan for them; run (dw from x and
  * dy on the context's stream: no allocation, no synchronization); destroy (NULL is fine). */
 struct wino_cuda_winrs_ops {

@@ -196,7 +196,8 @@ static enum wino_status plan(const struct wino_conv2d_desc *desc,
     if (st)
         return st;
     if (desc->dtype != WINO_DTYPE_F32)
-        return wino_fail(WINO_UNSUPPORTED, "only FP32 convolution is implemented so far");
+        return wino_fail(WINO_UNSUPPORTED, "the CPU's forward convolution is FP32 (FP16 runs on "
+                                           "the CUDA backend, BF16 in its backward-filter only)");
     if (o->variant == WINO_VARIANT_FUSED_OUTPUT)
         return wino_fail(WINO_UNSUPPORTED, "the fused-output variant is the CUDA backend's");
     if (o->matrices) { /* the rule of wino_conv2d_options.matrices */

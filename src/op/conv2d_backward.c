@@ -63,9 +63,10 @@ static enum wino_status check_gradient(const struct wino_conv2d_desc *desc,
 static enum wino_status check_cpu_dtype(const struct wino_conv2d_desc *desc,
                                         const struct wino_conv2d_options *o)
 {
-    if (desc->dtype == WINO_DTYPE_F16)
-        return wino_fail(WINO_UNSUPPORTED, "FP16 training convolutions run on the CUDA backend; "
-                                           "the CPU computes FP32");
+    if (desc->dtype == WINO_DTYPE_F16 || desc->dtype == WINO_DTYPE_BF16)
+        return wino_fail(WINO_UNSUPPORTED, "FP16 and BF16 training convolutions run on the CUDA "
+                                           "backend (BF16: backward-filter); the CPU computes "
+                                           "FP32");
     if (desc->dtype != WINO_DTYPE_F32)
         return wino_fail(WINO_UNSUPPORTED, "training convolutions are FP32 on the CPU");
     if (o->variant == WINO_VARIANT_FUSED_OUTPUT)
@@ -89,7 +90,8 @@ static enum wino_status data_plan_cuda(const struct wino_conv2d_desc *desc,
                                        enum wino_algo *algo)
 {
     if (desc->dtype != WINO_DTYPE_F32 && desc->dtype != WINO_DTYPE_F16)
-        return wino_fail(WINO_UNSUPPORTED, "CUDA backward-data: FP32 and FP16");
+        return wino_fail(WINO_UNSUPPORTED, "CUDA backward-data: FP32 and FP16 (BF16: "
+                                           "backward-filter only)");
     if (o->algo == WINO_ALGO_DIRECT)
         return wino_fail(WINO_UNSUPPORTED, "CUDA backward-data runs Winograd only: direct "
                                            "convolution is the vendor library's");

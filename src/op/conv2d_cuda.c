@@ -75,7 +75,8 @@ enum wino_status wino_conv2d_create_cuda(const struct wino_conv2d_desc *desc,
                                            "convolution is the vendor library's");
     if (desc->dtype != WINO_DTYPE_F32 && desc->dtype != WINO_DTYPE_F16)
         return wino_fail(WINO_UNSUPPORTED, "CUDA: FP32 and FP16 here; INT8 through "
-                                           "wino_conv2d_create_int8");
+                                           "wino_conv2d_create_int8; BF16 in backward-filter "
+                                           "only");
     if (o->tf32 && desc->dtype != WINO_DTYPE_F32)
         return wino_fail(WINO_INVALID_ARGUMENT, "tf32 applies to FP32 convolutions only");
     if (o->matrices)

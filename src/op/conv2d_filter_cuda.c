@@ -1,7 +1,7 @@
 /* Backward-filter on the CUDA backend: WinRS in the CUDA component (src/cuda/winrs_cuda.h),
  * planned here with the CPU planner's kernels (section 4.1's fastest pair of F(n, r),
- * src/cpu/winrs_plan.c) and the runtime's tiles, so the component does no planning. FP32 and
- * FP16, stride 1 and dilation 1; everything else is the vendor library's (WINO_UNSUPPORTED). */
+ * src/cpu/winrs_plan.c) and the runtime's tiles, so the component does no planning. FP32, FP16
+ * and BF16, stride 1 and dilation 1; everything else is the vendor library's (WINO_UNSUPPORTED). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,9 +53,10 @@ static void add_problem(struct wino_cuda_winrs_plan *plan, int n, int r, int q0,
         p->bt[i] = (float)t->bt[i];
 }
 
-/* The largest alpha of an FP16 kernel: beyond it the FP16 GEMM operands lose the result to
- * rounding (alpha 16 measured 4.6e-2 relative L1 on a 9x9 layer of 32 x 112 x 112 on the H100,
- * alpha 8 at most 1e-2; bench/results/2026-11-23_cuda-f16-bfc10-bwd-filter_h100.csv). */
+/* The largest alpha of an FP16 or BF16 kernel: beyond it the 16-bit GEMM operands lose the
+ * result to rounding (FP16 alpha 16 measured 4.6e-2 relative L1 on a 9x9 layer of 32 x 112 x
+ * 112 on the H100, alpha 8 at most 1e-2; bench/results/2026-11-23_cuda-f16-bfc10-bwd-filter_
+ * h100.csv). */
 #define CUDA_F16_MAX_ALPHA 8
 
 /* The component's plan for d (output width q): per kind of units, its tiles of n taps and the
@@ -66,7 +67,7 @@ static enum wino_status plan_of(const struct wino_conv2d_desc *d, int q, int acc
 {
     const struct wino_winrs_request req = {
         .max_alpha = fused                           ? WINO_CUDA_WINRS_FUSED_MAX_ALPHA
-                     : d->dtype == WINO_DTYPE_F16 ? CUDA_F16_MAX_ALPHA
+                     : d->dtype != WINO_DTYPE_F32 ? CUDA_F16_MAX_ALPHA
                                                   : 0};
     enum wino_status st = wino_winrs_plan_kernels(d, q, &req, kernels);
     if (st)
@@ -136,8 +137,9 @@ enum wino_status wino_backward_filter_create_cuda(const struct wino_conv2d_desc 
                                                   const struct wino_conv2d_options *o,
                                                   wino_conv2d **op)
 {
-    if (desc->dtype != WINO_DTYPE_F32 && desc->dtype != WINO_DTYPE_F16)
-        return wino_fail(WINO_UNSUPPORTED, "CUDA backward-filter: FP32 and FP16");
+    if (desc->dtype != WINO_DTYPE_F32 && desc->dtype != WINO_DTYPE_F16 &&
+        desc->dtype != WINO_DTYPE_BF16)
+        return wino_fail(WINO_UNSUPPORTED, "CUDA backward-filter: FP32, FP16 and BF16");
     if (o->algo == WINO_ALGO_DIRECT)
         return wino_fail(WINO_UNSUPPORTED, "CUDA backward-filter runs WinRS only: direct "
                                            "convolution is the vendor library's");

@@ -1,9 +1,9 @@
 /* Backward-filter on the CUDA backend (WinRS in the CUDA component, src/cuda/winrs_cuda.h):
  *  - layers of awkward shapes (filter widths 1 to 7, R != S, padding up to R - 1, batch 1 to 8,
  *    one channel, channels past a multiple of the fused kernels' 64 x 64 blocks, both layouts,
- *    units of two widths, a rest tile), FP32 and FP16, fused and non-fused, dw = dW and
+ *    units of two widths, a rest tile), FP32, FP16 and BF16, fused and non-fused, dw = dW and
  *    dw += dW: each result against the FP64 reference (wino_ref_conv2d_bwd_filter) on inputs
- *    uniform in (-1, 1) (rounded to half for FP16), dw poisoned with NaN first (or random values
+ *    uniform in (-1, 1) (rounded to 16 bits for FP16 and BF16), dw poisoned with NaN first (or random values
  *    to accumulate onto);
  *  - a layer whose units need several chunks (the GEMMs' beta = 1 sums them) and several
  *    segments of the fused kernels (their buckets summed);
@@ -11,6 +11,8 @@
  *  - bad input: host pointers, a workspace too small, stride 2 and WINO_ALGO_DIRECT
  *    (WINO_UNSUPPORTED: the caller falls back to the vendor library).
  * Usage: test_gpu_backward_filter (WINO_TEST_SEED=N to replay). */
+#include <cuda_bf16.h>
+
 #include "gpu_test_util.h"
 
 static struct test_counts tc;
@@ -29,6 +31,23 @@ static double f16_bound(int alpha)
     return alpha <= 4 ? 3e-3 : alpha <= 8 ? 1e-2 : 5e-2;
 }
 
+/* BF16 keeps 8 significant bits to FP16's 11: its operands' rounding is 8 times FP16's. */
+static double bf16_bound(int alpha)
+{
+    return 8.0 * f16_bound(alpha);
+}
+
+static double bound_of(enum wino_dtype t, int alpha)
+{
+    return t == WINO_DTYPE_F16 ? f16_bound(alpha) : t == WINO_DTYPE_BF16 ? bf16_bound(alpha)
+                                                                         : f32_bound(alpha);
+}
+
+static const char *dtype_name(enum wino_dtype t)
+{
+    return t == WINO_DTYPE_F16 ? "FP16" : t == WINO_DTYPE_BF16 ? "BF16" : "FP32";
+}
+
 static int largest_alpha(const wino_conv2d *op)
 {
     struct wino_winrs_info info;
@@ -40,61 +59,76 @@ static int largest_alpha(const wino_conv2d *op)
     return a;
 }
 
-/* Host values rounded as the device will see them (half for FP16). */
-static void randomize(float *v, size_t n, int half)
+/* A 16-bit element of type t (FP16 or BF16) from v, and back. */
+static unsigned short to_bits(float v, enum wino_dtype t)
+{
+    if (t == WINO_DTYPE_F16)
+        return __half_as_ushort(__float2half_rn(v));
+    return __bfloat16_as_ushort(__float2bfloat16_rn(v));
+}
+
+static float from_bits(unsigned short b, enum wino_dtype t)
+{
+    if (t == WINO_DTYPE_F16)
+        return __half2float(__ushort_as_half(b));
+    return __bfloat162float(__ushort_as_bfloat16(b));
+}
+
+/* Host values rounded as the device will see them (to half or bfloat16 for FP16 and BF16). */
+static void randomize(float *v, size_t n, enum wino_dtype t)
 {
     for (size_t i = 0; i < n; i++) {
         v[i] = (float)test_rng_sym(&rng);
-        if (half)
-            v[i] = __half2float(__float2half_rn(v[i]));
+        if (t != WINO_DTYPE_F32)
+            v[i] = from_bits(to_bits(v[i], t), t);
     }
 }
 
-static void *upload(const float *v, size_t n, int half)
+static void *upload(const float *v, size_t n, enum wino_dtype t)
 {
-    if (!half)
+    if (t == WINO_DTYPE_F32)
         return gpu_upload(v, n * sizeof(float));
-    __half *h = (__half *)malloc(n * sizeof(__half));
+    unsigned short *h = (unsigned short *)malloc(n * sizeof *h);
     for (size_t i = 0; i < n; i++)
-        h[i] = __float2half_rn(v[i]);
-    void *d = gpu_upload(h, n * sizeof(__half));
+        h[i] = to_bits(v[i], t);
+    void *d = gpu_upload(h, n * sizeof *h);
     free(h);
     return d;
 }
 
-static void download(float *v, const void *d, size_t n, int half)
+static void download(float *v, const void *d, size_t n, enum wino_dtype t)
 {
-    if (!half) {
+    if (t == WINO_DTYPE_F32) {
         CUDA_CHECK(cudaMemcpy(v, d, n * sizeof(float), cudaMemcpyDeviceToHost));
         return;
     }
-    __half *h = (__half *)malloc(n * sizeof(__half));
-    CUDA_CHECK(cudaMemcpy(h, d, n * sizeof(__half), cudaMemcpyDeviceToHost));
+    unsigned short *h = (unsigned short *)malloc(n * sizeof *h);
+    CUDA_CHECK(cudaMemcpy(h, d, n * sizeof *h, cudaMemcpyDeviceToHost));
     for (size_t i = 0; i < n; i++)
-        v[i] = __half2float(h[i]);
+        v[i] = from_bits(h[i], t);
     free(h);
 }
 
 /* One run of op on d's sizes: the relative L1 error against the reference (NaN on failure). */
 static double run_checked(wino_conv2d *op, const struct wino_conv2d_desc *d, int accumulate)
 {
-    const int half = d->dtype == WINO_DTYPE_F16;
+    const enum wino_dtype t = d->dtype;
     int p = 0, q = 0;
     wino_conv2d_output_size(d, &p, &q);
     const size_t xn = (size_t)d->n * d->c * d->h * d->w, yn = (size_t)d->n * d->k * p * q,
                  wn = (size_t)d->k * d->c * d->r * d->s;
     float *x = (float *)malloc(xn * 4), *dy = (float *)malloc(yn * 4), *dw = (float *)malloc(wn * 4);
     double *ref = (double *)malloc(wn * 8);
-    randomize(x, xn, half);
-    randomize(dy, yn, half);
-    randomize(dw, wn, half); /* what accumulate adds onto */
+    randomize(x, xn, t);
+    randomize(dy, yn, t);
+    randomize(dw, wn, t); /* what accumulate adds onto */
     wino_ref_conv2d_bwd_filter(d, x, dy, ref);
     for (size_t i = 0; i < wn && accumulate; i++)
         ref[i] += dw[i];
     if (!accumulate)
         for (size_t i = 0; i < wn; i++)
             dw[i] = NAN;
-    void *gx = upload(x, xn, half), *gdy = upload(dy, yn, half), *gdw = upload(dw, wn, half);
+    void *gx = upload(x, xn, t), *gdy = upload(dy, yn, t), *gdw = upload(dw, wn, t);
     size_t bytes = 0;
     wino_conv2d_workspace_size(op, &bytes);
     void *ws = gpu_alloc(bytes);
@@ -102,7 +136,7 @@ static double run_checked(wino_conv2d *op, const struct wino_conv2d_desc *d, int
     CUDA_CHECK(cudaDeviceSynchronize());
     double err = NAN;
     if (!st) {
-        download(dw, gdw, wn, half);
+        download(dw, gdw, wn, t);
         err = wino_rel_l1_f32(dw, ref, wn);
     } else {
         printf("  run: %s: %s\n", gpu_status_name(st), wino_last_error());
@@ -137,15 +171,15 @@ static void check_layer(const struct layer *l, enum wino_dtype dtype, enum wino_
     const enum wino_status st = wino_conv2d_backward_filter_create(&d, ctx, &o, &op);
     const int alpha = st ? 0 : largest_alpha(op);
     const double err = st ? NAN : run_checked(op, &d, accumulate);
-    const double bound = dtype == WINO_DTYPE_F16 ? f16_bound(alpha) : f32_bound(alpha);
+    const double bound = bound_of(dtype, alpha);
     printf("  %s %s %s %dx%dx%dx%d -> %d, %dx%d%s: alpha %d, rel L1 %.2e\n",
-           dtype == WINO_DTYPE_F16 ? "FP16" : "FP32", vname,
+           dtype_name(dtype), vname,
            l->layout == WINO_LAYOUT_NHWC ? "NHWC" : "NCHW", l->n, l->c, l->h, l->w, l->k, l->r,
            l->s, accumulate ? " +=" : "", alpha, err);
     gpu_checkf(&tc, !st && err <= bound,
                "%s %s %s %dx%dx%dx%d -> %d, %dx%d pad %d,%d%s: alpha %d, rel L1 %.2e <= %.0e "
                "(%s%s%s)",
-               dtype == WINO_DTYPE_F16 ? "FP16" : "FP32", vname,
+               dtype_name(dtype), vname,
                l->layout == WINO_LAYOUT_NHWC ? "NHWC" : "NCHW", l->n, l->c, l->h, l->w, l->k, l->r,
                l->s, l->pad_h, l->pad_w, accumulate ? ", dw +=" : "", alpha, err, bound,
                gpu_status_name(st), st ? ": " : "", st ? wino_last_error() : "");
@@ -253,12 +287,13 @@ int main(void)
         {1, 65, 7, 7, 66, 5, 5, 2, 2, WINO_LAYOUT_NCHW},
     };
     static const enum wino_variant variants[2] = {WINO_VARIANT_FUSED, WINO_VARIANT_NON_FUSED};
+    static const enum wino_dtype dtypes[3] = {WINO_DTYPE_F32, WINO_DTYPE_F16, WINO_DTYPE_BF16};
     const int count = (int)(sizeof layers / sizeof layers[0]);
     for (int i = 0; i < count; i++)
-        for (int dt = 0; dt < 2; dt++)
+        for (int dt = 0; dt < 3; dt++)
             for (int v = 0; v < 2; v++)
                 for (int acc = 0; acc < 2; acc++)
-                    check_layer(&layers[i], dt ? WINO_DTYPE_F16 : WINO_DTYPE_F32, variants[v],
+                    check_layer(&layers[i], dtypes[dt], variants[v],
                                 acc, &ctx);
     check_reshape(&ctx);
     check_bad_input(&ctx);

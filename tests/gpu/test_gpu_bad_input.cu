@@ -239,6 +239,9 @@ int main(void)
     bad.dtype = WINO_DTYPE_F16;
     expect_create(&bad, dw, &ctx, &ob, WINO_UNSUPPORTED, "FP16 create with F(7x7,3x3)");
     bad = d;
+    bad.dtype = WINO_DTYPE_BF16; /* BF16 is the backward-filter's only */
+    expect_create(&bad, dw, &ctx, &o, WINO_UNSUPPORTED, "wino_conv2d_create with dtype BF16");
+    bad = d;
     bad.dtype = WINO_DTYPE_S8;
     expect_create(&bad, dw, &ctx, &o, ANY_FAILURE, "wino_conv2d_create with dtype S8");
     bad.dtype = WINO_DTYPE_U8;
