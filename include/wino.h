@@ -353,7 +353,8 @@ WINO_API void wino_conv2d_destroy(wino_conv2d *op); /* NULL is fine */
  * buckets only (at most half of x + dy + dw); WINO_VARIANT_NON_FUSED runs the transforms and
  * cuBLAS batched GEMMs apart through a workspace, with kernels up to alpha 16 (FP32); AUTO
  * takes FUSED for K x C of at most four blocks of 64 x 64 channels or maps of dy of at most 64
- * pixels, NON_FUSED elsewhere, at create (wino_conv2d_variant tells). BF16 runs as FP16 does
+ * pixels, NON_FUSED elsewhere unless it needs more than twice x + dy + dw as workspace, at
+ * create (wino_conv2d_variant tells). BF16 runs as FP16 does
  * (16-bit operands, FP32 transforms and accumulation). wino_conv2d_backward_filter_info reports
  * the kernels and 1 segment.
  * ------------------------------------------------------------------------------------------- */

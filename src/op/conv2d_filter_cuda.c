@@ -20,7 +20,8 @@ struct filter_cuda {
 };
 
 /* AUTO's choice, made at create: the fused kernels where K x C is at most FUSED_MAX_BLOCKS
- * blocks of 64 x 64 or dy's maps at most FUSED_MAX_PIXELS, the non-fused stages elsewhere. On
+ * blocks of 64 x 64 or dy's maps at most FUSED_MAX_PIXELS, the non-fused stages elsewhere
+ * (unless their workspace is too large: NON_FUSED_MAX_WORKSPACE). On
  * the H100 (bench/results/2026-11-23_cuda-*_winrs-bfc_b32_bwd-filter-fused*_h100.csv) the fused
  * kernels won the layers of 64 x 64 and 128 x 128 channels (the non-fused GEMMs have too few
  * blocks there) and tied or won on 7 x 7 maps (short GEMMs, whose U, V and M would take 2 to 5
@@ -28,6 +29,11 @@ struct filter_cuda {
  * products. */
 #define FUSED_MAX_BLOCKS 4
 #define FUSED_MAX_PIXELS 64
+
+/* AUTO leaves the non-fused stages for the fused kernels, whatever their speed, where they
+ * would need more workspace than this many times x + dy + dw (the fused kernels' buckets stay
+ * within half of it). */
+#define NON_FUSED_MAX_WORKSPACE 2.0
 
 static int fused_by_default(const struct wino_conv2d_desc *d, const struct wino_conv_sizes *s)
 {
@@ -131,6 +137,17 @@ static enum wino_variant variant_filter_cuda(const wino_conv2d *op)
 static const struct wino_conv2d_path filter_cuda = {run_filter_cuda, reshape_filter_cuda,
                                                     variant_filter_cuda, release_filter_cuda};
 
+/* f's component operator for its variant, planned for desc and sizes. */
+static enum wino_status create_winrs(struct filter_cuda *f, const struct wino_conv2d_desc *desc,
+                                     const struct wino_conv_sizes *sizes,
+                                     const struct wino_context *ctx, size_t *workspace_bytes)
+{
+    struct wino_cuda_winrs_plan plan;
+    const enum wino_status st =
+        plan_of(desc, sizes->q, f->accumulate, f->fused, &f->kernels, &plan);
+    return st ? st : f->ops->create(desc, sizes, ctx, &plan, &f->winrs, workspace_bytes);
+}
+
 enum wino_status wino_backward_filter_create_cuda(const struct wino_conv2d_desc *desc,
                                                   const struct wino_conv_sizes *sizes,
                                                   const struct wino_context *ctx,
@@ -172,10 +189,16 @@ enum wino_status wino_backward_filter_create_cuda(const struct wino_conv2d_desc 
     f->accumulate = o->accumulate;
     f->fused = o->variant == WINO_VARIANT_FUSED ||
                (o->variant == WINO_VARIANT_AUTO && fused_by_default(desc, sizes));
-    struct wino_cuda_winrs_plan plan;
-    enum wino_status st = plan_of(desc, sizes->q, o->accumulate, f->fused, &f->kernels, &plan);
-    if (!st)
-        st = w->create(desc, sizes, ctx, &plan, &f->winrs, &c->workspace_bytes);
+    enum wino_status st = create_winrs(f, desc, sizes, ctx, &c->workspace_bytes);
+    const double data = (double)wino_dtype_size(desc->dtype) *
+                        ((double)sizes->x_elems + sizes->y_elems + sizes->w_elems);
+    if (!st && o->variant == WINO_VARIANT_AUTO && !f->fused &&
+        (double)c->workspace_bytes > NON_FUSED_MAX_WORKSPACE * data) {
+        w->destroy(f->winrs);
+        f->winrs = NULL;
+        f->fused = 1;
+        st = create_winrs(f, desc, sizes, ctx, &c->workspace_bytes);
+    }
     if (st) {
         wino_conv2d_destroy(c);
         return st;

@@ -8,6 +8,7 @@
  *  - a layer whose units need several chunks (the GEMMs' beta = 1 sums them) and several
  *    segments of the fused kernels (their buckets summed);
  *  - one operator reshaped across two sizes;
+ *  - AUTO's workspace on layers of the winrs-bfc set: at most twice x + dy + dw;
  *  - bad input: host pointers, a workspace too small, stride 2 and WINO_ALGO_DIRECT
  *    (WINO_UNSUPPORTED: the caller falls back to the vendor library).
  * Usage: test_gpu_backward_filter (WINO_TEST_SEED=N to replay). */
@@ -211,6 +212,40 @@ static void check_reshape(const struct wino_context *ctx)
 static void check_bad_run(const struct wino_conv2d_desc *d, enum wino_variant variant,
                           const struct wino_context *ctx);
 
+/* AUTO's operators of winrs-bfc-sized layers take at most twice x + dy + dw as workspace
+ * (create only: nothing runs). */
+static void check_auto_workspace(const struct wino_context *ctx)
+{
+    static const struct layer layers[] = {
+        {32, 512, 14, 14, 512, 3, 3, 1, 1, WINO_LAYOUT_NHWC},
+        {32, 256, 28, 28, 256, 5, 5, 2, 2, WINO_LAYOUT_NHWC},
+        {32, 1024, 7, 7, 1024, 3, 3, 1, 1, WINO_LAYOUT_NHWC},
+        {32, 64, 112, 112, 64, 3, 3, 1, 1, WINO_LAYOUT_NHWC},
+    };
+    for (int i = 0; i < 4; i++)
+        for (int dt = 0; dt < 2; dt++) {
+            const struct wino_conv2d_desc d =
+                desc_of(&layers[i], dt ? WINO_DTYPE_F16 : WINO_DTYPE_F32);
+            wino_conv2d *op = NULL;
+            size_t bytes = 0;
+            enum wino_variant v = WINO_VARIANT_AUTO;
+            const enum wino_status st = wino_conv2d_backward_filter_create(&d, ctx, NULL, &op);
+            if (!st) {
+                wino_conv2d_workspace_size(op, &bytes);
+                wino_conv2d_variant(op, &v);
+            }
+            const double data = (dt ? 2.0 : 4.0) *
+                                ((double)d.n * d.c * d.h * d.w + (double)d.n * d.k * d.h * d.w +
+                                 (double)d.k * d.c * d.r * d.s);
+            gpu_checkf(&tc, !st && bytes <= 2.0 * data,
+                       "AUTO %s %dx%dx%dx%d -> %d, %dx%d: %s, workspace %.2f x the data (%s)",
+                       dtype_name(d.dtype), d.n, d.c, d.h, d.w, d.k, d.r, d.s,
+                       v == WINO_VARIANT_FUSED ? "fused" : "non-fused", bytes / data,
+                       st ? wino_last_error() : "");
+            wino_conv2d_destroy(op);
+        }
+}
+
 static void check_bad_input(const struct wino_context *ctx)
 {
     const struct layer a = {4, 4, 64, 64, 4, 3, 3, 1, 1, WINO_LAYOUT_NHWC}; /* buckets */
@@ -296,6 +331,7 @@ int main(void)
                     check_layer(&layers[i], dtypes[dt], variants[v],
                                 acc, &ctx);
     check_reshape(&ctx);
+    check_auto_workspace(&ctx);
     check_bad_input(&ctx);
     CUDA_CHECK(cudaStreamDestroy(stream));
     return gpu_report(&tc);
