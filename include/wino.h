@@ -356,7 +356,8 @@ WINO_API void wino_conv2d_destroy(wino_conv2d *op); /* NULL is fine */
  * pixels, NON_FUSED elsewhere unless it needs more than twice x + dy + dw as workspace, at
  * create (wino_conv2d_variant tells). BF16 runs as FP16 does
  * (16-bit operands, FP32 transforms and accumulation). wino_conv2d_backward_filter_info reports
- * the kernels and 1 segment.
+ * the kernels and, as segments, the partial sums added with Kahan summation (fused: the most
+ * segments of any kind of units; non-fused: the groups of units), segment_h and _w 0.
  * ------------------------------------------------------------------------------------------- */
 
 enum wino_conv2d_kind {

@@ -383,5 +383,15 @@ static void winrs_destroy(struct wino_cuda_winrs *w)
     free(w);
 }
 
+static int winrs_segments(const struct wino_cuda_winrs *w)
+{
+    if (!w->plan.fused)
+        return w->groups;
+    int most = 1;
+    for (int i = 0; i < w->plan.problems; i++)
+        most = w->segments[i] > most ? w->segments[i] : most;
+    return most;
+}
+
 const struct wino_cuda_winrs_ops wino_cuda_winrs_ops = {winrs_create, winrs_reshape, winrs_run,
-                                                        winrs_destroy};
+                                                        winrs_destroy, winrs_segments};

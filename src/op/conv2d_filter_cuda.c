@@ -210,7 +210,8 @@ enum wino_status wino_backward_filter_create_cuda(const struct wino_conv2d_desc 
 
 void wino_backward_filter_cuda_info(const wino_conv2d *op, struct wino_winrs_info *info)
 {
-    const struct wino_winrs_plan *k = &((const struct filter_cuda *)op->state)->kernels;
+    const struct filter_cuda *f = op->state;
+    const struct wino_winrs_plan *k = &f->kernels;
     info->kernels = k->kinds;
     for (int i = 0; i < k->kinds; i++) {
         info->n[i] = k->n[i];
@@ -218,5 +219,6 @@ void wino_backward_filter_cuda_info(const wino_conv2d *op, struct wino_winrs_inf
         info->alpha[i] = k->n[i] + k->r[i] - 1;
         info->units[i] = k->units[i];
     }
-    info->segments = 1; /* the GEMMs sum the chunks of units in place: no buckets */
+    info->segments = f->ops->segments(f->winrs);
+    info->segment_h = info->segment_w = 0;
 }

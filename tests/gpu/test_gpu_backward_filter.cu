@@ -285,6 +285,10 @@ static void check_bad_run(const struct wino_conv2d_desc *d, enum wino_variant va
     size_t bytes = 0;
     wino_conv2d_workspace_size(op, &bytes);
     gpu_checkf(&tc, bytes > 0, "the layer needs a workspace (%zu bytes)", bytes);
+    struct wino_winrs_info info;
+    const int fused = got == WINO_VARIANT_FUSED; /* its workspace is buckets: segments > 1 */
+    gpu_checkf(&tc, !wino_conv2d_backward_filter_info(op, &info) && info.segments >= 1 + fused,
+               "info reports %d segments (%s)", info.segments, fused ? "fused" : "non-fused");
     const size_t n = 4 * 64 * 64 * 4;
     float *host = (float *)calloc(n, sizeof(float));
     void *gx = gpu_alloc(n * 4), *gdy = gpu_alloc(n * 4), *gdw = gpu_alloc(4 * 4 * 9 * 4),
