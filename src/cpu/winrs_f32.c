@@ -48,7 +48,9 @@ static int round_lanes(int x)
 static void matrix_release(struct wino_winrs_matrix *m)
 {
     free(m->start);
+    free(m->mid);
     free(m->col);
+    free(m->paired);
     free(m->val);
     memset(m, 0, sizeof *m);
 }
@@ -61,26 +63,60 @@ static void kernel_release(struct wino_winrs_kernel *k)
     memset(k, 0, sizeof *k);
 }
 
+/* Whether row b of a rows x cols matrix equals row a up to the sign of each entry (and is not
+ * zero: a pair must save something). */
+static int mirrors(const double *exact, int cols, int a, int b)
+{
+    int nonzero = 0;
+    for (int t = 0; t < cols; t++) {
+        const double x = exact[(size_t)a * cols + t], y = exact[(size_t)b * cols + t];
+        if (x != y && x != -y)
+            return 0;
+        nonzero |= x != 0.0;
+    }
+    return nonzero;
+}
+
 /* A rows x cols matrix of a tile, rounded to float, as rows of its nonzero entries (exact zeros
- * of the generator's rationals stay zero in float). */
+ * of the generator's rationals stay zero in float) in the parts the transform sums apart. */
 static enum wino_status matrix_make(const double *exact, int rows, int cols,
                                     struct wino_winrs_matrix *m)
 {
     m->rows = rows, m->cols = cols;
     const size_t entries = (size_t)rows * cols;
     m->start = malloc(sizeof(int) * (size_t)(rows + 1));
+    m->mid = malloc(sizeof(int) * (size_t)rows);
     m->col = malloc(sizeof(int) * entries);
+    m->paired = calloc((size_t)rows, 1);
     m->val = malloc(sizeof(float) * entries);
-    if (!m->start || !m->col || !m->val)
+    if (!m->start || !m->mid || !m->col || !m->paired || !m->val)
         return WINO_OUT_OF_MEMORY;
     int e = 0;
     for (int a = 0; a < rows; a++) {
+        const double *row = exact + (size_t)a * cols, *next = row + cols;
         m->start[a] = e;
-        for (int t = 0; t < cols; t++)
-            if (exact[(size_t)a * cols + t] != 0.0) {
-                m->col[e] = t;
-                m->val[e++] = (float)exact[(size_t)a * cols + t];
+        if (a > 0 && m->paired[a - 1]) { /* computed with row a - 1 */
+            m->mid[a] = e;
+            continue;
+        }
+        m->paired[a] = a + 1 < rows && mirrors(exact, cols, a, a + 1);
+        /* part E, then O: paired, the entries of equal and of opposite sign in the next row;
+         * else every other entry */
+        int seen = 0;
+        for (int part = 0; part < 2; part++) {
+            if (part)
+                m->mid[a] = e;
+            for (int t = 0; t < cols; t++) {
+                if (row[t] == 0.0)
+                    continue;
+                const int in_o = m->paired[a] ? next[t] != row[t] : seen++ % 2;
+                if (in_o == part) {
+                    m->col[e] = t;
+                    m->val[e++] = (float)row[t];
+                }
             }
+            seen = 0;
+        }
     }
     m->start[rows] = e;
     return WINO_SUCCESS;
@@ -282,6 +318,20 @@ static const float *channel_rows(const float *src, ptrdiff_t ch_stride, ptrdiff_
     return dst;
 }
 
+/* Asks the cache for cols columns of floats floats each, column c at first + c * stride: the
+ * transforms read x and dy in place, a column (a vector of channels) at a time, one window
+ * after the other, which the hardware prefetchers miss (3% on the 56 x 56 maps on Zen 3). */
+static void prefetch_columns(const float *first, ptrdiff_t stride, int cols, int floats)
+{
+#if defined(__GNUC__)
+    for (int c = 0; c < cols; c++)
+        for (int f = 0; f < floats; f += LANES)
+            __builtin_prefetch(first + c * stride + f);
+#else
+    (void)first, (void)stride, (void)cols, (void)floats;
+#endif
+}
+
 /* One work item: segment sg, output channels [k0, k0 + nk), input channels [c0, c0 + nc), rows
  * [i0, i0 + ni) of dW, written to out (dw or a bucket in dw's layout; add: out += result). */
 struct item {
@@ -332,12 +382,15 @@ static void accumulate(const struct wino_f32_winrs *w, const struct wino_conv2d_
             const float *g = channel_rows(dy + pe->n * ys.a + it->k0 * ys.b + pe->p * ys.c, ys.b,
                                           ys.d, q0 + pe->u0 * r, (pe->u1 - pe->u0) * r, q,
                                           it->nk, kbp, sdy, &ld);
-            for (int u = pe->u0; u < pe->u1; u++)
+            for (int u = pe->u0; u < pe->u1; u++) {
+                if (u + 1 < pe->u1)
+                    prefetch_columns(g + (u + 1 - pe->u0) * r * ld, ld, r, kbp);
                 for (int kk = 0; kk < 1 + (kd->rest > 0); kk++)
                     wino_f32_winrs_transform(w->isa, &kd->kernel[kk].g,
                                              g + (u - pe->u0) * r * ld, ld, 0, r,
                                              u_buf[kk] + (size_t)(pe->l0 + u - pe->u0) * kbp,
                                              (ptrdiff_t)lb * kbp, kbp / LANES);
+            }
         }
         for (int ii = 0; ii < it->ni; ii++) {
             const int i = it->i0 + ii;
@@ -372,6 +425,12 @@ static void accumulate(const struct wino_f32_winrs *w, const struct wino_conv2d_
                         const int hi = in_place && col + kn->alpha > d->w ? d->w - col : kn->alpha;
                         const float *in = in_place ? row + (col + lo) * xs.d
                                                    : sx + (ptrdiff_t)(col - v0) * cbp;
+                        if (in_place && u + 1 < pe->u1) { /* the next window's new columns */
+                            const int next = col + kn->alpha > 0 ? col + kn->alpha : 0;
+                            const int end = col + kn->alpha + r < d->w ? col + kn->alpha + r : d->w;
+                            if (end > next)
+                                prefetch_columns(row + next * xs.d, xs.d, end - next, cbp);
+                        }
                         wino_f32_winrs_transform(w->isa, &kn->bt, in, in_place ? xs.d : cbp,
                                                  lo, hi,
                                                  vt + (size_t)(pe->l0 + u - pe->u0 - l_lo) * cbp,

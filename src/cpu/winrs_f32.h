@@ -28,10 +28,16 @@
 #include "wino.h"
 
 /* A transform matrix by rows of its nonzero entries: row a holds val[e] at column col[e] for
- * e in [start[a], start[a + 1]). */
+ * e in [start[a], start[a + 1]), in two parts split at mid[a] that the transform sums apart
+ * (two chains of FMAs instead of one) as E and O. A row whose next row has the same entries up
+ * to sign (the symmetric pairs of rows that points +-x give) is marked paired[a]: its part E
+ * holds the entries whose sign the next row shares, O the others, and the pair is computed as
+ * E + O and E - O, about halving its multiplications (docs/transform-ops.md); the next row
+ * keeps no entries of its own. */
 struct wino_winrs_matrix {
     int rows, cols;
-    int *start, *col;
+    int *start, *mid, *col;
+    unsigned char *paired;
     float *val;
 };
 
