@@ -24,15 +24,22 @@
 #define MAX_WIDTH 4096
 
 /* Per-thread scratch, in order: U (per kernel: alpha x lb x kbp, [a][l][k]), V (per tile: alpha
- * x lb x cbp, [a][l][c]), M (per row of dW and tile: alpha x kbp x cbp), the staged dy (columns
- * x kbp) and x (columns x cbp) of one piece of a row, an output transform's result (n x cbp),
- * the pieces of a chunk. Channel blocks are padded to 16 with zeros, which the GEMMs carry
- * along instead of handling edges. */
+ * x vcap x cbp, [a][unit of a row of x][c]), M (per row of dW and tile: alpha x kbp x cbp), the
+ * staged dy (columns x kbp) and x (columns x cbp) of one piece of a row, an output transform's
+ * result (n x cbp), the pieces, runs and GEMM spans of a chunk. Channel blocks are padded to 16
+ * with zeros, which the GEMMs carry along instead of handling edges. */
 
 /* A run of units of one row of dy inside a chunk: image n, row p, units [u0, u1) of the
  * segment's row, the first at column l0 of the chunk. */
 struct piece {
     int n, p, u0, u1, l0;
+};
+
+/* The pieces of a chunk that share one layout of V: pieces [e0, e1), consecutive rows of one
+ * image, need the rows [h0, h1) of x (those inside the image), each for units [u0, u1) of the
+ * segment's row; unit u of row h has row base + (h - h0) * (u1 - u0) + u - u0 of V. */
+struct run {
+    int e0, e1, h0, h1, u0, u1, base;
 };
 
 static size_t round64(size_t bytes)
@@ -237,17 +244,20 @@ enum wino_status wino_f32_winrs_prepare(struct wino_f32_winrs *w,
             s->q1 = last ? sz.q : s->qs; /* the last column takes the units of kind 1 */
         }
     const size_t lb = (size_t)w->lb, piece_cols = lb * (size_t)r_max;
-    const size_t parts[7] = {
+    w->vcap = w->lb * w->rows_per_item; /* a piece's units for each row of dW at least */
+    const size_t parts[9] = {
         sizeof(float) * (size_t)u_floats * lb * w->kbp,
-        sizeof(float) * (size_t)w->sum_alpha * lb * w->cbp,
+        sizeof(float) * (size_t)w->sum_alpha * w->vcap * w->cbp,
         m_row * (size_t)w->rows_per_item,
         sizeof(float) * piece_cols * w->kbp,
         sizeof(float) * (piece_cols + (size_t)d->s - 1) * w->cbp,
         sizeof(float) * (size_t)alpha_max * w->cbp,
-        sizeof(struct piece) * lb};
-    size_t *offsets[7] = {NULL,       &w->off_v,   &w->off_m,     &w->off_sdy,
-                          &w->off_sx, &w->off_tmp, &w->off_pieces};
-    for (int i = 0; i < 7; i++) {
+        sizeof(struct piece) * lb,
+        sizeof(struct run) * lb,
+        sizeof(struct wino_winrs_span) * lb};
+    size_t *offsets[9] = {NULL,        &w->off_v,      &w->off_m,    &w->off_sdy,  &w->off_sx,
+                          &w->off_tmp, &w->off_pieces, &w->off_runs, &w->off_spans};
+    for (int i = 0; i < 9; i++) {
         if (offsets[i])
             *offsets[i] = w->thread_bytes;
         w->thread_bytes += round64(parts[i]);
@@ -341,112 +351,189 @@ struct item {
     int add;
 };
 
+/* The rows of x that rows p_first .. p_last of dy meet through the item's rows of dW. */
+static void run_rows(const struct wino_conv2d_desc *d, const struct item *it, int p_first,
+                     int p_last, struct run *rn)
+{
+    const int h0 = p_first + it->i0 - d->pad_h, h1 = p_last + it->i0 + it->ni - d->pad_h;
+    rn->h0 = h0 > 0 ? h0 : 0;
+    rn->h1 = h1 < d->h ? h1 : d->h;
+    if (rn->h1 < rn->h0)
+        rn->h1 = rn->h0;
+}
+
+/* The next chunk of the units [*row, *unit) onwards of the item's segment (rows of dy in (n, p)
+ * order, per_row units each): its pieces and runs, at most lb units and w->vcap rows of V.
+ * Returns the count of pieces; *runs, *row and *unit are updated. */
+static int next_chunk(const struct wino_f32_winrs *w, const struct wino_conv2d_desc *d,
+                      const struct item *it, int per_row, long *row, int *unit,
+                      struct piece *pc, struct run *rn, int *runs)
+{
+    const int band = it->sg->p1 - it->sg->p0, lb = w->lb;
+    const long rows = (long)band * d->n;
+    int np = 0, nr = 0, l = 0, v_used = 0;
+    while (*row < rows && l < lb) {
+        const int take = per_row - *unit < lb - l ? per_row - *unit : lb - l;
+        const struct piece e = {(int)(*row / band), it->sg->p0 + (int)(*row % band), *unit,
+                                *unit + take, l};
+        /* the next row of the last run's image joins it (its rows of V then hold every unit of
+         * the segment's row; a row wider than a chunk keeps runs of one piece) */
+        const int join = nr > 0 && per_row <= lb && pc[np - 1].n == e.n;
+        struct run cand = {np, np + 1, 0, 0, e.u0, e.u1, v_used};
+        if (join) {
+            cand = rn[nr - 1];
+            cand.e1 = np + 1, cand.u0 = 0, cand.u1 = per_row;
+        }
+        run_rows(d, it, join ? pc[cand.e0].p : e.p, e.p, &cand);
+        const int used = cand.base + (cand.h1 - cand.h0) * (cand.u1 - cand.u0);
+        if (used > w->vcap) /* never for the first piece: ni rows of at most lb units */
+            break;
+        pc[np++] = e;
+        rn[join ? nr - 1 : nr++] = cand;
+        v_used = used;
+        l += take;
+        *unit += take;
+        if (*unit == per_row) {
+            *unit = 0;
+            ++*row;
+        }
+    }
+    *runs = nr;
+    return np;
+}
+
+/* U = G g of every unit of the chunk's pieces, for both kernels of the tiles. */
+static void filter_transforms(const struct wino_f32_winrs *w, const struct wino_conv2d_desc *d,
+                              int p, int q, const float *dy, const struct item *it,
+                              const struct wino_winrs_kind *kd, int q0, const struct piece *pc,
+                              int np, char *mine)
+{
+    const int r = kd->r, kbp = w->kbp, lb = w->lb;
+    float *u_buf[2] = {(float *)mine, (float *)mine + (size_t)kd->kernel[0].alpha * lb * kbp};
+    float *sdy = (float *)(mine + w->off_sdy);
+    const struct wino_strides4 ys = wino_y_strides(d, p, q);
+    for (int e = 0; e < np; e++) {
+        const struct piece *pe = &pc[e];
+        ptrdiff_t ld;
+        const float *g = channel_rows(dy + pe->n * ys.a + it->k0 * ys.b + pe->p * ys.c, ys.b,
+                                      ys.d, q0 + pe->u0 * r, (pe->u1 - pe->u0) * r, q, it->nk,
+                                      kbp, sdy, &ld);
+        for (int u = pe->u0; u < pe->u1; u++) {
+            if (u + 1 < pe->u1)
+                prefetch_columns(g + (u + 1 - pe->u0) * r * ld, ld, r, kbp);
+            for (int kk = 0; kk < 1 + (kd->rest > 0); kk++)
+                wino_f32_winrs_transform(w->isa, &kd->kernel[kk].g, g + (u - pe->u0) * r * ld,
+                                         ld, 0, r,
+                                         u_buf[kk] + (size_t)(pe->l0 + u - pe->u0) * kbp,
+                                         (ptrdiff_t)lb * kbp, kbp / LANES);
+        }
+    }
+}
+
+/* V = B^T d of every unit of every row of x of the chunk's runs, for every tile: once, for all
+ * the item's rows of dW (a row of x meets up to R rows of dy). The windows are read in place
+ * where the channels are contiguous and fill their vectors, else a row is staged at once
+ * (NCHW, a partial channel block). */
+static void input_transforms(const struct wino_f32_winrs *w, const struct wino_conv2d_desc *d,
+                             const float *x, const struct item *it,
+                             const struct wino_winrs_kind *kd, int q0, const struct piece *pc,
+                             const struct run *rn, int nr, char *mine)
+{
+    const int r = kd->r, cbp = w->cbp, vcap = w->vcap;
+    float *v = (float *)(mine + w->off_v), *sx = (float *)(mine + w->off_sx);
+    const struct wino_strides4 xs = wino_x_strides(d);
+    const int in_place = xs.b == 1 && it->nc == cbp;
+    for (int z = 0; z < nr; z++) {
+        const struct run *rz = &rn[z];
+        const int pitch = rz->u1 - rz->u0, v0 = q0 + rz->u0 * r - d->pad_w;
+        for (int h = rz->h0; h < rz->h1; h++) {
+            const float *row = x + pc[rz->e0].n * xs.a + it->c0 * xs.b + h * xs.c;
+            if (!in_place)
+                stage(row, xs.b, xs.d, v0, pitch * r + d->s - 1, d->w, it->nc, cbp, sx);
+            for (int t = 0; t < tiles_of(kd); t++) {
+                const struct wino_winrs_kernel *kn = tile_kernel(kd, t);
+                float *vt = v + ((size_t)alpha_offset(kd, t) * vcap + rz->base +
+                                 (size_t)(h - rz->h0) * pitch) * cbp;
+                for (int u = 0; u < pitch; u++) {
+                    /* window columns col .. col + alpha - 1; in place, those outside the image
+                     * are skipped as zeros */
+                    const int col = v0 + u * r + t * kd->n;
+                    const int lo = in_place && col < 0 ? -col : 0;
+                    const int hi = in_place && col + kn->alpha > d->w ? d->w - col : kn->alpha;
+                    const float *in = in_place ? row + (col + lo) * xs.d
+                                               : sx + (ptrdiff_t)(col - v0) * cbp;
+                    if (in_place && u + 1 < pitch) { /* the next window's new columns */
+                        const int next = col + kn->alpha > 0 ? col + kn->alpha : 0;
+                        const int end = col + kn->alpha + r < d->w ? col + kn->alpha + r : d->w;
+                        if (end > next)
+                            prefetch_columns(row + next * xs.d, xs.d, end - next, cbp);
+                    }
+                    wino_f32_winrs_transform(w->isa, &kn->bt, in, in_place ? xs.d : cbp, lo, hi,
+                                             vt + (size_t)u * cbp, (ptrdiff_t)vcap * cbp,
+                                             cbp / LANES);
+                }
+            }
+        }
+    }
+}
+
+/* The spans of the GEMMs of row i of dW: per run, its pieces whose row of x is inside the image
+ * (Fig. 7's clipping: consecutive, as a run's rows are), their U columns and V rows in one
+ * stretch each. Returns the count. */
+static int row_spans(const struct wino_conv2d_desc *d, int i, const struct piece *pc,
+                     const struct run *rn, int nr, struct wino_winrs_span *span)
+{
+    int ns = 0;
+    for (int z = 0; z < nr; z++) {
+        const struct run *rz = &rn[z];
+        int first = rz->e0, last = rz->e1 - 1;
+        while (first <= last && pc[first].p + i - d->pad_h < rz->h0)
+            first++;
+        while (last >= first && pc[last].p + i - d->pad_h >= rz->h1)
+            last--;
+        if (first > last)
+            continue;
+        span[ns].a = pc[first].l0;
+        span[ns].b = rz->base + (pc[first].p + i - d->pad_h - rz->h0) * (rz->u1 - rz->u0) +
+                     pc[first].u0 - rz->u0;
+        span[ns].k = pc[last].l0 + pc[last].u1 - pc[last].u0 - pc[first].l0;
+        ns++;
+    }
+    return ns;
+}
+
 /* M = the alpha products of the units of kind kd in columns [q0, q1) of the item's segment,
- * summed over them: for every row of dW and tile, U (G g) once per chunk of units, V (B^T d)
- * per row of dW, and the GEMMs M[a] += U[a]^T V[a]. */
+ * summed over them: per chunk of units, U (G g) and V (B^T d) once, then for every row of dW
+ * and tile the GEMMs M[a] += U[a]^T V[a] over the spans of the row. */
 static void accumulate(const struct wino_f32_winrs *w, const struct wino_conv2d_desc *d, int p,
                        int q, const float *x, const float *dy, const struct item *it,
                        const struct wino_winrs_kind *kd, int q0, int q1, char *mine)
 {
-    const struct wino_winrs_segment *sg = it->sg;
-    const int tiles = tiles_of(kd), r = kd->r, kbp = w->kbp, cbp = w->cbp;
-    const int lb = w->lb, sa = w->sum_alpha;
-    float *u_buf[2] = {(float *)mine, (float *)mine + (size_t)kd->kernel[0].alpha * lb * kbp};
-    float *v = (float *)(mine + w->off_v), *m = (float *)(mine + w->off_m);
-    float *sdy = (float *)(mine + w->off_sdy), *sx = (float *)(mine + w->off_sx);
+    const int kbp = w->kbp, cbp = w->cbp, lb = w->lb, sa = w->sum_alpha, vcap = w->vcap;
+    const float *u_buf[2] = {(float *)mine,
+                             (float *)mine + (size_t)kd->kernel[0].alpha * lb * kbp};
+    const float *v = (const float *)(mine + w->off_v);
+    float *m = (float *)(mine + w->off_m);
     struct piece *pc = (struct piece *)(mine + w->off_pieces);
-    const struct wino_strides4 xs = wino_x_strides(d), ys = wino_y_strides(d, p, q);
+    struct run *rn = (struct run *)(mine + w->off_runs);
+    struct wino_winrs_span *span = (struct wino_winrs_span *)(mine + w->off_spans);
     memset(m, 0, sizeof(float) * (size_t)it->ni * sa * kbp * cbp);
-    const int per_row = (q1 - q0) / r;
-    const long rows = (long)(sg->p1 - sg->p0) * d->n;
+    const int per_row = (q1 - q0) / kd->r;
     long row = 0;
-    int unit = 0;
-    while (row < rows) {
-        int np = 0, l = 0; /* the next chunk: rows in (p, n) order, at most lb units */
-        while (row < rows && l < lb) {
-            const int take = per_row - unit < lb - l ? per_row - unit : lb - l;
-            const struct piece e = {(int)(row % d->n), sg->p0 + (int)(row / d->n), unit,
-                                    unit + take, l};
-            pc[np++] = e;
-            l += take;
-            unit += take;
-            if (unit == per_row) {
-                unit = 0;
-                row++;
-            }
-        }
-        /* U = G g of every unit of the chunk, for both kernels of the tiles */
-        for (int e = 0; e < np; e++) {
-            const struct piece *pe = &pc[e];
-            ptrdiff_t ld;
-            const float *g = channel_rows(dy + pe->n * ys.a + it->k0 * ys.b + pe->p * ys.c, ys.b,
-                                          ys.d, q0 + pe->u0 * r, (pe->u1 - pe->u0) * r, q,
-                                          it->nk, kbp, sdy, &ld);
-            for (int u = pe->u0; u < pe->u1; u++) {
-                if (u + 1 < pe->u1)
-                    prefetch_columns(g + (u + 1 - pe->u0) * r * ld, ld, r, kbp);
-                for (int kk = 0; kk < 1 + (kd->rest > 0); kk++)
-                    wino_f32_winrs_transform(w->isa, &kd->kernel[kk].g,
-                                             g + (u - pe->u0) * r * ld, ld, 0, r,
-                                             u_buf[kk] + (size_t)(pe->l0 + u - pe->u0) * kbp,
-                                             (ptrdiff_t)lb * kbp, kbp / LANES);
-            }
-        }
+    int unit = 0, nr;
+    for (int np; (np = next_chunk(w, d, it, per_row, &row, &unit, pc, rn, &nr)) > 0;) {
+        filter_transforms(w, d, p, q, dy, it, kd, q0, pc, np, mine);
+        input_transforms(w, d, x, it, kd, q0, pc, rn, nr, mine);
         for (int ii = 0; ii < it->ni; ii++) {
-            const int i = it->i0 + ii;
-            /* the pieces whose row of x is inside the image (Fig. 7's clipping): contiguous,
-             * as pieces go by increasing p */
-            int lo = 0, hi;
-            while (lo < np && (pc[lo].p + i - d->pad_h < 0 || pc[lo].p + i - d->pad_h >= d->h))
-                lo++;
-            for (hi = lo; hi < np && pc[hi].p + i - d->pad_h < d->h; hi++)
-                ;
-            if (lo == hi)
-                continue;
-            const int l_lo = pc[lo].l0;
-            const int count = pc[hi - 1].l0 + pc[hi - 1].u1 - pc[hi - 1].u0 - l_lo;
-            for (int e = lo; e < hi; e++) {
-                /* the windows of x: in place where the channels are contiguous and fill their
-                 * vectors, else the piece staged at once (NCHW, a partial channel block) */
-                const struct piece *pe = &pc[e];
-                const float *row = x + pe->n * xs.a + it->c0 * xs.b + (pe->p + i - d->pad_h) * xs.c;
-                const int in_place = xs.b == 1 && it->nc == cbp, v0 = q0 + pe->u0 * r - d->pad_w;
-                if (!in_place)
-                    stage(row, xs.b, xs.d, v0, (pe->u1 - pe->u0) * r + d->s - 1, d->w, it->nc,
-                          cbp, sx);
-                for (int t = 0; t < tiles; t++) {
-                    const struct wino_winrs_kernel *kn = tile_kernel(kd, t);
-                    float *vt = v + (size_t)alpha_offset(kd, t) * lb * cbp;
-                    for (int u = pe->u0; u < pe->u1; u++) {
-                        /* window columns col .. col + alpha - 1; in place, those outside the
-                         * image are skipped as zeros */
-                        const int col = v0 + (u - pe->u0) * r + t * kd->n;
-                        const int lo = in_place && col < 0 ? -col : 0;
-                        const int hi = in_place && col + kn->alpha > d->w ? d->w - col : kn->alpha;
-                        const float *in = in_place ? row + (col + lo) * xs.d
-                                                   : sx + (ptrdiff_t)(col - v0) * cbp;
-                        if (in_place && u + 1 < pe->u1) { /* the next window's new columns */
-                            const int next = col + kn->alpha > 0 ? col + kn->alpha : 0;
-                            const int end = col + kn->alpha + r < d->w ? col + kn->alpha + r : d->w;
-                            if (end > next)
-                                prefetch_columns(row + next * xs.d, xs.d, end - next, cbp);
-                        }
-                        wino_f32_winrs_transform(w->isa, &kn->bt, in, in_place ? xs.d : cbp,
-                                                 lo, hi,
-                                                 vt + (size_t)(pe->l0 + u - pe->u0 - l_lo) * cbp,
-                                                 (ptrdiff_t)lb * cbp, cbp / LANES);
-                    }
-                }
-            }
-            /* the alpha GEMMs of each tile: M[a] += U[a]^T V[a] over the units */
-            for (int t = 0; t < tiles; t++) {
+            const int ns = row_spans(d, it->i0 + ii, pc, rn, nr, span);
+            for (int t = 0; ns && t < tiles_of(kd); t++) {
                 const struct wino_winrs_kernel *kn = tile_kernel(kd, t);
-                const float *ut = u_buf[t < kd->full ? 0 : 1] + (size_t)l_lo * kbp;
-                const float *vt = v + (size_t)alpha_offset(kd, t) * lb * cbp;
+                const float *ut = u_buf[t < kd->full ? 0 : 1];
+                const float *vt = v + (size_t)alpha_offset(kd, t) * vcap * cbp;
                 float *mt = m + ((size_t)ii * sa + alpha_offset(kd, t)) * kbp * cbp;
                 for (int a = 0; a < kn->alpha; a++)
-                    wino_f32_winrs_gemm(w->isa, kbp, cbp, count, ut + (size_t)a * lb * kbp, kbp,
-                                        vt + (size_t)a * lb * cbp, cbp,
+                    wino_f32_winrs_gemm(w->isa, kbp, cbp, ns, span, ut + (size_t)a * lb * kbp,
+                                        kbp, vt + (size_t)a * vcap * cbp, cbp,
                                         mt + (size_t)a * kbp * cbp, cbp);
             }
         }

@@ -110,9 +110,11 @@ struct wino_f32_winrs {
     int kblocks, cblocks;
     int rows_per_item, row_groups; /* rows of dW per work item, and how many groups of them */
     int lb;                  /* units per chunk (the GEMMs' k) */
+    int vcap;                /* rows of V per tile and alpha: the units of the chunk's rows of
+                              * x (lb for each row of dW at most) */
     int sum_alpha;           /* the largest sum of alpha over the tiles of a filter row */
-    size_t off_v, off_m, off_sdy, off_sx, off_tmp, off_pieces; /* per-thread scratch (see .c):
-                              * byte offsets of its parts, U at 0 */
+    /* per-thread scratch (see .c): byte offsets of its parts, U at 0 */
+    size_t off_v, off_m, off_sdy, off_sx, off_tmp, off_pieces, off_runs, off_spans;
     size_t thread_bytes;
     size_t bucket_floats;    /* one bucket, a 64-byte multiple */
 };
@@ -131,9 +133,16 @@ size_t wino_f32_winrs_workspace_bytes(const struct wino_f32_winrs *w);
 void wino_f32_winrs_run(const struct wino_f32_winrs *w, const struct wino_conv2d_desc *desc,
                         int p, int q, const float *x, const float *dy, float *dw, void *ws);
 
-/* c[i][j] += sum_l a[l][i] * b[l][j] for i < m, j < n, l < k: m and n multiples of 16, rows
- * of a, b, c at lda, ldb, ldc floats; isa <= wino_cpu_isa(). src/cpu/winrs_gemm_f32.c. */
-void wino_f32_winrs_gemm(enum wino_isa isa, int m, int n, int k, const float *a, ptrdiff_t lda,
+/* Rows [a, a + k) of a GEMM's left operand against rows [b, b + k) of its right one. */
+struct wino_winrs_span {
+    int a, b, k;
+};
+
+/* c[i][j] += sum over the spans s and l < s.k of a[s.a + l][i] * b[s.b + l][j] for i < m,
+ * j < n: m and n multiples of 16, rows of a, b, c at lda, ldb, ldc floats; isa <=
+ * wino_cpu_isa(). src/cpu/winrs_gemm_f32.c. */
+void wino_f32_winrs_gemm(enum wino_isa isa, int m, int n, int spans,
+                         const struct wino_winrs_span *span, const float *a, ptrdiff_t lda,
                          const float *b, ptrdiff_t ldb, float *c, ptrdiff_t ldc);
 
 /* out[a][v] = sum_t m[a][t] * in[t][v] for the rows a of m, over vecs (1 to 4) x 16 lanes v;

@@ -18,9 +18,10 @@
 #define ROWS8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
 #define ROWS4(X) X(0) X(1) X(2) X(3)
 
-/* c[0:8][0:16 or 32] += a^T b over k units (two: the second 16 columns too). */
-TGT512 static void block_avx512(int k, int two, const float *a, ptrdiff_t lda, const float *b,
-                                ptrdiff_t ldb, float *c, ptrdiff_t ldc)
+/* c[0:8][0:16 or 32] += a^T b over the spans' units (two: the second 16 columns too). */
+TGT512 static void block_avx512(int spans, const struct wino_winrs_span *span, int two,
+                                const float *a, ptrdiff_t lda, const float *b, ptrdiff_t ldb,
+                                float *c, ptrdiff_t ldc)
 {
 #define LOAD(i) __m512 c##i##a = _mm512_setzero_ps(), c##i##b = _mm512_setzero_ps();
 #define STEP(i)                                                                                    \
@@ -36,24 +37,25 @@ TGT512 static void block_avx512(int k, int two, const float *a, ptrdiff_t lda, c
         _mm512_storeu_ps(c + (i) * ldc + 16,                                                       \
                          _mm512_add_ps(_mm512_loadu_ps(c + (i) * ldc + 16), c##i##b));
     ROWS8(LOAD)
-    for (int l = 0; l < k; l++) {
-        const float *al = a + l * lda;
-        const __m512 b0 = _mm512_loadu_ps(b + l * ldb);
-        const __m512 b1 = two ? _mm512_loadu_ps(b + l * ldb + 16) : b0;
-        ROWS8(STEP)
-    }
+    for (int s = 0; s < spans; s++)
+        for (int l = 0; l < span[s].k; l++) {
+            const float *al = a + (span[s].a + l) * lda, *bl = b + (span[s].b + l) * ldb;
+            const __m512 b0 = _mm512_loadu_ps(bl);
+            const __m512 b1 = two ? _mm512_loadu_ps(bl + 16) : b0;
+            ROWS8(STEP)
+        }
     ROWS8(STORE)
 #undef LOAD
 #undef STEP
 #undef STORE
 }
 
-/* c[0:4][0:24] += a^T b over k units: 4 x 3 ymm give the 12 accumulators that keep both FMA
+/* c[0:4][0:24] += a^T b over the spans' units: 4 x 3 ymm give the 12 accumulators that keep both FMA
  * pipes of a Zen 3 core busy (1-2% faster in the WinRS GEMMs than 8, 4 x 2 ymm); with
  * THIRD 0, 4 x 2 ymm for the last 16 columns of a block. */
 TGT256 static inline __attribute__((always_inline)) void
-block_avx2(int k, int third, const float *a, ptrdiff_t lda, const float *b, ptrdiff_t ldb,
-           float *c, ptrdiff_t ldc)
+block_avx2(int spans, const struct wino_winrs_span *span, int third, const float *a,
+           ptrdiff_t lda, const float *b, ptrdiff_t ldb, float *c, ptrdiff_t ldc)
 {
 #define LOAD(i)                                                                                    \
     __m256 c##i##a = _mm256_setzero_ps(), c##i##b = _mm256_setzero_ps(),                         \
@@ -74,12 +76,13 @@ block_avx2(int k, int third, const float *a, ptrdiff_t lda, const float *b, ptrd
         _mm256_storeu_ps(c + (i) * ldc + 16,                                                       \
                          _mm256_add_ps(_mm256_loadu_ps(c + (i) * ldc + 16), c##i##c));
     ROWS4(LOAD)
-    for (int l = 0; l < k; l++) {
-        const float *al = a + l * lda;
-        const __m256 b0 = _mm256_loadu_ps(b + l * ldb), b1 = _mm256_loadu_ps(b + l * ldb + 8);
-        const __m256 b2 = third ? _mm256_loadu_ps(b + l * ldb + 16) : b0;
-        ROWS4(STEP)
-    }
+    for (int s = 0; s < spans; s++)
+        for (int l = 0; l < span[s].k; l++) {
+            const float *al = a + (span[s].a + l) * lda, *bl = b + (span[s].b + l) * ldb;
+            const __m256 b0 = _mm256_loadu_ps(bl), b1 = _mm256_loadu_ps(bl + 8);
+            const __m256 b2 = third ? _mm256_loadu_ps(bl + 16) : b0;
+            ROWS4(STEP)
+        }
     ROWS4(STORE)
 #undef LOAD
 #undef STEP
@@ -87,38 +90,42 @@ block_avx2(int k, int third, const float *a, ptrdiff_t lda, const float *b, ptrd
 }
 
 /* c[0:4][0:24] or [0:16] += a^T b, with the test on THIRD hoisted out of the loop. */
-TGT256 static void block_avx2_24(int k, const float *a, ptrdiff_t lda, const float *b,
-                                 ptrdiff_t ldb, float *c, ptrdiff_t ldc)
+TGT256 static void block_avx2_24(int spans, const struct wino_winrs_span *span, const float *a,
+                                 ptrdiff_t lda, const float *b, ptrdiff_t ldb, float *c,
+                                 ptrdiff_t ldc)
 {
-    block_avx2(k, 1, a, lda, b, ldb, c, ldc);
+    block_avx2(spans, span, 1, a, lda, b, ldb, c, ldc);
 }
 
-TGT256 static void block_avx2_16(int k, const float *a, ptrdiff_t lda, const float *b,
-                                 ptrdiff_t ldb, float *c, ptrdiff_t ldc)
+TGT256 static void block_avx2_16(int spans, const struct wino_winrs_span *span, const float *a,
+                                 ptrdiff_t lda, const float *b, ptrdiff_t ldb, float *c,
+                                 ptrdiff_t ldc)
 {
-    block_avx2(k, 0, a, lda, b, ldb, c, ldc);
+    block_avx2(spans, span, 0, a, lda, b, ldb, c, ldc);
 }
 
 #endif
 
-void wino_f32_winrs_gemm(enum wino_isa isa, int m, int n, int k, const float *a, ptrdiff_t lda,
+void wino_f32_winrs_gemm(enum wino_isa isa, int m, int n, int spans,
+                         const struct wino_winrs_span *span, const float *a, ptrdiff_t lda,
                          const float *b, ptrdiff_t ldb, float *c, ptrdiff_t ldc)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
     if (isa == WINO_ISA_AVX512) {
         for (int j = 0; j < n; j += 32)
             for (int i = 0; i < m; i += 8)
-                block_avx512(k, n - j >= 32, a + i, lda, b + j, ldb, c + i * ldc + j, ldc);
+                block_avx512(spans, span, n - j >= 32, a + i, lda, b + j, ldb, c + i * ldc + j,
+                             ldc);
         return;
     }
     if (isa == WINO_ISA_AVX2) {
         int j = 0;
         for (; n - j >= 24 && n - j != 32; j += 24) /* 64 = 24 + 24 + 16, 32 = 16 + 16 */
             for (int i = 0; i < m; i += 4)
-                block_avx2_24(k, a + i, lda, b + j, ldb, c + i * ldc + j, ldc);
+                block_avx2_24(spans, span, a + i, lda, b + j, ldb, c + i * ldc + j, ldc);
         for (; j < n; j += 16)
             for (int i = 0; i < m; i += 4)
-                block_avx2_16(k, a + i, lda, b + j, ldb, c + i * ldc + j, ldc);
+                block_avx2_16(spans, span, a + i, lda, b + j, ldb, c + i * ldc + j, ldc);
         return;
     }
 #else
@@ -127,8 +134,9 @@ void wino_f32_winrs_gemm(enum wino_isa isa, int m, int n, int k, const float *a,
     for (int i = 0; i < m; i++)
         for (int j = 0; j < n; j++) {
             float sum = 0.0f;
-            for (int l = 0; l < k; l++)
-                sum += a[l * lda + i] * b[l * ldb + j];
+            for (int s = 0; s < spans; s++)
+                for (int l = 0; l < span[s].k; l++)
+                    sum += a[(span[s].a + l) * lda + i] * b[(span[s].b + l) * ldb + j];
             c[i * ldc + j] += sum;
         }
 }
