@@ -15,6 +15,12 @@
 #error "the WinRS transforms use GCC / Clang vector extensions"
 #endif
 
+/* A group of N vectors, N known to the compiler. */
+#define WINRS_CASE(NAME, N)                                                                    \
+    case N:                                                                                    \
+        NAME##_n(m, in, in_stride, lo, hi, out, out_stride, N);                                \
+        break;
+
 /* Defines NAME(m, in, in_stride, lo, hi, out, out_stride, vecs) for vectors of W floats, built
  * for the target TGT, with MADD(a, b, acc) = acc + a * b (one fused multiply-add where the ISA
  * has it). */
@@ -63,21 +69,11 @@
     {                                                                                          \
         for (int left = vecs * 16 / W; left > 0; left -= 8, in += 8 * W, out += 8 * W)        \
             switch (left) {                                                                    \
-            case 1:                                                                            \
-                NAME##_n(m, in, in_stride, lo, hi, out, out_stride, 1);                        \
-                break;                                                                         \
-            case 2:                                                                            \
-                NAME##_n(m, in, in_stride, lo, hi, out, out_stride, 2);                        \
-                break;                                                                         \
-            case 3:                                                                            \
-                NAME##_n(m, in, in_stride, lo, hi, out, out_stride, 3);                        \
-                break;                                                                         \
-            case 4:                                                                            \
-                NAME##_n(m, in, in_stride, lo, hi, out, out_stride, 4);                        \
-                break;                                                                         \
-            case 6:                                                                            \
-                NAME##_n(m, in, in_stride, lo, hi, out, out_stride, 6);                        \
-                break;                                                                         \
+                WINRS_CASE(NAME, 1)                                                            \
+                WINRS_CASE(NAME, 2)                                                            \
+                WINRS_CASE(NAME, 3)                                                            \
+                WINRS_CASE(NAME, 4)                                                            \
+                WINRS_CASE(NAME, 6)                                                            \
             default:                                                                           \
                 NAME##_n(m, in, in_stride, lo, hi, out, out_stride, 8);                        \
                 break;                                                                         \
