@@ -244,7 +244,12 @@ enum wino_status wino_f32_winrs_prepare(struct wino_f32_winrs *w,
             s->q1 = last ? sz.q : s->qs; /* the last column takes the units of kind 1 */
         }
     const size_t lb = (size_t)w->lb, piece_cols = lb * (size_t)r_max;
-    w->vcap = w->lb * w->rows_per_item; /* a piece's units for each row of dW at least */
+    /* rows of V: a chunk of lb units in rows of at most row_units units meets at most
+     * rows_per_item more rows of x per image, and one piece alone always fits */
+    int row_units = w->plan.segment_w / w->plan.r[0];
+    row_units = w->plan.units[1] > row_units ? w->plan.units[1] : row_units;
+    row_units = row_units < w->lb ? row_units : w->lb;
+    w->vcap = w->lb + w->rows_per_item * row_units;
     const size_t parts[9] = {
         sizeof(float) * (size_t)u_floats * lb * w->kbp,
         sizeof(float) * (size_t)w->sum_alpha * w->vcap * w->cbp,
@@ -386,7 +391,7 @@ static int next_chunk(const struct wino_f32_winrs *w, const struct wino_conv2d_d
         }
         run_rows(d, it, join ? pc[cand.e0].p : e.p, e.p, &cand);
         const int used = cand.base + (cand.h1 - cand.h0) * (cand.u1 - cand.u0);
-        if (used > w->vcap) /* never for the first piece: ni rows of at most lb units */
+        if (used > w->vcap) /* never for the first piece (see vcap) */
             break;
         pc[np++] = e;
         rn[join ? nr - 1 : nr++] = cand;

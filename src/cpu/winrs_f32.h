@@ -110,8 +110,8 @@ struct wino_f32_winrs {
     int kblocks, cblocks;
     int rows_per_item, row_groups; /* rows of dW per work item, and how many groups of them */
     int lb;                  /* units per chunk (the GEMMs' k) */
-    int vcap;                /* rows of V per tile and alpha: the units of the chunk's rows of
-                              * x (lb for each row of dW at most) */
+    int vcap;                /* rows of V per tile and alpha: the units of a chunk's rows of
+                              * x (a chunk ends early rather than exceed it) */
     int sum_alpha;           /* the largest sum of alpha over the tiles of a filter row */
     /* per-thread scratch (see .c): byte offsets of its parts, U at 0 */
     size_t off_v, off_m, off_sdy, off_sx, off_tmp, off_pieces, off_runs, off_spans;
