@@ -2,7 +2,8 @@
 # `wino bench --op bwd-data|bwd-filter` on the CPU: CSV runs on the smoke set whose header is the
 # forward bench's plus the op column, with wino's rows present and checked against the FP64
 # reference (finite relative L1 error below 1e-4), best-measured copying a row of its layer, and
-# bad --op values refused as bad usage (exit 2, one line on stderr).
+# bad --op values and --dtype bf16 anywhere but the CUDA bwd-filter refused as bad usage (exit 2,
+# one line on stderr).
 # Usage: bash tests/test_cli_bench_backward.sh PATH_TO_WINO   (from the repository root)
 set -u
 wino=${1:?usage: test_cli_bench_backward.sh PATH_TO_WINO}
@@ -15,6 +16,10 @@ expect_usage_message "unknown op" 'op.*nonsense|nonsense.*op' "${cpu[@]}" --op n
 expect_usage_message "backward int8" 'f32 only' "${cpu[@]}" --op bwd-filter --dtype int8
 expect_usage_message "backward int8 on cuda" 'f32 or f16' --backend cuda --set smoke \
     --op bwd-data --dtype int8
+expect_usage_message "bf16 on the cpu" 'cuda only' "${cpu[@]}" --op bwd-filter --dtype bf16
+expect_usage_message "bf16 forward" 'bwd-filter only' --backend cuda --set smoke --dtype bf16
+expect_usage_message "bf16 backward-data" 'bwd-filter only' --backend cuda --set smoke \
+    --op bwd-data --dtype bf16
 
 for op in bwd-filter bwd-data; do
     if "$wino" bench "${cpu[@]}" --op "$op" --reps 1 --warmup 0 --csv >"$tmp/$op.csv" \
