@@ -59,11 +59,29 @@ static void add_problem(struct wino_cuda_winrs_plan *plan, int n, int r, int q0,
         p->bt[i] = (float)t->bt[i];
 }
 
-/* The largest alpha of an FP16 or BF16 kernel: beyond it the 16-bit GEMM operands lose the
- * result to rounding (FP16 alpha 16 measured 4.6e-2 relative L1 on a 9x9 layer of 32 x 112 x
- * 112 on the H100, alpha 8 at most 1e-2; bench/results/2026-11-23_cuda-f16-bfc10-bwd-filter_
- * h100.csv). */
+/* The largest alpha of an FP16 kernel: beyond it the 16-bit GEMM operands lose the result to
+ * rounding (FP16 alpha 16 measured 4.6e-2 relative L1 on a 9x9 layer of 32 x 112 x 112 on the
+ * H100, alpha 8 at most 1e-2; bench/results/2026-11-23_cuda-f16-bfc10-bwd-filter_h100.csv). */
 #define CUDA_F16_MAX_ALPHA 8
+
+/* The largest alpha of a BF16 kernel, FP16's for a start. BF16 rounds U and V 8 times coarser:
+ * alpha 8 measured up to 1.1e-2 relative L1 on the H100 (alpha 4: 3.4e-3), 8x cuDNN's best BF16
+ * (bench/results/2026-11-23_cuda-bf16-bfc8-bwd-filter_h100.csv); whether alpha 4 buys that
+ * error back at a speed worth it is to be measured on the GPU. */
+#define CUDA_BF16_MAX_ALPHA 8
+
+/* The largest alpha of d's kernels on the fused kernels or the non-fused stages (0: any). */
+static int max_alpha_of(const struct wino_conv2d_desc *d, int fused)
+{
+    const int of_dtype = d->dtype == WINO_DTYPE_F16    ? CUDA_F16_MAX_ALPHA
+                         : d->dtype == WINO_DTYPE_BF16 ? CUDA_BF16_MAX_ALPHA
+                                                       : 0;
+    if (!fused)
+        return of_dtype;
+    return of_dtype && of_dtype < WINO_CUDA_WINRS_FUSED_MAX_ALPHA
+               ? of_dtype
+               : WINO_CUDA_WINRS_FUSED_MAX_ALPHA;
+}
 
 /* The component's plan for d (output width q): per kind of units, its tiles of n taps and the
  * tile of the rest; the first kind with units writes dw, the other adds to it. */
@@ -71,10 +89,7 @@ static enum wino_status plan_of(const struct wino_conv2d_desc *d, int q, int acc
                                 int fused, struct wino_winrs_plan *kernels,
                                 struct wino_cuda_winrs_plan *plan)
 {
-    const struct wino_winrs_request req = {
-        .max_alpha = fused                           ? WINO_CUDA_WINRS_FUSED_MAX_ALPHA
-                     : d->dtype != WINO_DTYPE_F32 ? CUDA_F16_MAX_ALPHA
-                                                  : 0};
+    const struct wino_winrs_request req = {.max_alpha = max_alpha_of(d, fused)};
     enum wino_status st = wino_winrs_plan_kernels(d, q, &req, kernels);
     if (st)
         return st;

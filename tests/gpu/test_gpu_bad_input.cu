@@ -2,9 +2,10 @@
  * workspace and NULL pointers are WINO_INVALID_ARGUMENT; a NULL, small or misaligned workspace is
  * WINO_INSUFFICIENT_WORKSPACE; a bad device ordinal, and with two GPUs a stream or weights of
  * another device, are WINO_INVALID_ARGUMENT; direct convolution, stride 2, dilation 2, R != S,
- * other points, a tile beyond the generated ones and the fused variant of a tile without fused
- * kernels are WINO_UNSUPPORTED; an INT8 dtype through
- * wino_conv2d_create fails. Every refusal leaves wino_last_error() non-empty and no operator.
+ * other points, a tile beyond the generated ones, the fused variant of a tile without fused
+ * kernels and BF16 forward and backward-data (BF16 is the backward-filter's) are
+ * WINO_UNSUPPORTED; an INT8 dtype through wino_conv2d_create fails. Every refusal leaves
+ * wino_last_error() non-empty and no operator.
  * Then: operators created and destroyed without running free their device memory; no CUDA error
  * is left pending; an operator made before the refused calls and a new one still compute
  * correct results.
@@ -241,6 +242,10 @@ int main(void)
     bad = d;
     bad.dtype = WINO_DTYPE_BF16; /* BF16 is the backward-filter's only */
     expect_create(&bad, dw, &ctx, &o, WINO_UNSUPPORTED, "wino_conv2d_create with dtype BF16");
+    wino_conv2d *bwd = NULL; /* backward-data runs on the forward engine: FP32 and FP16 too */
+    expect(wino_conv2d_backward_data_create(&bad, dw, &ctx, &o, &bwd), WINO_UNSUPPORTED, &bwd,
+           "wino_conv2d_backward_data_create with dtype BF16");
+    wino_conv2d_destroy(bwd);
     bad = d;
     bad.dtype = WINO_DTYPE_S8;
     expect_create(&bad, dw, &ctx, &o, ANY_FAILURE, "wino_conv2d_create with dtype S8");
