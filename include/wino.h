@@ -245,14 +245,14 @@ WINO_API enum wino_status wino_conv2d_can_implement(const struct wino_conv2d_des
  * the descriptor's layout says) so the caller may free them afterwards. ctx and options may be
  * NULL (defaults).
  * On the CUDA backend: desc->dtype FP32 or FP16 (x, weights and y all of that type; FP16
- * accumulates in FP32), Winograd with the generated tiles (WINO_ALGO_DIRECT and other points
- * are WINO_UNSUPPORTED: the caller falls back to the vendor library); weights in memory of
- * ctx->device; create() returns once the weights are transformed, run() only enqueues its
- * kernels on ctx->stream (a failing kernel shows at the caller's next synchronization): no
- * allocation, synchronization or attribute call, so it may be captured in a CUDA graph. Host
- * pointers and a stream of another device are refused with WINO_INVALID_ARGUMENT (run() asks
- * CUDA about x, y and the workspace the first time it sees each pointer); a build or machine
- * without CUDA answers WINO_UNSUPPORTED. */
+ * accumulates in FP32; BF16 is WINO_UNSUPPORTED, the CUDA backward-filter's only), Winograd with
+ * the generated tiles (WINO_ALGO_DIRECT and other points are WINO_UNSUPPORTED: the caller falls
+ * back to the vendor library); weights in memory of ctx->device; create() returns once the weights
+ * are transformed, run() only enqueues its kernels on ctx->stream (a failing kernel shows at the
+ * caller's next synchronization): no allocation, synchronization or attribute call, so it may be
+ * captured in a CUDA graph. Host pointers and a stream of another device are refused with
+ * WINO_INVALID_ARGUMENT (run() asks CUDA about x, y and the workspace the first time it sees each
+ * pointer); a build or machine without CUDA answers WINO_UNSUPPORTED. */
 WINO_API enum wino_status wino_conv2d_create(const struct wino_conv2d_desc *desc,
                                              const void *weights, const struct wino_context *ctx,
                                              const struct wino_conv2d_options *options,
@@ -335,29 +335,29 @@ WINO_API void wino_conv2d_destroy(wino_conv2d *op); /* NULL is fine */
  * WINO_ALGO_DIRECT otherwise.
  * Options: bias and relu must be left 0 (a gradient has no epilogue); for backward-filter
  * tile_m, points and matrices must be left 0 too (WinRS picks its kernels), variant too on the
- * CPU, and accumulate may be 1. FP16 and INT8 are not served on the CPU (WINO_UNSUPPORTED).
- * On the CUDA backend backward-data is Winograd only, FP32 and FP16, with weights, dy and dx in
- * memory of ctx->device: the filters are rotated on the device and a CUDA forward operator
- * (wino_conv2d_create with the same ctx and options) is created on them, so it takes what that
- * operator takes (tile_m, variant, tf32) and runs on the stream of wino_conv2d_run (the context's)
- * or wino_conv2d_run_stream; WINO_ALGO_DIRECT, and for AUTO or WINOGRAD a descriptor Winograd
- * does not serve (stride or dilation other than 1, R != S, pad above R-1), answer
- * WINO_UNSUPPORTED: the caller falls back to the vendor library
- * (wino_conv2d_backward_data_can_implement answers for the CPU). Backward-filter on CUDA is
- * WinRS, FP32, FP16 and BF16 (16-bit operands on tensor cores, FP32 accumulation and transforms),
- * stride 1 and dilation 1, x, dy and dw in memory of ctx->device, run on the context's stream;
+ * CPU, and accumulate may be 1. FP16, BF16 and INT8 are not served on the CPU (WINO_UNSUPPORTED).
+ * On the CUDA backend backward-data is Winograd only, FP32 and FP16 (BF16: WINO_UNSUPPORTED), with
+ * weights, dy and dx in memory of ctx->device: the filters are rotated on the device and a CUDA
+ * forward operator (wino_conv2d_create with the same ctx and options) is created on them, so it
+ * takes what that operator takes (tile_m, variant, tf32) and runs on the stream of wino_conv2d_run
+ * (the context's) or wino_conv2d_run_stream; WINO_ALGO_DIRECT, and for AUTO or WINOGRAD a
+ * descriptor Winograd does not serve (stride or dilation other than 1, R != S, pad above R-1),
+ * answer WINO_UNSUPPORTED: the caller falls back to the vendor library
+ * (wino_conv2d_backward_data_can_implement answers for the CPU). Backward-filter on CUDA is WinRS,
+ * FP32, FP16 and BF16 (16-bit operands on tensor cores, FP32 accumulation and transforms), stride
+ * 1 and dilation 1, x, dy and dw in memory of ctx->device, run on the context's stream;
  * options->accumulate as on the CPU; WINO_ALGO_DIRECT and other strides or dilations answer
- * WINO_UNSUPPORTED (the vendor library's). options->variant: WINO_VARIANT_FUSED runs one
- * kernel per kind of units that fetches, transforms, multiplies (FP32 on CUDA cores, FP16 on
- * tensor cores) and transforms back on chip, with kernels of alpha <= 8 and a workspace of
- * buckets only (at most half of x + dy + dw); WINO_VARIANT_NON_FUSED runs the transforms and
- * cuBLAS batched GEMMs apart through a workspace, with kernels up to alpha 16 (FP32); AUTO
- * takes FUSED for K x C of at most four blocks of 64 x 64 channels or maps of dy of at most 64
- * pixels, NON_FUSED elsewhere unless it needs more than twice x + dy + dw as workspace, at
- * create (wino_conv2d_variant tells). BF16 runs as FP16 does
- * (16-bit operands, FP32 transforms and accumulation). wino_conv2d_backward_filter_info reports
- * the kernels and, as segments, the partial sums added with Kahan summation (fused: the most
- * segments of any kind of units; non-fused: the groups of units), segment_h and _w 0.
+ * WINO_UNSUPPORTED (the vendor library's). options->variant: WINO_VARIANT_FUSED runs one kernel
+ * per kind of units that fetches, transforms, multiplies (FP32 on CUDA cores, FP16 and BF16 on
+ * tensor cores) and transforms back on chip, with kernels of alpha <= 8 and a workspace of buckets
+ * only (at most half of x + dy + dw); WINO_VARIANT_NON_FUSED runs the transforms and cuBLAS
+ * batched GEMMs apart through a workspace, with kernels up to alpha 16 (FP32; FP16 and BF16 up to
+ * alpha 8); AUTO takes FUSED for K x C of at most four blocks of 64 x 64 channels or maps of dy of
+ * at most 64 pixels, NON_FUSED elsewhere unless it needs more than twice x + dy + dw as workspace,
+ * at create (wino_conv2d_variant tells). BF16 runs as FP16 does (16-bit operands, FP32 transforms
+ * and accumulation). wino_conv2d_backward_filter_info reports the kernels and, as segments, the
+ * partial sums added with Kahan summation (fused: the most segments of any kind of units;
+ * non-fused: the groups of units), segment_h and _w 0.
  * ------------------------------------------------------------------------------------------- */
 
 enum wino_conv2d_kind {
