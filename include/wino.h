@@ -60,7 +60,7 @@ WINO_API const char *wino_last_error(void);
  * API and keeps every call of the previous one working; the major version is the shared
  * library's SONAME (libwino.so.MAJOR). */
 #define WINO_VERSION_MAJOR 0
-#define WINO_VERSION_MINOR 2
+#define WINO_VERSION_MINOR 3
 #define WINO_VERSION_PATCH 0
 
 /* Library version as "MAJOR.MINOR.PATCH". */
@@ -291,6 +291,20 @@ WINO_API enum wino_status wino_conv2d_run_stream(const wino_conv2d *op, const vo
                                                  void *workspace, size_t workspace_bytes,
                                                  void *stream);
 
+/* Gives a forward or backward-data operator new filter weights, laid out, typed and placed as
+ * its create took them, keeping everything else (plan, tile, variant, workspace size): for
+ * training, where the weights change every step. Since 0.3. On the CPU (stream NULL) the
+ * filters are transformed before it returns. On CUDA it enqueues the transform (backward-data:
+ * the rotation, then the transform) on stream (a cudaStream_t of the operator's device; NULL:
+ * the default stream) and nothing else: no allocation, no synchronization; runs enqueued on
+ * that stream after it use the new weights, and the caller orders runs on other streams after
+ * it (events) and keeps weights unchanged until the transform has run. Not concurrent with a
+ * run of op. WINO_INVALID_ARGUMENT for a backward-filter operator (it holds no weights),
+ * WINO_UNSUPPORTED for INT8 operators and Winograd with caller matrices (create anew); on
+ * failure op keeps its weights. */
+WINO_API enum wino_status wino_conv2d_set_weights(wino_conv2d *op, const void *weights,
+                                                  void *stream);
+
 /* The algorithm and tile the operator uses (tile_m is 0 for non-Winograd algorithms). */
 WINO_API enum wino_status wino_conv2d_algo(const wino_conv2d *op, enum wino_algo *algo,
                                            int *tile_m);
@@ -460,6 +474,17 @@ WINO_API enum wino_status wino_conv2d_create_int8(const struct wino_conv2d_desc 
                                                   const struct wino_context *ctx,
                                                   const struct wino_conv2d_options *options,
                                                   wino_conv2d **op);
+
+/* The matrices of the INT8 tile F(tile_m, 3), tile_m 2, 4 or 6, exactly as the INT8 engines
+ * use them (docs/int8-winograd.md): integer A'^T (its columns times the shifts) and B'^T, and
+ * G' (rounded to double from the exact rationals), for emulating the pipeline elsewhere (e.g.
+ * Winograd-aware training). As wino_tile_matrices_get (wino_gen.h): storage receives A'^T, G'
+ * and B'^T row-major one after the other (m alpha + 3 alpha + alpha^2 doubles; storage_count
+ * says how many it holds, WINO_INSUFFICIENT_WORKSPACE when too few) and *matrices points into
+ * it. WINO_UNSUPPORTED for another tile_m. Since 0.3. */
+WINO_API enum wino_status wino_int8_tile_matrices(int tile_m, double *storage,
+                                                  size_t storage_count,
+                                                  struct wino_tile_matrices *matrices);
 
 enum wino_calibration {
     WINO_CALIBRATE_PERCENTILE = 0, /* clips at a percentile of |value| (Mori et al.: 99.9) */

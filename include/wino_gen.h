@@ -117,6 +117,30 @@ WINO_API enum wino_status wino_tile_matrices_get(const wino_tile *tile, double *
                                                  size_t storage_count,
                                                  struct wino_tile_matrices *matrices);
 
+/* ---------------------------------------------------------------------------------------------
+ * Interpolation points (docs/points.md). Since 0.3.
+ * ------------------------------------------------------------------------------------------- */
+
+/* The recorded most accurate points of tile size alpha, 1 <= alpha <= WINO_MAX_ALPHA, as
+ * wino_tile_create takes them ("0,1,-1,2,-2"; "" for alpha 1), the ones it uses for points NULL;
+ * NULL outside that range. Static storage. */
+WINO_API const char *wino_points_recorded(int alpha);
+
+/* Searches the most accurate points for tile size alpha, 4 <= alpha <= WINO_MAX_ALPHA, as `wino
+ * points` does: the set whose F(alpha-2 x alpha-2, 3 x 3) in FP32 has the lowest median relative
+ * L1 error against FP64 over trials random tiles (0: 10,000), measured by threads threads (0:
+ * 2), deterministic for a seed. Writes the points (canonical order, wino_tile_create's text) into
+ * buf (cap bytes with the NUL; *needed as for wino_tile_point_string) and their median error into
+ * *median_rel_l1 (optional). Seconds for small alpha, minutes from alpha 10 on. */
+WINO_API enum wino_status wino_points_search(int alpha, long trials, int threads,
+                                             unsigned long long seed, char *buf, size_t cap,
+                                             size_t *needed, double *median_rel_l1);
+
+/* The median relative L1 error of given points (alpha - 1 of them, wino_tile_create's text) on
+ * the trials the search uses for that alpha, trials (0: 10,000) and seed. */
+WINO_API enum wino_status wino_points_error(int alpha, const char *points, long trials,
+                                            unsigned long long seed, double *median_rel_l1);
+
 #ifdef __cplusplus
 }
 #endif

@@ -204,6 +204,31 @@ static void test_tie(void)
           alpha);
 }
 
+/* The public face (wino_gen.h): recorded points, a search and its error re-measured. */
+static void test_public_api(void)
+{
+    check(strcmp(wino_points_recorded(6), wino_point_db_points(6)) == 0 &&
+              wino_points_recorded(0) == NULL && wino_points_recorded(17) == NULL,
+          "wino_points_recorded is the database", 6);
+    char buf[WINO_POINT_TEXT_CAP], small[4];
+    size_t needed = 0;
+    double median = 0, again = -1;
+    check(wino_points_search(5, TRIALS, 1, 7, buf, sizeof buf, &needed, &median) ==
+                  WINO_SUCCESS &&
+              needed == strlen(buf) + 1 && median > 0 &&
+              wino_points_error(5, buf, TRIALS, 7, &again) == WINO_SUCCESS && again == median,
+          "wino_points_search's median is its points' error", 5);
+    check(wino_points_search(5, TRIALS, 1, 7, small, sizeof small, &needed, NULL) ==
+                  WINO_INVALID_ARGUMENT &&
+              needed == strlen(buf) + 1,
+          "a small buffer: refused, the size needed told", 5);
+    check(wino_points_search(3, 0, 0, 1, buf, sizeof buf, NULL, NULL) == WINO_INVALID_ARGUMENT &&
+              wino_points_search(5, -1, 0, 1, buf, sizeof buf, NULL, NULL) ==
+                  WINO_INVALID_ARGUMENT &&
+              wino_points_error(5, NULL, 0, 1, &again) == WINO_INVALID_ARGUMENT,
+          "bad alpha, trials or points refused", 3);
+}
+
 int main(void)
 {
     double found[7], all;
@@ -218,6 +243,7 @@ int main(void)
     test_tie();
     test_bad_arguments();
     test_database();
+    test_public_api();
     printf("%d passed, %d failed\n", passed, failed);
     return failed != 0;
 }

@@ -31,3 +31,34 @@ enum wino_status wino_int8_tile_make(int m, struct wino_int8_tile *t)
     wino_int8_tile_balance(exact, t);
     return WINO_SUCCESS;
 }
+
+enum wino_status wino_int8_tile_matrices(int tile_m, double *storage, size_t storage_count,
+                                         struct wino_tile_matrices *matrices)
+{
+    wino_ok();
+    struct wino_int8_tile t;
+    if (!storage || !matrices)
+        return wino_fail(WINO_INVALID_ARGUMENT,
+                         "wino_int8_tile_matrices: storage or matrices is NULL");
+    const enum wino_status st = wino_int8_tile_make(tile_m, &t);
+    if (st)
+        return st;
+    const int m = t.m, a = t.alpha;
+    const size_t needed = (size_t)(m * a + 3 * a + a * a);
+    if (storage_count < needed)
+        return wino_fail(WINO_INSUFFICIENT_WORKSPACE,
+                         "wino_int8_tile_matrices: %zu doubles of storage, %zu needed",
+                         storage_count, needed);
+    double *at = storage, *g = at + m * a, *bt = g + 3 * a;
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < a; j++)
+            at[i * a + j] = t.at[i][j];
+    for (int i = 0; i < a; i++)
+        for (int j = 0; j < 3; j++)
+            g[i * 3 + j] = t.g[i][j];
+    for (int i = 0; i < a; i++)
+        for (int j = 0; j < a; j++)
+            bt[i * a + j] = t.bt[i][j];
+    *matrices = (struct wino_tile_matrices){.m = m, .r = 3, .at = at, .g = g, .bt = bt};
+    return WINO_SUCCESS;
+}

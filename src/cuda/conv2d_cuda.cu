@@ -330,6 +330,27 @@ static enum wino_status conv_run(struct wino_cuda_conv *c, const void *x, void *
     return st;
 }
 
+/* New FP32 / FP16 filters, transformed into U on stream and nothing else: the runs enqueued
+ * after it on that stream read them. */
+static enum wino_status conv_set_weights(struct wino_cuda_conv *c, const void *weights,
+                                         void *stream)
+{
+    if (c->element == ELEMENT_S8)
+        return wino_fail(WINO_UNSUPPORTED, "an INT8 operator takes its weights at create only "
+                                           "(they are quantized on the host)");
+    enum wino_status st = check_device_pointer(weights, c->device, "weights");
+    if (!st)
+        st = check_run_argument(c, SEEN_STREAM, stream, "the stream");
+    struct device_scope scope;
+    if (st || (st = enter_run_device(c->device, &scope)))
+        return st;
+    const cudaError_t e = wino_cuda_filter_transform(&c->shape, c->element == ELEMENT_F16,
+                                                     weights, c->u, (cudaStream_t)stream);
+    leave_run_device(c->device, &scope);
+    return e == cudaSuccess ? WINO_SUCCESS
+                            : cuda_failed(e, "the filter transform", __FILE__, __LINE__);
+}
+
 static enum wino_variant conv_variant(const struct wino_cuda_conv *conv)
 {
     return conv->variant;
@@ -503,8 +524,8 @@ wino_cuda_component(const struct wino_cuda_services *services)
 {
     static const struct wino_cuda_ops ops = {WINO_CUDA_ABI,   conv_create,  conv_create_int8,
                                              copy_to_host,    conv_reshape, conv_run,
-                                             conv_variant,    conv_destroy,
+                                             conv_set_weights, conv_variant, conv_destroy,
                                              rotated_filters_create, rotated_filters_free,
-                                             &wino_cuda_winrs_ops};
+                                             rotate_filters, &wino_cuda_winrs_ops};
     return wino_cuda_use_services(services) ? &ops : NULL;
 }

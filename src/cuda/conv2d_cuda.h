@@ -62,6 +62,12 @@ enum wino_status wino_cuda_conv_reshape(struct wino_cuda_conv *conv,
 enum wino_status wino_cuda_conv_run(struct wino_cuda_conv *conv, const void *x, void *y,
                                     void *workspace, size_t workspace_bytes, void *stream);
 
+/* Enqueues the transform of new weights (as create took them, memory of the operator's device)
+ * on stream and nothing else; runs enqueued after it on that stream use them. FP32 / FP16
+ * operators only (INT8: WINO_UNSUPPORTED). */
+enum wino_status wino_cuda_conv_set_weights(struct wino_cuda_conv *conv, const void *weights,
+                                            void *stream);
+
 enum wino_variant wino_cuda_conv_variant(const struct wino_cuda_conv *conv);
 
 void wino_cuda_conv_destroy(struct wino_cuda_conv *conv); /* NULL is fine */
@@ -75,6 +81,11 @@ enum wino_status wino_cuda_rotated_filters_create(const struct wino_conv2d_desc 
                                                   const struct wino_context *ctx,
                                                   void **rotated);
 void wino_cuda_rotated_filters_free(const struct wino_context *ctx, void *rotated);
+/* Enqueues w' of weights into rotated (from wino_cuda_rotated_filters_create for desc) on
+ * stream of device; no wait. Needs a loaded component (one that made rotated). */
+enum wino_status wino_cuda_rotate_filters(const struct wino_conv2d_desc *desc,
+                                          const void *weights, void *rotated, int device,
+                                          void *stream);
 
 #ifdef __cplusplus
 }

@@ -19,7 +19,7 @@ extern "C" {
 
 /* Changes whenever a structure below, or a structure they point to (wino.h's, conv_desc.h's,
  * int8_layer.h's), changes. */
-#define WINO_CUDA_ABI 3
+#define WINO_CUDA_ABI 4
 
 /* The name the component is loaded by (also its SONAME). */
 #define WINO_CUDA_STR_(x) #x
@@ -58,12 +58,16 @@ struct wino_cuda_ops {
                                 const struct wino_conv_sizes *sizes, size_t *workspace_bytes);
     enum wino_status (*run)(struct wino_cuda_conv *conv, const void *x, void *y,
                             void *workspace, size_t workspace_bytes, void *stream);
+    enum wino_status (*set_weights)(struct wino_cuda_conv *conv, const void *weights,
+                                    void *stream);
     enum wino_variant (*variant)(const struct wino_cuda_conv *conv);
     void (*destroy)(struct wino_cuda_conv *conv);
     enum wino_status (*rotated_filters_create)(const struct wino_conv2d_desc *desc,
                                                const void *weights,
                                                const struct wino_context *ctx, void **rotated);
     void (*rotated_filters_free)(const struct wino_context *ctx, void *rotated);
+    enum wino_status (*rotate_filters)(const struct wino_conv2d_desc *desc, const void *weights,
+                                       void *rotated, int device, void *stream);
     const struct wino_cuda_winrs_ops *winrs; /* backward-filter (src/cuda/winrs_cuda.h) */
 };
 

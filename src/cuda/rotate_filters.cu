@@ -30,26 +30,37 @@ __global__ void rotate(const T *w, T *rotated, int k_count, int c_count, int r, 
     }
 }
 
-/* Allocates *rotated on the current device and fills it on stream; returns once written. */
-static enum wino_status rotate_into(const struct wino_conv2d_desc *d, const void *weights,
-                                    cudaStream_t stream, void **rotated)
+/* Enqueues the rotation of weights into rotated on stream (the current device's). */
+static enum wino_status launch_rotate(const struct wino_conv2d_desc *d, const void *weights,
+                                      void *rotated, cudaStream_t stream)
 {
     const int half = d->dtype == WINO_DTYPE_F16, threads = 256;
     const long long elements = (long long)d->k * d->c * d->r * d->s;
     const long long blocks = (elements + threads - 1) / threads;
     if (blocks > INT32_MAX)
         return wino_fail(WINO_UNSUPPORTED, "CUDA backward-data: more than 2^39 filter elements");
-    CUDA_TRY(cudaMalloc(rotated, (size_t)elements * (half ? 2 : 4)));
     const int nhwc = d->layout == WINO_LAYOUT_NHWC;
     if (half)
         rotate<<<(unsigned)blocks, threads, 0, stream>>>((const uint16_t *)weights,
-                                                         (uint16_t *)*rotated, d->k, d->c, d->r,
+                                                         (uint16_t *)rotated, d->k, d->c, d->r,
                                                          d->s, nhwc, elements);
     else
         rotate<<<(unsigned)blocks, threads, 0, stream>>>((const uint32_t *)weights,
-                                                         (uint32_t *)*rotated, d->k, d->c, d->r,
+                                                         (uint32_t *)rotated, d->k, d->c, d->r,
                                                          d->s, nhwc, elements);
     CUDA_TRY(cudaGetLastError());
+    return WINO_SUCCESS;
+}
+
+/* Allocates *rotated on the current device and fills it on stream; returns once written. */
+static enum wino_status rotate_into(const struct wino_conv2d_desc *d, const void *weights,
+                                    cudaStream_t stream, void **rotated)
+{
+    CUDA_TRY(cudaMalloc(rotated, (size_t)d->k * d->c * d->r * d->s *
+                                     (d->dtype == WINO_DTYPE_F16 ? 2 : 4)));
+    const enum wino_status st = launch_rotate(d, weights, *rotated, stream);
+    if (st)
+        return st;
     CUDA_TRY(cudaStreamSynchronize(stream));
     return WINO_SUCCESS;
 }
@@ -80,4 +91,18 @@ void rotated_filters_free(const struct wino_context *ctx, void *rotated)
         return;
     cudaFree(rotated);
     leave_device(&scope);
+}
+
+enum wino_status rotate_filters(const struct wino_conv2d_desc *desc, const void *weights,
+                                void *rotated, int device, void *stream)
+{
+    enum wino_status st = check_device_pointer(weights, device, "weights");
+    if (!st)
+        st = check_stream(stream, device, "the stream");
+    struct device_scope scope;
+    if (!st && !(st = enter_run_device(device, &scope))) {
+        st = launch_rotate(desc, weights, rotated, (cudaStream_t)stream);
+        leave_run_device(device, &scope);
+    }
+    return st;
 }

@@ -83,8 +83,26 @@ static void release_direct(wino_conv2d *op)
     wino_f32_direct_release(&op->direct);
 }
 
+/* New weights: packed again, and shaped as at create (the blocks depend on the sizes). */
+static enum wino_status set_weights_direct(wino_conv2d *op, const void *weights, void *stream)
+{
+    (void)stream;
+    struct wino_f32_direct fresh;
+    enum wino_status st = wino_f32_direct_prepare(&fresh, &op->desc, weights, op->direct.threads);
+    if (!st && wino_f32_direct_shape(&fresh, &op->desc))
+        st = WINO_INVALID_ARGUMENT;
+    if (st) {
+        wino_f32_direct_release(&fresh);
+        return wino_fail(st, "wino_conv2d_set_weights: %s",
+                         st == WINO_OUT_OF_MEMORY ? "out of memory" : "a size overflows");
+    }
+    wino_f32_direct_release(&op->direct);
+    op->direct = fresh;
+    return WINO_SUCCESS;
+}
+
 static const struct wino_conv2d_path cpu_direct = {run_direct, reshape_direct, wino_variant_none,
-                                                   release_direct};
+                                                   release_direct, set_weights_direct};
 
 static enum wino_status run_winograd(const wino_conv2d *op, const struct wino_conv2d_io *io)
 {
@@ -113,8 +131,23 @@ static void release_winograd(wino_conv2d *op)
 }
 
 /* the engine of generated transforms (default tiles, recorded points), fused or not */
+/* New weights: transformed again with the same tile, variant and threads (the workspace size
+ * depends on those alone). */
+static enum wino_status set_weights_winograd(wino_conv2d *op, const void *weights, void *stream)
+{
+    (void)stream;
+    const struct wino_f32_engine *e = &op->engine;
+    struct wino_f32_engine fresh;
+    if (wino_f32_engine_prepare(&fresh, &op->desc, weights, e->m, e->fused, e->threads))
+        return wino_fail(WINO_OUT_OF_MEMORY, "wino_conv2d_set_weights: out of memory");
+    wino_f32_engine_release(&op->engine);
+    op->engine = fresh;
+    return WINO_SUCCESS;
+}
+
 static const struct wino_conv2d_path cpu_winograd = {run_winograd, reshape_winograd,
-                                                     variant_winograd, release_winograd};
+                                                     variant_winograd, release_winograd,
+                                                     set_weights_winograd};
 
 static enum wino_status run_scalar(const wino_conv2d *op, const struct wino_conv2d_io *io)
 {
@@ -142,7 +175,8 @@ static void release_scalar(wino_conv2d *op)
 
 /* the portable scalar Winograd path: any other tile, and caller tiles */
 static const struct wino_conv2d_path cpu_winograd_scalar = {run_scalar, reshape_scalar,
-                                                            wino_variant_none, release_scalar};
+                                                            wino_variant_none, release_scalar,
+                                                            NULL};
 
 enum wino_status wino_conv2d_check_options(const struct wino_conv2d_options *o)
 {
@@ -426,6 +460,24 @@ enum wino_status wino_conv2d_run_stream(const wino_conv2d *op, const void *x, vo
     const struct wino_conv2d_io io = {.in = x, .out = y, .workspace = workspace,
                                       .workspace_bytes = workspace_bytes, .stream = stream};
     return op->path->run(op, &io);
+}
+
+enum wino_status wino_conv2d_set_weights(wino_conv2d *op, const void *weights, void *stream)
+{
+    wino_ok();
+    if (!op || !weights)
+        return wino_fail(WINO_INVALID_ARGUMENT, "wino_conv2d_set_weights: op or weights is NULL");
+    if (op->backend != WINO_BACKEND_CUDA && stream)
+        return wino_fail(WINO_INVALID_ARGUMENT,
+                         "wino_conv2d_set_weights: a CPU operator takes stream NULL only");
+    if (op->kind == WINO_CONV2D_BACKWARD_FILTER)
+        return wino_fail(WINO_INVALID_ARGUMENT, "wino_conv2d_set_weights: a backward-filter "
+                                                "operator holds no weights");
+    if (!op->path->set_weights)
+        return wino_fail(WINO_UNSUPPORTED, "wino_conv2d_set_weights: INT8 operators and "
+                                           "Winograd with caller matrices take their weights "
+                                           "at create only");
+    return op->path->set_weights(op, weights, stream);
 }
 
 enum wino_status wino_reshape_overflow(void)

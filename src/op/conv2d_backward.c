@@ -23,6 +23,9 @@ struct wino_conv2d_backward {
     struct wino_f32_winrs winrs;                  /* backward-filter, WinRS */
     int threads, accumulate;                      /* as at create, for reshape */
     float *weights; /* backward-data, direct: w as given, for reshape (its plan depends on H, W) */
+    void *rotated;  /* backward-data by Winograd on CUDA: the forward operator's filters, kept
+                     * for wino_conv2d_set_weights */
+    int device;     /* ... and their device */
 };
 
 /* The four training paths (defined at the end of this file). */
@@ -214,7 +217,8 @@ static enum wino_status rotated_on_host(const struct wino_conv2d_desc *d,
 }
 
 /* Fills the forward operator of a Winograd backward-data from the rotated filters (on CUDA
- * rotated on the device; dropped once create has transformed them). */
+ * rotated on the device and kept for new weights; on the host dropped once create has
+ * transformed them). */
 static enum wino_status data_forward_create(struct wino_conv2d *op, const void *w,
                                             const struct wino_context *ctx,
                                             const struct wino_conv2d_options *options)
@@ -228,10 +232,12 @@ static enum wino_status data_forward_create(struct wino_conv2d *op, const void *
     if (st)
         return st;
     st = wino_conv2d_create(&f, rotated, ctx, options, &op->backward->forward);
-    if (cuda)
-        wino_cuda_rotated_filters_free(ctx, rotated);
-    else
+    if (cuda) {
+        op->backward->rotated = rotated;
+        op->backward->device = ctx->device;
+    } else {
         free(rotated);
+    }
     if (st)
         return st;
     st = wino_conv2d_algo(op->backward->forward, &op->algo, &op->tile_m);
@@ -507,6 +513,8 @@ static void release_backward(wino_conv2d *op)
     if (!b)
         return;
     free(b->weights);
+    const struct wino_context device = {.backend = WINO_BACKEND_CUDA, .device = b->device};
+    wino_cuda_rotated_filters_free(&device, b->rotated);
     wino_conv2d_destroy(b->forward);
     wino_f32_backward_data_release(&b->data);
     wino_f32_backward_filter_direct_release(&b->filter);
@@ -536,8 +544,28 @@ static enum wino_variant variant_data_winograd(const wino_conv2d *op)
     return v;
 }
 
+/* New weights: rotated (on CUDA on stream, into the filters kept), then the forward
+ * operator's. */
+static enum wino_status set_weights_data_winograd(wino_conv2d *op, const void *w, void *stream)
+{
+    struct wino_conv2d_backward *b = op->backward;
+    if (op->backend == WINO_BACKEND_CUDA) {
+        const enum wino_status st =
+            wino_cuda_rotate_filters(&op->desc, w, b->rotated, b->device, stream);
+        return st ? st : wino_conv2d_set_weights(b->forward, b->rotated, stream);
+    }
+    const struct wino_conv2d_desc f = data_forward_desc(&op->desc, op->sizes.p, op->sizes.q);
+    void *rotated = NULL;
+    enum wino_status st = rotated_on_host(&op->desc, &f, op->sizes.w_elems, w, &rotated);
+    if (!st)
+        st = wino_conv2d_set_weights(b->forward, rotated, NULL);
+    free(rotated);
+    return st;
+}
+
 static const struct wino_conv2d_path data_winograd = {run_data_winograd, reshape_data_winograd,
-                                                      variant_data_winograd, release_backward};
+                                                      variant_data_winograd, release_backward,
+                                                      set_weights_data_winograd};
 
 /* backward-data, direct: one GEMM per stride phase */
 static enum wino_status run_data_direct(const wino_conv2d *op, const struct wino_conv2d_io *io)
@@ -547,26 +575,48 @@ static enum wino_status run_data_direct(const wino_conv2d *op, const struct wino
     return WINO_SUCCESS;
 }
 
+/* The direct plan of d prepared again from weights w; on failure op is as it was. */
+static enum wino_status data_direct_prepare_again(wino_conv2d *op,
+                                                  const struct wino_conv2d_desc *d,
+                                                  const float *w, const char *what)
+{
+    struct wino_conv2d_backward *b = op->backward;
+    struct wino_f32_backward_data fresh;
+    enum wino_status st = wino_f32_backward_data_prepare(&fresh, d, w, b->threads);
+    if (st) {
+        wino_f32_backward_data_release(&fresh);
+        return direct_failure(st, what);
+    }
+    wino_f32_backward_data_release(&b->data);
+    b->data = fresh;
+    return WINO_SUCCESS;
+}
+
 /* Its phases depend on H and W: prepared again from the weights kept at create. */
 static enum wino_status reshape_data_direct(wino_conv2d *op, const struct wino_conv2d_desc *d,
                                             const struct wino_conv_sizes *sizes, size_t *bytes)
 {
     (void)sizes;
-    struct wino_conv2d_backward *b = op->backward;
-    struct wino_f32_backward_data fresh;
-    enum wino_status st = wino_f32_backward_data_prepare(&fresh, d, b->weights, b->threads);
-    if (st) {
-        wino_f32_backward_data_release(&fresh);
-        return direct_failure(st, "wino_conv2d_reshape");
-    }
-    wino_f32_backward_data_release(&b->data);
-    b->data = fresh;
-    *bytes = wino_f32_backward_data_workspace_bytes(&b->data);
-    return WINO_SUCCESS;
+    const enum wino_status st =
+        data_direct_prepare_again(op, d, op->backward->weights, "wino_conv2d_reshape");
+    if (!st)
+        *bytes = wino_f32_backward_data_workspace_bytes(&op->backward->data);
+    return st;
+}
+
+static enum wino_status set_weights_data_direct(wino_conv2d *op, const void *w, void *stream)
+{
+    (void)stream;
+    const enum wino_status st =
+        data_direct_prepare_again(op, &op->desc, w, "wino_conv2d_set_weights");
+    if (!st)
+        memcpy(op->backward->weights, w, sizeof(float) * op->sizes.w_elems);
+    return st;
 }
 
 static const struct wino_conv2d_path data_direct = {run_data_direct, reshape_data_direct,
-                                                    wino_variant_none, release_backward};
+                                                    wino_variant_none, release_backward,
+                                                    set_weights_data_direct};
 
 /* backward-filter by WinRS */
 static enum wino_status run_filter_winrs(const wino_conv2d *op, const struct wino_conv2d_io *io)
@@ -598,7 +648,7 @@ static enum wino_status reshape_filter_winrs(wino_conv2d *op, const struct wino_
 }
 
 static const struct wino_conv2d_path filter_winrs = {run_filter_winrs, reshape_filter_winrs,
-                                                     wino_variant_none, release_backward};
+                                                     wino_variant_none, release_backward, NULL};
 
 /* backward-filter, direct: im2col(x)^T x dy */
 static enum wino_status run_filter_direct(const wino_conv2d *op, const struct wino_conv2d_io *io)
@@ -627,4 +677,4 @@ static enum wino_status reshape_filter_direct(wino_conv2d *op, const struct wino
 }
 
 static const struct wino_conv2d_path filter_direct = {run_filter_direct, reshape_filter_direct,
-                                                      wino_variant_none, release_backward};
+                                                      wino_variant_none, release_backward, NULL};

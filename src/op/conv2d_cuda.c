@@ -44,8 +44,13 @@ static void release_cuda(wino_conv2d *op)
     wino_cuda_conv_destroy(op->cuda);
 }
 
+static enum wino_status set_weights_cuda(wino_conv2d *op, const void *weights, void *stream)
+{
+    return wino_cuda_conv_set_weights(op->cuda, weights, stream);
+}
+
 const struct wino_conv2d_path wino_path_cuda = {run_cuda, reshape_cuda, variant_cuda,
-                                                release_cuda};
+                                                release_cuda, set_weights_cuda};
 
 /* The largest FP16 tile: measured relative L1 errors 8e-3 at alpha 8, 3e-2 to 3e-1 beyond. */
 #define WINO_CUDA_F16_MAX_ALPHA 8

@@ -150,7 +150,8 @@ static enum wino_variant variant_filter_cuda(const wino_conv2d *op)
 }
 
 static const struct wino_conv2d_path filter_cuda = {run_filter_cuda, reshape_filter_cuda,
-                                                    variant_filter_cuda, release_filter_cuda};
+                                                    variant_filter_cuda, release_filter_cuda,
+                                                    NULL};
 
 /* f's component operator for its variant, planned for desc and sizes. */
 static enum wino_status create_winrs(struct filter_cuda *f, const struct wino_conv2d_desc *desc,

@@ -60,6 +60,9 @@ struct wino_conv2d_path {
                                 const struct wino_conv_sizes *sizes, size_t *workspace_bytes);
     enum wino_variant (*variant)(const wino_conv2d *op);
     void (*release)(wino_conv2d *op); /* the path's state (op itself is freed by destroy) */
+    /* Takes new weights (checked non-NULL; stream NULL on the CPU); NULL when the path takes
+     * its weights at create only. On failure op keeps the weights it had. */
+    enum wino_status (*set_weights)(wino_conv2d *op, const void *weights, void *stream);
 };
 
 /* The paths of the CUDA component (conv2d_cuda.c), used by the FP32/FP16 and INT8 creates. */

@@ -56,7 +56,7 @@ static void release_int8(wino_conv2d *op)
 }
 
 static const struct wino_conv2d_path cpu_int8 = {run_int8, reshape_int8, variant_int8,
-                                                 release_int8};
+                                                 release_int8, NULL};
 
 static enum wino_status create_on_cuda(const struct wino_conv2d_desc *desc,
                                        struct wino_int8_layer *layer,

@@ -183,6 +183,12 @@ enum wino_status wino_cuda_conv_run(struct wino_cuda_conv *conv, const void *x, 
     return ops->run(conv, x, y, workspace, workspace_bytes, stream);
 }
 
+enum wino_status wino_cuda_conv_set_weights(struct wino_cuda_conv *conv, const void *weights,
+                                            void *stream)
+{
+    return ops->set_weights(conv, weights, stream);
+}
+
 enum wino_variant wino_cuda_conv_variant(const struct wino_cuda_conv *conv)
 {
     return ops->variant(conv);
@@ -198,6 +204,13 @@ void wino_cuda_rotated_filters_free(const struct wino_context *ctx, void *rotate
 {
     if (rotated) /* only a loaded component makes one */
         ops->rotated_filters_free(ctx, rotated);
+}
+
+enum wino_status wino_cuda_rotate_filters(const struct wino_conv2d_desc *desc,
+                                          const void *weights, void *rotated, int device,
+                                          void *stream)
+{
+    return ops->rotate_filters(desc, weights, rotated, device, stream);
 }
 
 const struct wino_cuda_winrs_ops *wino_cuda_winrs(void)
