@@ -71,8 +71,9 @@ WINO_API enum wino_status wino_tile_matrix_shape(const wino_tile *tile, enum win
 WINO_API enum wino_status wino_tile_entry_string(const wino_tile *tile, enum wino_matrix which,
                                                  int row, int col, char *buf, size_t cap,
                                                  size_t *needed);
-/* The whole matrix rounded to double, row-major, rows*cols values; WINO_UNSUPPORTED (naming the
- * entry) when a nonzero entry is outside the range of double. */
+/* The whole matrix rounded to double (toward zero, as GMP's mpq_get_d does: within one unit in
+ * the last place), row-major, rows*cols values; WINO_UNSUPPORTED (naming the entry) when a
+ * nonzero entry is outside the range of double. */
 WINO_API enum wino_status wino_tile_matrix_double(const wino_tile *tile, enum wino_matrix which,
                                                   double *out);
 
