@@ -11,6 +11,12 @@
 #                  f32 winrs-bfc 32 bwd-filter; f16 resnet18 bwd-data"),
 #                  then the rows of scripts/torch_baseline.py (impl torch) for the same layers,
 #                  appended right after in the same run (int8: torch's FP16)
+#   pytest.log     the Python package's tests (tests/python, and tests/python_gpu on the GPU)
+#                  against the shared libraries of this build, a row "pytest" in gpu-check.csv
+#                  (pytest from .gpu-deps/wheels when the machine has none)
+#   train_<dtype>_<set>[_b<N>].csv  scripts/torch_train_bench.py: a training step of each layer,
+#                  torch.nn.Conv2d against wino.torch.Conv2d, for each line of WINO_GPU_TRAIN
+#                  ("dtype set [batch]" separated by ';')
 #   profile_<dtype>_<name>.csv  Nsight Compute per kernel (duration, DRAM bytes, SM and DRAM
 #                  throughput in % of peak, warp instructions) of `wino bench` on one layer,
 #                  for each line of WINO_GPU_PROFILE ("dtype name N C H W K" separated by ';',
@@ -39,7 +45,7 @@ if [ -n "$wheel" ] && [ -f "$wheel/lib/libcudnn.so.9" ]; then
 fi
 {
   cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-    -DWINO_GPU_TESTS=ON -DWINO_BENCH_BASELINES=ON "${deps[@]}" &&
+    -DWINO_GPU_TESTS=ON -DWINO_BENCH_BASELINES=ON -DBUILD_SHARED_LIBS=ON "${deps[@]}" &&
   cmake --build build-gpu -j"$(nproc)"
 } >"$log" 2>&1 || { tail -n 40 "$log"; echo "gpu-check: build failed"; exit 1; }
 
@@ -72,10 +78,23 @@ if [ "${WINO_GPU_SANITIZE:-1}" != 0 ] && command -v compute-sanitizer >/dev/null
     done
   done
 fi
-cat "$csv"
-IFS=';' read -ra benches <<<"${WINO_GPU_BENCH:-}"
 have_torch=0
 python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null && have_torch=1
+if [ "$have_torch" = 1 ]; then
+  python3 -c 'import pytest' 2>/dev/null ||
+    python3 -m pip install -q --no-index --find-links .gpu-deps/wheels pytest >>"$log" 2>&1
+  start=$(date +%s%N)
+  if WINO_LIBRARY_DIR=$PWD/build-gpu PYTHONPATH=$PWD/python python3 -m pytest -q \
+    tests/python tests/python_gpu >"$out/pytest.log" 2>&1; then
+    result=pass
+  else
+    result=fail status=1
+  fi
+  echo "$date,$commit,$device,pytest,$result,$((($(date +%s%N) - start) / 1000000))" >>"$csv"
+  tail -n 3 "$out/pytest.log"
+fi
+cat "$csv"
+IFS=';' read -ra benches <<<"${WINO_GPU_BENCH:-}"
 [ "$have_torch" = 1 ] || [ -z "${WINO_GPU_BENCH:-}" ] ||
   echo "gpu-check: no PyTorch with CUDA here: the benches have no torch rows"
 for b in "${benches[@]}"; do
@@ -90,6 +109,16 @@ for b in "${benches[@]}"; do
     python3 scripts/torch_baseline.py --set "$set" --dtype "$dtype" ${batch:+--batch "$batch"} \
       ${op:+--op "$op"} --append "$out/$name.csv" 2>>"$out/$name.err" || status=1
   fi
+  echo "$name: $(($(wc -l <"$out/$name.csv") - 1)) rows; $(tail -n 1 "$out/$name.err")"
+done
+IFS=';' read -ra trains <<<"${WINO_GPU_TRAIN:-}"
+for t in "${trains[@]}"; do
+  read -r dtype set batch <<<"$t"
+  [ -n "${dtype:-}" ] && [ "$have_torch" = 1 ] || continue
+  name="train_${dtype}_${set}${batch:+_b$batch}"
+  WINO_LIBRARY_DIR=$PWD/build-gpu PYTHONPATH=$PWD/python python3 scripts/torch_train_bench.py \
+    --set "$set" --dtype "$dtype" ${batch:+--batch "$batch"} --out "$out/$name.csv" \
+    2>"$out/$name.err" || status=1
   echo "$name: $(($(wc -l <"$out/$name.csv") - 1)) rows; $(tail -n 1 "$out/$name.err")"
 done
 # ncu's raw page (between the bench's own lines) -> kernel,grid,block and the four metrics

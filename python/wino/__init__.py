@@ -15,7 +15,7 @@ from .int8 import Int8Conv2d, Int8Params, int8_calibrate, int8_tile
 from .ops import (Operator, can_implement, conv2d, conv2d_backward_data,
                   conv2d_backward_filter)
 
-__version__ = "0.3.0"
+__version__ = version()  # the C library's, which the package is built from
 
 __all__ = ["gen", "WinoError", "WinoUnsupported", "version", "Int8Conv2d", "Int8Params",
            "int8_calibrate", "int8_tile", "Operator", "can_implement", "conv2d",

@@ -119,3 +119,18 @@ def test_fallbacks_and_bad_input():
     with pytest.raises(ValueError, match="dy has shape"):
         torch.ops.wino.conv2d_backward_filter(torch.randn(1, 3, 8, 8), torch.randn(1, 5, 8, 8),
                                               mod.weight, [1, 1], [1, 1], [1, 1])
+
+
+def test_weights_changed_in_place_are_used():
+    """Cached operators take each call's weights, also when changed in place."""
+    ref, mod = pair(6, in_channels=4, out_channels=4, kernel_size=3, padding=1, bias=False)
+    x = torch.randn(1, 4, 9, 9, requires_grad=True)
+    for _ in range(3):
+        y = mod(x)
+        dy = torch.randn_like(y)
+        y.backward(dy)
+        assert rel(y, torch.nn.functional.conv2d(x, mod.weight, padding=1)) < 1e-5
+        assert rel(x.grad, torch.nn.grad.conv2d_input(x.shape, mod.weight, dy, padding=1)) < 1e-5
+        x.grad = None
+        with torch.no_grad():
+            mod.weight.mul_(-0.5).add_(0.01)
