@@ -418,6 +418,16 @@ WINO_API enum wino_status wino_conv2d_backward_filter_run(const wino_conv2d *op,
                                                           const void *dy, void *dw, void *workspace,
                                                           size_t workspace_bytes);
 
+/* As wino_conv2d_backward_filter_run, on stream (a cudaStream_t of the operator's device; NULL:
+ * the default stream) instead of the context's: one operator may serve several streams,
+ * concurrently from several threads with a workspace per concurrent run. A CPU operator takes
+ * stream NULL only. Since 0.3. */
+WINO_API enum wino_status wino_conv2d_backward_filter_run_stream(const wino_conv2d *op,
+                                                                 const void *x, const void *dy,
+                                                                 void *dw, void *workspace,
+                                                                 size_t workspace_bytes,
+                                                                 void *stream);
+
 /* What a backward-filter operator runs. For WINO_ALGO_DIRECT kernels is 0. */
 struct wino_winrs_info {
     int kernels;   /* 1 or 2 kernels Omega_alpha(n, r) share each row of dy (0: direct) */

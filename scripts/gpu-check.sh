@@ -24,7 +24,8 @@
 # The commit is taken from git, or from WINO_COMMIT where the tree travels without .git.
 # WINO_GPU_SANITIZE=0 leaves out the compute-sanitizer rows (minutes) for a quicker check; they
 # run test_gpu_conv2d without its medium layers (WINO_GPU_TEST_SMALL).
-# GMP: a machine without libgmp-dev can provide gmp.h and libgmp.a in .gpu-deps/{include,lib};
+# GMP: a machine without libgmp-dev can provide gmp.h and libgmp.so (or .a, not for the shared
+# libraries) in .gpu-deps/{include,lib};
 # cuDNN's headers may come the same way, its library from the Python wheel nvidia-cudnn.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -32,8 +33,10 @@ out=${OUT:-gpu-out}
 mkdir -p "$out"
 log="$out/gpu-check.log"
 deps=()
-if [ -f .gpu-deps/include/gmp.h ]; then
-  deps=(-DGMP_INCLUDE_DIR="$PWD/.gpu-deps/include" -DGMP_LIBRARY="$PWD/.gpu-deps/lib/libgmp.a")
+if [ -f .gpu-deps/include/gmp.h ]; then # shared libraries need a PIC GMP: libgmp.so first
+  gmp=$PWD/.gpu-deps/lib/libgmp.so
+  [ -f "$gmp" ] || gmp=$PWD/.gpu-deps/lib/libgmp.a
+  deps=(-DGMP_INCLUDE_DIR="$PWD/.gpu-deps/include" -DGMP_LIBRARY="$gmp")
 fi
 wheel=$(python3 -c 'import nvidia.cudnn, os; print(os.path.dirname(nvidia.cudnn.__file__))' \
         2>/dev/null)

@@ -131,10 +131,10 @@ class Operator:
         _lib.check(_lib.lib.wino_conv2d_run_stream(self._handle, src, dst, workspace,
                                                    self.workspace_bytes, stream))
 
-    def run_filter(self, x, dy, dw, workspace=None):
-        """backward_filter: dw from x and dy, on the context's stream. Addresses."""
-        _lib.check(_lib.lib.wino_conv2d_backward_filter_run(self._handle, x, dy, dw, workspace,
-                                                            self.workspace_bytes))
+    def run_filter(self, x, dy, dw, workspace=None, stream=None):
+        """backward_filter: dw from x and dy (addresses); on CUDA enqueued on stream."""
+        _lib.check(_lib.lib.wino_conv2d_backward_filter_run_stream(
+            self._handle, x, dy, dw, workspace, self.workspace_bytes, stream))
 
     def set_weights(self, weights, stream=None):
         """New filters (an address, laid out as at create); on CUDA enqueued on stream."""

@@ -110,8 +110,15 @@ enum wino_status check_device_pointer(const void *p, int device, const char *wha
 enum wino_status check_stream(const void *stream, int device, const char *what)
 {
     int of = -1;
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
     if (!stream)
         return WINO_SUCCESS;
+    /* CUDA refuses cudaStreamGetDevice while a graph is being captured: a capturing stream
+     * is taken as it is (the capture fails if it is another device's) */
+    if (cudaStreamIsCapturing((cudaStream_t)stream, &capture) == cudaSuccess &&
+        capture != cudaStreamCaptureStatusNone)
+        return WINO_SUCCESS;
+    cudaGetLastError();
     const cudaError_t e = cudaStreamGetDevice((cudaStream_t)stream, &of);
     if (e != cudaSuccess) {
         cudaGetLastError();

@@ -49,7 +49,8 @@ enum wino_status check_context(const struct wino_context *ctx);
 enum wino_status check_device_pointer(const void *p, int device, const char *what);
 
 /* WINO_SUCCESS when stream is one of the device's; NULL, the default stream, is always (run()
- * makes the device current). */
+ * makes the device current), and so is a stream capturing a CUDA graph (CUDA does not let its
+ * device be asked then). */
 enum wino_status check_stream(const void *stream, int device, const char *what);
 
 #endif

@@ -35,7 +35,6 @@
 
 struct wino_cuda_winrs {
     int device;
-    cudaStream_t stream; /* the context's: runs without a stream of their own */
     struct shared_blas *blas;
     struct wino_conv2d_desc desc;
     struct wino_conv_sizes sizes;
@@ -220,7 +219,6 @@ static enum wino_status winrs_create(const struct wino_conv2d_desc *desc,
     if (!w)
         return wino_fail(WINO_OUT_OF_MEMORY, "WinRS on CUDA: out of memory");
     w->device = ctx->device;
-    w->stream = (cudaStream_t)ctx->stream;
     w->desc = *desc;
     w->sizes = *sizes;
     w->plan = *plan;
@@ -330,20 +328,23 @@ static enum wino_status enqueue(const struct wino_cuda_winrs *w, const T *x, con
 
 /* enqueue for w's dtype. */
 static enum wino_status enqueue_typed(const struct wino_cuda_winrs *w, const void *x,
-                                      const void *dy, void *dw, char *ws)
+                                      const void *dy, void *dw, char *ws, cudaStream_t stream)
 {
     if (w->desc.dtype == WINO_DTYPE_F16)
-        return enqueue(w, (const __half *)x, (const __half *)dy, (__half *)dw, ws, w->stream);
+        return enqueue(w, (const __half *)x, (const __half *)dy, (__half *)dw, ws, stream);
     if (w->desc.dtype == WINO_DTYPE_BF16)
         return enqueue(w, (const __nv_bfloat16 *)x, (const __nv_bfloat16 *)dy,
-                       (__nv_bfloat16 *)dw, ws, w->stream);
-    return enqueue(w, (const float *)x, (const float *)dy, (float *)dw, ws, w->stream);
+                       (__nv_bfloat16 *)dw, ws, stream);
+    return enqueue(w, (const float *)x, (const float *)dy, (float *)dw, ws, stream);
 }
 
 static enum wino_status winrs_run(struct wino_cuda_winrs *w, const void *x, const void *dy,
-                                  void *dw, void *workspace, size_t bytes)
+                                  void *dw, void *workspace, size_t bytes, void *stream_arg)
 {
-    enum wino_status st = check_device_pointer(x, w->device, "x");
+    const cudaStream_t stream = (cudaStream_t)stream_arg;
+    enum wino_status st = check_stream(stream, w->device, "the stream");
+    if (!st)
+        st = check_device_pointer(x, w->device, "x");
     if (!st)
         st = check_device_pointer(dy, w->device, "dy");
     if (!st)
@@ -358,13 +359,13 @@ static enum wino_status winrs_run(struct wino_cuda_winrs *w, const void *x, cons
         return st;
     char *ws = (char *)workspace;
     if (w->plan.fused) { /* no cuBLAS */
-        st = enqueue_typed(w, x, dy, dw, ws);
+        st = enqueue_typed(w, x, dy, dw, ws, stream);
         leave_run_device(w->device, &scope);
         return st;
     }
     pthread_mutex_lock(&w->blas->lock);
     /* the stream first: cublasSetStream resets the handle's workspace */
-    cublasStatus_t b = cublasSetStream(w->blas->handle, w->stream);
+    cublasStatus_t b = cublasSetStream(w->blas->handle, stream);
     if (b == CUBLAS_STATUS_SUCCESS)
         b = cublasSetWorkspace(w->blas->handle, ws + workspace_bytes(w) - BLAS_WORKSPACE_BYTES,
                                BLAS_WORKSPACE_BYTES);
@@ -372,7 +373,7 @@ static enum wino_status winrs_run(struct wino_cuda_winrs *w, const void *x, cons
         st = wino_fail(WINO_DEVICE_ERROR, "WinRS on CUDA: cuBLAS setup failed: %s",
                        cublasGetStatusString(b));
     else
-        st = enqueue_typed(w, x, dy, dw, ws);
+        st = enqueue_typed(w, x, dy, dw, ws, stream);
     pthread_mutex_unlock(&w->blas->lock);
     leave_run_device(w->device, &scope);
     return st;

@@ -54,7 +54,8 @@ struct wino_cuda_winrs;
 /* The component's WinRS operator (struct wino_cuda_ops.winrs): create on ctx's device for a
  * validated FP32, FP16 or BF16 descriptor with stride 1 and dilation 1 and its plan (sets the
  * workspace bytes run needs); reshape to other sizes with the plan for them; run (dw from x and
- * dy on the context's stream: no allocation, no synchronization); destroy (NULL is fine);
+ * dy on stream, a stream of the device: no allocation, no synchronization); destroy (NULL is
+ * fine);
  * segments. */
 struct wino_cuda_winrs_ops {
     enum wino_status (*create)(const struct wino_conv2d_desc *desc,
@@ -68,7 +69,7 @@ struct wino_cuda_winrs_ops {
                                 const struct wino_cuda_winrs_plan *plan,
                                 size_t *workspace_bytes);
     enum wino_status (*run)(struct wino_cuda_winrs *winrs, const void *x, const void *dy,
-                            void *dw, void *workspace, size_t workspace_bytes);
+                            void *dw, void *workspace, size_t workspace_bytes, void *stream);
     void (*destroy)(struct wino_cuda_winrs *winrs);
     /* The partial sums added with Kahan summation: the fused kernels' segments (the most of any
      * problem), or the non-fused stages' groups of units (buckets of M). */

@@ -445,10 +445,22 @@ enum wino_status wino_conv2d_backward_filter_run(const wino_conv2d *op, const vo
                                                  const void *dy, void *dw, void *workspace,
                                                  size_t workspace_bytes)
 {
+    return wino_conv2d_backward_filter_run_stream(op, x, dy, dw, workspace, workspace_bytes,
+                                                  op ? op->stream : NULL);
+}
+
+enum wino_status wino_conv2d_backward_filter_run_stream(const wino_conv2d *op, const void *x,
+                                                        const void *dy, void *dw,
+                                                        void *workspace, size_t workspace_bytes,
+                                                        void *stream)
+{
     wino_ok();
     if (!op || !x || !dy || !dw)
         return wino_fail(WINO_INVALID_ARGUMENT,
                          "wino_conv2d_backward_filter_run: op, x, dy or dw is NULL");
+    if (op->backend != WINO_BACKEND_CUDA && stream)
+        return wino_fail(WINO_INVALID_ARGUMENT, "wino_conv2d_backward_filter_run_stream: a CPU "
+                                                "operator takes stream NULL only");
     if (op->kind != WINO_CONV2D_BACKWARD_FILTER)
         return wino_fail(WINO_INVALID_ARGUMENT, "wino_conv2d_backward_filter_run: the operator "
                                                 "is not a backward-filter one");
@@ -459,7 +471,7 @@ enum wino_status wino_conv2d_backward_filter_run(const wino_conv2d *op, const vo
     if (st)
         return st;
     const struct wino_conv2d_io io = {.in = x, .in2 = dy, .out = dw, .workspace = workspace,
-                                      .workspace_bytes = workspace_bytes};
+                                      .workspace_bytes = workspace_bytes, .stream = stream};
     return op->path->run(op, &io);
 }
 

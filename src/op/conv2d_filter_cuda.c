@@ -115,8 +115,8 @@ static enum wino_status plan_of(const struct wino_conv2d_desc *d, int q, int acc
 static enum wino_status run_filter_cuda(const wino_conv2d *op, const struct wino_conv2d_io *io)
 {
     const struct filter_cuda *f = op->state;
-    return f->ops->run(f->winrs, io->in, io->in2, io->out, io->workspace,
-                                  io->workspace_bytes);
+    return f->ops->run(f->winrs, io->in, io->in2, io->out, io->workspace, io->workspace_bytes,
+                       io->stream);
 }
 
 static enum wino_status reshape_filter_cuda(wino_conv2d *op, const struct wino_conv2d_desc *d,

@@ -12,6 +12,7 @@ import wino
 import wino.torch as wt
 
 DEV = torch.device("cuda")
+torch.backends.cudnn.allow_tf32 = False  # torch's own FP32 convolutions (the fallbacks) in FP32
 # relative L1 bounds per dtype: FP32 Winograd a few 1e-5; 16-bit operands with FP32
 # accumulation (docs/training.md, docs/cuda-winograd.md: up to ~1e-2 for BF16 WinRS)
 BOUND = {torch.float32: 1e-4, torch.float16: 5e-3, torch.bfloat16: 3e-2}

@@ -7,10 +7,11 @@
 Each runs wino's operator when wino serves the call (device, dtype, shape), and torch's own
 convolution otherwise, so an operator never refuses a valid convolution; `decision` says which
 ran and why. x may be NCHW-contiguous or channels_last (NHWC); the result has x's format. On
-CUDA, operators are created once per shape, dtype, layout, device and stream (creation may time
-kernels and synchronize, like cudnn.benchmark's first call) and cached; every later call enqueues
-on torch's current stream (new weights by wino_conv2d_set_weights, then the run), with its
-workspace from torch's caching allocator: no synchronization, no host copies.
+CUDA, operators are created once per shape, dtype, layout, device (and stream, see _entry)
+(creation may time kernels and synchronize, like cudnn.benchmark's first call) and cached; every
+later call enqueues on torch's current stream (new weights by wino_conv2d_set_weights, then the
+run), with its workspace from torch's caching allocator: no synchronization, no host copies, so
+a training step can be captured in a CUDA graph once its operators exist.
 """
 import threading
 from typing import List
@@ -86,11 +87,19 @@ def _desc(x_size, w_size, layout, dtype, conf):
 
 def _entry(kind, x_size, w_size, weight, device, dtype, layout, conf):
     """(entry, mine): the cached operator for this call, or an entry holding the reason wino
-    does not serve it; mine when this call created the operator with weight's data."""
+    does not serve it; mine when this call created the operator with weight's data.
+
+    Forward and backward-data operators hold transformed weights, so each stream has its own
+    (two streams could otherwise overwrite each other's weights between set_weights and run);
+    while a CUDA graph is being captured, where nothing may be created, the operator of another
+    stream is taken. Backward-filter operators hold no data and serve every stream."""
     stream = _stream(device)
-    key = (_call_key(kind, x_size, w_size, dtype, device, layout, conf), stream)
+    call = _call_key(kind, x_size, w_size, dtype, device, layout, conf)
+    key = (call, None if kind == "backward_filter" else stream)
     with _cache_lock:
         e = _cache.get(key)
+        if e is None and stream is not None and torch.cuda.is_current_stream_capturing():
+            e = next((v for k, v in _cache.items() if k[0] == call), None)
     if e is not None:
         return e, False
     why = _static_refusal(device, dtype, layout)
@@ -244,8 +253,7 @@ def conv2d_backward_filter(x: torch.Tensor, dy: torch.Tensor, weight: torch.Tens
         return torch.nn.grad.conv2d_weight(x, weight.shape, dy, stride, padding, dilation)
     dw = torch.empty(weight.shape, dtype=x.dtype, device=x.device, memory_format=_format(layout))
     ws, address = _workspace(e.op.workspace_bytes, x.device)
-    with e.lock:
-        e.op.run_filter(x.data_ptr(), dy.data_ptr(), dw.data_ptr(), address)
+    e.op.run_filter(x.data_ptr(), dy.data_ptr(), dw.data_ptr(), address, _stream(x.device))
     return dw
 
 
