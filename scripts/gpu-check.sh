@@ -21,6 +21,9 @@
 #                  throughput in % of peak, warp instructions) of `wino bench` on one layer,
 #                  for each line of WINO_GPU_PROFILE ("dtype name N C H W K" separated by ';',
 #                  3x3 filters, pad 1)
+# WINO_GPU_CPU_TESTS=1 also runs the CPU tests (ctest without the gpu label) on this machine's
+# CPU, rows "cpu TEST" in gpu-check.csv, with the CPU's ISA in gpu-check.log (where it has
+# AVX-512 or AMX that the development machine lacks).
 # The commit is taken from git, or from WINO_COMMIT where the tree travels without .git.
 # WINO_GPU_SANITIZE=0 leaves out the compute-sanitizer rows (minutes) for a quicker check; they
 # run test_gpu_conv2d without its medium layers (WINO_GPU_TEST_SMALL).
@@ -63,6 +66,18 @@ for t in $(ctest --test-dir build-gpu -L gpu -N | sed -n 's/^ *Test *#[0-9]*: //
   if build-gpu/"$t" >>"$log" 2>&1; then result=pass; else result=fail; status=1; fi
   echo "$date,$commit,$device,$t,$result,$((($(date +%s%N) - start) / 1000000))" >>"$csv"
 done
+if [ "${WINO_GPU_CPU_TESTS:-0}" = 1 ]; then
+  grep -m1 -o -w -E 'amx_tile|avx512f' /proc/cpuinfo | sort -u | tr '\n' ' ' >>"$log"
+  for t in $(ctest --test-dir build-gpu -LE gpu -N | sed -n 's/^ *Test *#[0-9]*: //p'); do
+    start=$(date +%s%N)
+    if ctest --test-dir build-gpu -R "^$t\$" --output-on-failure >>"$log" 2>&1; then
+      result=pass
+    else
+      result=fail status=1
+    fi
+    echo "$date,$commit,$device,cpu $t,$result,$((($(date +%s%N) - start) / 1000000))" >>"$csv"
+  done
+fi
 sed -nE 's/^(input|filter|output) +([^:]+): (PASS|FAIL) \(worst error \/ scale ([0-9.e+-]+)\)/\1,\2,\3,\4/p' \
   "$log" | { echo "stage,tile,result,worst_error_over_scale"; cat; } >"$out/gpu-transforms.csv"
 # compute-sanitizer's memcheck and racecheck over the backend's tests, as rows "TEST (TOOL)".
