@@ -192,7 +192,7 @@ def test_ste_input_gradient(tile_m):
     x = x.clone().requires_grad_(True)
     g = torch.randn(layer(x).shape, dtype=torch.float64)
     (gx,) = torch.autograd.grad(layer(x), x, g.float())
-    atw = float(layer.alpha_tw)
+    atw = float(layer.alpha_tw.detach())
     uq_real = layer.quantized_weights() * (atw / 127)
     x64 = x.detach().double().requires_grad_(True)
     (ref,) = torch.autograd.grad(_reference_winograd(x64, uq_real, layer), x64, g)
