@@ -14,12 +14,13 @@ from wino.torch.wat import (QConv2d, WinogradQuantConv2d, _fma_f32, calibrate,  
                             quantize_input)
 
 
-def _layer(tile_m, relu, unsigned, per_channel, bias, c=3, k=5, seed=0, shrink=1.0, pad=1):
+def _layer(tile_m, relu, unsigned, per_channel, bias, c=3, k=5, seed=0, shrink=1.0, pad=1,
+           fit_int32=True):
     """A calibrated layer on random data, its clips then scaled by `shrink` (as training moves
     them), and the input batch."""
     g = torch.Generator().manual_seed(seed)
     layer = WinogradQuantConv2d(c, k, padding=pad, bias=bias, tile_m=tile_m, relu=relu,
-                                per_channel=per_channel)
+                                per_channel=per_channel, fit_int32=fit_int32)
     with torch.no_grad():
         layer.weight.copy_(torch.randn(layer.weight.shape, generator=g) * 0.3)
         if bias:
@@ -220,13 +221,29 @@ def test_float_mode_is_the_float_convolution():
 def test_int32_bound_matches_engine_refusal():
     """int32_bound says when the engines refuse F(6,3): both sides of 2^31 - 1."""
     for c, refused in ((4, False), (64, True)):
-        layer, x = _layer(6, False, False, False, False, c=c, k=4, shrink=0.05)
+        layer, x = _layer(6, False, False, False, False, c=c, k=4, shrink=0.05,
+                          fit_int32=False)
         assert (layer.int32_bound() > 2 ** 31 - 1) == refused
         if refused:
             with pytest.raises(wino.WinoUnsupported):
                 _engine_output(layer, x)
         else:
             assert torch.equal(_engine_output(layer, x).float(), layer.int8_forward(x))
+
+
+@pytest.mark.parametrize("per_channel", (False, True))
+def test_fit_int32_keeps_f63_deployable(per_channel):
+    """With fit_int32 (the default) alpha_tw stays at or above the floor that keeps the int32
+    bound: the same F(6,3) layer is accepted, tightly, and still equals the engine."""
+    layer, x = _layer(6, False, False, per_channel, True, c=64, k=4, shrink=0.05)
+    floor = layer.alpha_tw_floor()
+    assert (layer.alpha_tw.detach().double() < floor).all()  # the floor is what holds it
+    bound = layer.int32_bound()
+    assert 2 ** 30 < bound <= 2 ** 31 - 1
+    assert torch.equal(_engine_output(layer, x).float(), layer.int8_forward(x))
+    alpha_tw = layer.int8_params().alpha_tw
+    assert (torch.as_tensor(alpha_tw, dtype=torch.float64) >=
+            (floor if per_channel else floor.max())).all()
 
 
 def test_rejects_what_the_engines_do_not_run():

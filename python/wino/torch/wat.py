@@ -24,20 +24,54 @@ _QMAX = 127            # |Vq|, |Uq|, |wq| <= 127: symmetric int8 without -128
 _INT32_MAX = 2 ** 31 - 1
 
 
-def _pact(v, clip, levels, lo=None):
-    """v clipped to [lo, clip] (lo = -clip by default) and rounded to the step clip / levels.
-    Rounding passes the gradient straight through; the clip passes it inside the range and
-    gives it to `clip` outside (PACT; the paper's eq. 9-11)."""
-    c = torch.minimum(torch.maximum(v, -clip if lo is None else lo), clip)
-    step = clip / levels
-    return c + (torch.round(c / step) * step - c).detach()
+class _ClipSTE(torch.autograd.Function):
+    """q * clip / levels, the real value of the integers q = rint(clamp(v, lo, clip) levels /
+    clip) the caller computed, lo = -clip (0 with relu), with PACT's gradients (the paper's
+    eq. 9-11): v's inside [lo, clip] (rounding passes it straight through), clip's outside
+    (+1 above, -1 below -clip), summed to clip's shape."""
+
+    @staticmethod
+    def forward(ctx, v, clip, q, levels, relu):
+        above = v > clip
+        below = v < 0 if relu else v < -clip
+        ctx.save_for_backward(above, below)
+        ctx.clip_shape, ctx.relu = clip.shape, relu
+        return q * (clip / levels)
+
+    @staticmethod
+    def backward(ctx, g):
+        above, below = ctx.saved_tensors
+        g_v = g.masked_fill(above | below, 0.0)
+        g_clip = g.masked_fill(~above, 0.0)
+        if not ctx.relu:
+            g_clip = g_clip - g.masked_fill(~below, 0.0)
+        return g_v, g_clip.sum_to_size(ctx.clip_shape), None, None, None
 
 
-def _ste_clip(v, clip, q):
-    """The real value of the int8 q = clamp(rint(v 127 / clip)) (computed by the caller as the
-    engines do), with PACT's gradient: v's inside [-clip, clip], clip's outside."""
-    c = torch.minimum(torch.maximum(v, -clip), clip)
-    return c + (q * (clip / _QMAX) - c).detach()
+def _pact(v, clip, levels, relu=False):
+    """v clipped to [-clip, clip] ([0, clip] with relu) and rounded to the step clip / levels,
+    with _ClipSTE's gradients."""
+    with torch.no_grad():
+        lo = torch.zeros_like(clip) if relu else -clip
+        q = torch.round(torch.clamp(v, lo, clip) / (clip / levels))
+    return _ClipSTE.apply(v, clip, q, levels, relu)
+
+
+class _InputSTE(torch.autograd.Function):
+    """quantize_input(x, x_scale, unsigned) with the straight-through gradient 1 / x_scale
+    inside the representable range and none outside."""
+
+    @staticmethod
+    def forward(ctx, x, x_scale, unsigned):
+        q = quantize_input(x, x_scale, unsigned)
+        lo, hi = _input_range(unsigned)
+        ctx.save_for_backward((x >= lo * x_scale) & (x <= hi * x_scale), x_scale)
+        return q
+
+    @staticmethod
+    def backward(ctx, g):
+        inside, x_scale = ctx.saved_tensors
+        return g.masked_fill(~inside, 0.0) / x_scale, None, None
 
 
 def _input_range(unsigned):
@@ -56,34 +90,46 @@ def quantize_input(a, x_scale, unsigned):
 def _fma_f32(y, scale, bias):
     """fmaf(y, scale, bias) on float32 y with float32 scale and bias (broadcast): one rounding,
     as the engines' requantization. y * scale is exact in double; the rounding error of the
-    double sum is recovered exactly (TwoSum) and folded in by rounding to odd, after which the
-    conversion to float rounds as a single rounding of the exact value would (53 >= 2 * 24 + 2
-    bits)."""
+    double sum is recovered exactly (TwoSum) and folded in by rounding to odd (an inexact sum
+    with an even last bit moves one ulp toward the exact value), after which the conversion to
+    float rounds as a single rounding of the exact value would (53 >= 2 * 24 + 2 bits)."""
     p = y.double() * scale.double()
     b = bias.double()
     s = p + b
     bb = s - p
     err = (p - (s - bb)) + (b - bb)
-    even = (s.view(torch.int64) & 1) == 0
-    toward = torch.where(err > 0, math.inf, -math.inf).to(s)
-    s = torch.where((err != 0) & even, torch.nextafter(s, toward), s)
-    return s.float()
+    bits = s.view(torch.int64)
+    nudge = torch.where((err > 0) == (s > 0), 1, -1) * ((err != 0) & ((bits & 1) == 0))
+    return (bits + nudge).view(torch.float64).float()
 
 
-def _windows(x, m, padding):
+def _exact_dtype(x, largest_sum, largest_operand):
+    """The float dtype in which products of integers on x's device are exact when every partial
+    sum stays below largest_sum and every operand below largest_operand: float32 below 2^24,
+    unless CUDA matmuls may round operands to TF32 (11 significant bits); float64 else."""
+    tf32 = x.is_cuda and torch.backends.cuda.matmul.allow_tf32
+    exact = largest_sum < 2 ** 24 and not (tf32 and largest_operand > 2 ** 11)
+    return torch.float32 if exact else torch.float64
+
+
+def _tiles(x, m, padding):
     """x (N, C, H, W) zero padded and cut into the alpha x alpha input windows of F(m, 3) with
-    stride m: (N, C, tiles_h, tiles_w, alpha, alpha), and the output size (P, Q)."""
-    h, w = x.shape[-2:]
-    p, q = h + 2 * padding - 2, w + 2 * padding - 2
+    stride m, position-major: (alpha^2, N tiles_h tiles_w, C), and (N, tiles_h, tiles_w, P, Q)
+    for _untile."""
+    n, c, h, w = x.shape
+    a, p, q = m + 2, h + 2 * padding - 2, w + 2 * padding - 2
     th, tw = -(-p // m), -(-q // m)
     x = F.pad(x, (padding, tw * m + 2 - w - padding, padding, th * m + 2 - h - padding))
-    return x.unfold(2, m + 2, m).unfold(3, m + 2, m), p, q
+    win = x.unfold(2, a, m).unfold(3, a, m)                     # N C th tw a a
+    return win.permute(4, 5, 0, 2, 3, 1).reshape(a * a, n * th * tw, c), (n, th, tw, p, q)
 
 
-def _untile(y, p, q):
-    """(N, K, tiles_h, tiles_w, m, m) output tiles -> (N, K, P, Q), the edge tiles cropped."""
-    n, k, th, tw, m, _ = y.shape
-    return y.permute(0, 1, 2, 4, 3, 5).reshape(n, k, th * m, tw * m)[:, :, :p, :q]
+def _untile(y, shape):
+    """(m^2, N tiles_h tiles_w, K) output tiles -> (N, K, P, Q), the edge tiles cropped."""
+    n, th, tw, p, q = shape
+    m, k = math.isqrt(y.shape[0]), y.shape[2]
+    y = y.reshape(m, m, n, th, tw, k).permute(2, 5, 3, 0, 4, 1)
+    return y.reshape(n, k, th * m, tw * m)[:, :, :p, :q]
 
 
 def _percentile(mag, percentile):
@@ -126,19 +172,8 @@ class _QuantConv(nn.Module):
     def _clip(self):
         return self.clip.clamp_min(1e-8)
 
-    def _fake_input(self, x):
-        """The real value of the quantized input, x_scale * x_int, with the STE (no gradient
-        outside the representable range)."""
-        lo, hi = _input_range(self.x_unsigned)
-        s = self.x_scale
-        inside = torch.clamp(x, lo * s, hi * s)
-        return inside + (quantize_input(x, s, self.x_unsigned) * s - inside).detach()
-
     def _fake_output(self, y):
-        c = self._clip()
-        if self.relu:
-            return _pact(y, c, 255, lo=torch.zeros_like(c))
-        return _pact(y, c, _QMAX)
+        return _pact(y, self._clip(), self.y_qmax, relu=self.relu)
 
     def _float_forward(self, x):
         y = self._float_conv(x)
@@ -166,13 +201,13 @@ class WinogradQuantConv2d(_QuantConv):
     run in float32). Eval with exact = True: the engines' integers, step by step."""
 
     def __init__(self, in_channels, out_channels, kernel_size=3, padding=1, bias=True, tile_m=4,
-                 relu=False, per_channel=False):
+                 relu=False, per_channel=False, fit_int32=True):
         if kernel_size != 3:
             raise ValueError(f"kernel_size {kernel_size}: INT8 Winograd runs 3 x 3 filters")
         if tile_m not in (2, 4, 6):
             raise ValueError(f"tile_m {tile_m}: INT8 Winograd runs F(2,3), F(4,3), F(6,3)")
         super().__init__(in_channels, out_channels, 3, padding, bias, relu)
-        self.tile_m, self.per_channel = tile_m, bool(per_channel)
+        self.tile_m, self.per_channel, self.fit_int32 = tile_m, bool(per_channel), fit_int32
         self.alpha_ta = nn.Parameter(torch.tensor(1.0))
         self.alpha_tw = nn.Parameter(torch.ones(out_channels) if per_channel else
                                      torch.tensor(1.0))
@@ -180,19 +215,45 @@ class WinogradQuantConv2d(_QuantConv):
         self.register_buffer("_at", at, persistent=False)
         self.register_buffer("_g", g, persistent=False)
         self.register_buffer("_bt", bt, persistent=False)
+        self.register_buffer("_kron_bt", torch.kron(bt, bt), persistent=False)
+        self.register_buffer("_kron_at", torch.kron(at, at), persistent=False)
+        self._beta_b = int(bt.abs().sum(1).max())  # the largest absolute row sum of B'^T
         self.exact = True
 
     def extra_repr(self):
-        return super().extra_repr() + f", tile_m={self.tile_m}, per_channel={self.per_channel}"
+        return super().extra_repr() + f", tile_m={self.tile_m}, per_channel={self.per_channel}" \
+            + ("" if self.fit_int32 else ", fit_int32=False")
 
     def _float_conv(self, x):
         return F.conv2d(x, self.weight, self.bias, padding=self.padding)
 
     def _clips(self):
-        """alpha_ta (at least x_scale, as create_int8 requires) and alpha_tw (K values)."""
+        """alpha_ta (at least x_scale, as create_int8 requires) and alpha_tw (K values; with
+        fit_int32 at least alpha_tw_floor(), so that the engines accept the layer)."""
         ata = torch.maximum(self.alpha_ta, self.x_scale)
         atw = self.alpha_tw.clamp_min(1e-30).expand(self.out_channels)
+        if self.fit_int32:
+            floor = self.alpha_tw_floor()
+            up = floor.float()  # rounded up to float
+            up = torch.where(up.double() < floor, torch.nextafter(up, up.new_tensor(math.inf)),
+                             up)
+            atw = torch.maximum(atw, up if self.per_channel else up.max())
         return ata, atw
+
+    def alpha_tw_floor(self):
+        """The least alpha_tw[k] (double, K values) with which the engines' int32 bound
+        (docs/int8-winograd.md, int32_bound()) holds for these weights: since
+        |Uq| <= |U| 127 / alpha_tw + 1/2, the bound stays below 2^31 - 1 when
+        alpha_tw >= 127^2 W1 / (2^31 - 1 - 127 W0) for every output (i, j), with
+        W1 = sum |A'_ip| |A'_jq| sum_c |U_pq| and W0 = sum |A'_ip| |A'_jq| C / 2. Only
+        F(6,3) with a few dozen channels or more comes near it."""
+        with torch.no_grad():
+            at = self._at.abs()
+            w1 = torch.einsum("ip,kpr,jr->kij", at, self.transformed_weights().abs().sum(1), at)
+            rows = at.sum(1)
+            room = _INT32_MAX - 127.0 * torch.outer(rows, rows) * (self.in_channels / 2)
+            floor = 127.0 ** 2 * w1 / room.clamp_min(1.0)
+            return floor.flatten(1).max(1).values
 
     def _factors(self, ata, atw):
         """f_a (float) and f_w[k] (double) of steps 2 and 3, as src/op/int8_layer.c computes
@@ -207,17 +268,26 @@ class WinogradQuantConv2d(_QuantConv):
             return self.int8_forward(x).float() * self.y_scale()
         return self._fake_forward(x)
 
-    def _transformed_input(self, xq):
-        """Step 1 on integer inputs (any float dtype: every partial sum is an integer below
-        2^24, exact in float32 too): V (N, C, tiles_h, tiles_w, alpha, alpha) and P, Q."""
-        win, p, q = _windows(xq, self.tile_m, self.padding)
-        bt = self._bt.to(xq.dtype)
-        return torch.einsum("ij,nctwjk,lk->nctwil", bt, win, bt), p, q
+    def _input_dtype(self, xq):
+        """Step 1's exact dtype: its partial sums stay below beta_B^2 * 255 <= 637500."""
+        return _exact_dtype(xq, self._beta_b ** 2 * 255,
+                            max(255, int(self._kron_bt.abs().max())))
 
-    def _output_transform(self, mm, p, q):
-        """Step 5 and the crop: A'^T M A' of (N, K, tiles_h, tiles_w, alpha, alpha)."""
-        at = self._at.to(mm.dtype)
-        return _untile(torch.einsum("pi,nktwij,qj->nktwpq", at, mm, at), p, q)
+    def _transformed_input(self, xq):
+        """Step 1 on integer inputs, exact in _input_dtype(xq): V = B'^T d B' of every window
+        as one product with B'^T (x) B'^T, (alpha^2, tiles, C), and the tiling for _untile."""
+        d, shape = _tiles(xq, self.tile_m, self.padding)
+        return (self._kron_bt.to(xq.dtype) @ d.flatten(1)).view(d.shape), shape
+
+    def _output_transform(self, mm, shape):
+        """Step 5 and the crop: A'^T M A' of M (alpha^2, tiles, K) in M's dtype -> N K P Q."""
+        return _untile((self._kron_at.to(mm.dtype) @ mm.flatten(1)).view(-1, *mm.shape[1:]),
+                       shape)
+
+    @staticmethod
+    def _positions(u):
+        """(K, C, alpha, alpha) -> the GEMM operands of the EWMM, (alpha^2, C, K)."""
+        return u.permute(2, 3, 1, 0).reshape(-1, u.shape[1], u.shape[0])
 
     def _fake_forward(self, x):
         """The pipeline with fake quantization, differentiable. The input integers pass the
@@ -226,15 +296,14 @@ class WinogradQuantConv2d(_QuantConv):
         the output transform and the requantization run in float32 on real values."""
         ata, atw = self._clips()
         f_a, f_w = self._factors(ata, atw)
-        lo, hi = _input_range(self.x_unsigned)
         s = self.x_scale
-        inside = torch.minimum(torch.maximum(x, lo * s), hi * s) / s
-        xq = inside + (torch.clamp(torch.round(x / s), lo, hi) - inside).detach()
-        v, p, q = self._transformed_input(xq)
-        vq = _ste_clip(v * s, ata, torch.clamp(torch.round(v.detach() * f_a), -127.0, 127.0))
+        v, shape = self._transformed_input(_InputSTE.apply(x, s, self.x_unsigned))
+        vq = _ClipSTE.apply(v * s, ata, torch.clamp(torch.round(v.detach() * f_a), -127.0,
+                                                    127.0), _QMAX, False)
         u = self.transformed_weights(self.weight.double())
-        uq = _ste_clip(u.float(), atw.view(-1, 1, 1, 1), self._round_weights(u.detach(), f_w).float())
-        y = self._output_transform(torch.einsum("nctwil,kcil->nktwil", vq, uq), p, q)
+        uq = _ClipSTE.apply(u.float(), atw.view(-1, 1, 1, 1),
+                            self._round_weights(u.detach(), f_w).float(), _QMAX, False)
+        y = self._output_transform(torch.bmm(vq, self._positions(uq)), shape)
         if self.bias is not None:
             y = y + self.bias.view(1, -1, 1, 1)
         return self._fake_output(y)
@@ -299,11 +368,12 @@ class WinogradQuantConv2d(_QuantConv):
         f_a, f_w = self._factors(ata, atw)
         scale, bias, lo, hi = self._requantization(ata, atw)
         xq = quantize_input(x.float(), self.x_scale, self.x_unsigned)
-        v, p, q = self._transformed_input(xq.double())                         # step 1
+        v, shape = self._transformed_input(xq.to(self._input_dtype(xq)))      # step 1
         vq = torch.clamp(torch.round(v.float() * f_a), -127.0, 127.0)          # step 2
         uq = self._round_weights(self.transformed_weights(), f_w)              # step 3
-        mm = torch.einsum("nctwil,kcil->nktwil", vq.double(), uq)              # step 4
-        y = self._output_transform(mm, p, q)                                   # step 5
+        dt = _exact_dtype(x, 16129 * self.in_channels, 127)
+        mm = torch.bmm(vq.to(dt), self._positions(uq).to(dt))                  # step 4
+        y = self._output_transform(mm.double(), shape)                         # step 5
         r = _fma_f32(y.float(), scale.view(1, -1, 1, 1), bias.view(1, -1, 1, 1))
         return torch.round(torch.minimum(torch.maximum(r, lo), hi))            # step 6
 
@@ -314,8 +384,8 @@ class WinogradQuantConv2d(_QuantConv):
         super().calibrate_input(x, percentile)
         with torch.no_grad():
             xq = quantize_input(x.float(), self.x_scale, self.x_unsigned)
-            v, _, _ = self._transformed_input(xq.double())
-            ata = _percentile((v * float(self.x_scale)).abs().float(), percentile)
+            v, _ = self._transformed_input(xq.to(self._input_dtype(xq)))
+            ata = _percentile((v.double() * float(self.x_scale)).abs().float(), percentile)
             self.alpha_ta.data.fill_(max(float(ata), float(self.x_scale)))
             u = self.transformed_weights().abs().float()
             if self.per_channel:
@@ -346,8 +416,8 @@ class QConv2d(_QuantConv):
         if not self.quantize:
             return self._float_forward(x)
         w = _pact(self.weight, self.alpha_w.clamp_min(1e-8), _QMAX)
-        return self._fake_output(F.conv2d(self._fake_input(x), w, self.bias, self.stride,
-                                          self.padding))
+        x = _InputSTE.apply(x, self.x_scale, self.x_unsigned) * self.x_scale
+        return self._fake_output(F.conv2d(x, w, self.bias, self.stride, self.padding))
 
     def calibrate_input(self, x, percentile):
         """x_scale and c (the base's) and alpha_w at the percentile of |w|."""

@@ -1,0 +1,2 @@
+"""Experiments that run on wino's Python package: `python -m wino.experiments.wat` (Winograd-aware
+INT8 training on Fashion-MNIST, docs/wat.md)."""
