@@ -35,7 +35,9 @@ class Int8WinogradConv2d(nn.Module):
 
     def forward(self, x):
         xq = quantize_input(x.float(), self.x_scale, self.x_unsigned).to(self._x_dtype)
-        return self.op(xq).float() * self.y_scale
+        # NCHW-contiguous as the emulation's output (the CUDA engine's is channels_last), so
+        # that the layers after it compute the same bits
+        return self.op(xq).float().contiguous() * self.y_scale
 
     def extra_repr(self):
         return f"tile_m={self.tile_m}, relu={self.relu}, x_dtype={self._x_dtype}"

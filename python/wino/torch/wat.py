@@ -63,10 +63,9 @@ class _InputSTE(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, x, x_scale, unsigned):
-        q = quantize_input(x, x_scale, unsigned)
         lo, hi = _input_range(unsigned)
         ctx.save_for_backward((x >= lo * x_scale) & (x <= hi * x_scale), x_scale)
-        return q
+        return torch.clamp(torch.round(x / x_scale), lo, hi)  # quantize_input
 
     @staticmethod
     def backward(ctx, g):
@@ -217,7 +216,11 @@ class WinogradQuantConv2d(_QuantConv):
         self.register_buffer("_bt", bt, persistent=False)
         self.register_buffer("_kron_bt", torch.kron(bt, bt), persistent=False)
         self.register_buffer("_kron_at", torch.kron(at, at), persistent=False)
+        self.register_buffer("_kron_g", torch.kron(g, g), persistent=False)
+        rows = at.abs().sum(1)
+        self.register_buffer("_at_row_products", torch.outer(rows, rows), persistent=False)
         self._beta_b = int(bt.abs().sum(1).max())  # the largest absolute row sum of B'^T
+        self._max_kron_bt = int(self._kron_bt.abs().max())
         self.exact = True
 
     def extra_repr(self):
@@ -227,13 +230,16 @@ class WinogradQuantConv2d(_QuantConv):
     def _float_conv(self, x):
         return F.conv2d(x, self.weight, self.bias, padding=self.padding)
 
-    def _clips(self):
+    def _clips(self, u_sums=None):
         """alpha_ta (at least x_scale, as create_int8 requires) and alpha_tw (K values; with
-        fit_int32 at least alpha_tw_floor(), so that the engines accept the layer)."""
+        fit_int32 at least the floor of _alpha_tw_floor(u_sums), so that the engines accept
+        the layer). u_sums: sum_c |U| (K, alpha, alpha), by default of the exact U."""
         ata = torch.maximum(self.alpha_ta, self.x_scale)
         atw = self.alpha_tw.clamp_min(1e-30).expand(self.out_channels)
         if self.fit_int32:
-            floor = self.alpha_tw_floor()
+            if u_sums is None:
+                u_sums = self.transformed_weights().abs().sum(1)
+            floor = self._alpha_tw_floor(u_sums)
             up = floor.float()  # rounded up to float
             up = torch.where(up.double() < floor, torch.nextafter(up, up.new_tensor(math.inf)),
                              up)
@@ -247,13 +253,13 @@ class WinogradQuantConv2d(_QuantConv):
         alpha_tw >= 127^2 W1 / (2^31 - 1 - 127 W0) for every output (i, j), with
         W1 = sum |A'_ip| |A'_jq| sum_c |U_pq| and W0 = sum |A'_ip| |A'_jq| C / 2. Only
         F(6,3) with a few dozen channels or more comes near it."""
-        with torch.no_grad():
-            at = self._at.abs()
-            w1 = torch.einsum("ip,kpr,jr->kij", at, self.transformed_weights().abs().sum(1), at)
-            rows = at.sum(1)
-            room = _INT32_MAX - 127.0 * torch.outer(rows, rows) * (self.in_channels / 2)
-            floor = 127.0 ** 2 * w1 / room.clamp_min(1.0)
-            return floor.flatten(1).max(1).values
+        return self._alpha_tw_floor(self.transformed_weights().abs().sum(1))
+
+    def _alpha_tw_floor(self, u_sums):
+        at = self._at.abs()
+        w1 = torch.einsum("ip,kpr,jr->kij", at, u_sums.detach().double(), at)
+        room = _INT32_MAX - 127.0 * self._at_row_products * (self.in_channels / 2)
+        return (127.0 ** 2 * w1 / room.clamp_min(1.0)).flatten(1).max(1).values
 
     def _factors(self, ata, atw):
         """f_a (float) and f_w[k] (double) of steps 2 and 3, as src/op/int8_layer.c computes
@@ -270,8 +276,7 @@ class WinogradQuantConv2d(_QuantConv):
 
     def _input_dtype(self, xq):
         """Step 1's exact dtype: its partial sums stay below beta_B^2 * 255 <= 637500."""
-        return _exact_dtype(xq, self._beta_b ** 2 * 255,
-                            max(255, int(self._kron_bt.abs().max())))
+        return _exact_dtype(xq, self._beta_b ** 2 * 255, max(255, self._max_kron_bt))
 
     def _transformed_input(self, xq):
         """Step 1 on integer inputs, exact in _input_dtype(xq): V = B'^T d B' of every window
@@ -285,25 +290,28 @@ class WinogradQuantConv2d(_QuantConv):
                        shape)
 
     @staticmethod
-    def _positions(u):
-        """(K, C, alpha, alpha) -> the GEMM operands of the EWMM, (alpha^2, C, K)."""
+    def _by_position(u):
+        """(K, C, alpha, alpha) -> the EWMM's GEMM operands, (alpha^2, C, K)."""
         return u.permute(2, 3, 1, 0).reshape(-1, u.shape[1], u.shape[0])
 
     def _fake_forward(self, x):
         """The pipeline with fake quantization, differentiable. The input integers pass the
         gradient straight through (1 / x_scale inside their range), V is exact, Vq and Uq are
-        the engines' integers in the forward pass and PACT clips in the backward one; the EWMM,
-        the output transform and the requantization run in float32 on real values."""
-        ata, atw = self._clips()
+        the engines' integers in the forward pass (up to U's last bits: here one product with
+        G' (x) G') and PACT clips in the backward one; the EWMM, the output transform and the
+        requantization run in float32 on real values."""
+        k, c, a = self.out_channels, self.in_channels, self.tile_m + 2
+        u = (self._kron_g @ self.weight.double().reshape(k * c, 9).T).view(a * a, k, c)
+        u = u.transpose(1, 2)                                                  # a^2 C K
+        ata, atw = self._clips(u.detach().abs().sum(1).T.reshape(k, a, a))
         f_a, f_w = self._factors(ata, atw)
         s = self.x_scale
         v, shape = self._transformed_input(_InputSTE.apply(x, s, self.x_unsigned))
         vq = _ClipSTE.apply(v * s, ata, torch.clamp(torch.round(v.detach() * f_a), -127.0,
                                                     127.0), _QMAX, False)
-        u = self.transformed_weights(self.weight.double())
-        uq = _ClipSTE.apply(u.float(), atw.view(-1, 1, 1, 1),
-                            self._round_weights(u.detach(), f_w).float(), _QMAX, False)
-        y = self._output_transform(torch.bmm(vq, self._positions(uq)), shape)
+        uq = torch.clamp(torch.round(u.detach() * f_w), -127.0, 127.0)
+        uq = _ClipSTE.apply(u.float(), atw, uq.float(), _QMAX, False)
+        y = self._output_transform(torch.bmm(vq, uq), shape)
         if self.bias is not None:
             y = y + self.bias.view(1, -1, 1, 1)
         return self._fake_output(y)
@@ -332,26 +340,27 @@ class WinogradQuantConv2d(_QuantConv):
         lo = torch.zeros_like(hi) if self.relu else torch.clamp(-c, min=-127.0).float()
         return scale, bias, lo, hi
 
-    def transformed_weights(self, w=None):
-        """U = G' g G'^T in double (K, C, alpha, alpha) of w (the layer's weights by default),
-        computed with the operations of wino_int8_filter_transform in its order, so that U has
-        the engines' bits."""
-        g = self._g
-        w = self.weight.detach().double() if w is None else w
+    def transformed_weights(self):
+        """U = G' g G'^T in double (K, C, alpha, alpha), computed with the operations of
+        wino_int8_filter_transform in its order, so that U has the engines' bits."""
+        g, w = self._g, self.weight.detach().double()
         gg = (g[:, 0, None] * w[:, :, None, 0, :] + g[:, 1, None] * w[:, :, None, 1, :]) + \
             g[:, 2, None] * w[:, :, None, 2, :]
         return (gg[..., :, None, 0] * g[:, 0] + gg[..., :, None, 1] * g[:, 1]) + \
             gg[..., :, None, 2] * g[:, 2]
 
-    @staticmethod
-    def _round_weights(u, f_w):
-        """Step 3: Uq = clamp(rint(U f_w[k]), -127, 127), integers of U's dtype."""
-        return torch.clamp(torch.round(u * f_w.view(-1, 1, 1, 1)), -127.0, 127.0)
+    def _quantized(self):
+        """alpha_ta, alpha_tw and the engines' Uq (K, C, alpha, alpha; integers in float64)."""
+        u = self.transformed_weights()
+        ata, atw = self._clips(u.abs().sum(1))
+        f_w = self._factors(ata, atw)[1]
+        return ata, atw, torch.clamp(torch.round(u * f_w.view(-1, 1, 1, 1)), -127.0, 127.0)
 
     def quantized_weights(self):
-        """The engines' Uq, (K, C, alpha, alpha) integers in float64."""
+        """Step 3: the engines' Uq = clamp(rint(U 127 / alpha_tw[k]), -127, 127), (K, C, alpha,
+        alpha) integers in float64."""
         with torch.no_grad():
-            return self._round_weights(self.transformed_weights(), self._factors(*self._clips())[1])
+            return self._quantized()[2]
 
     def int32_bound(self):
         """The largest |Y| any input can give with these weights (docs/int8-winograd.md): the
@@ -364,15 +373,14 @@ class WinogradQuantConv2d(_QuantConv):
     def int8_forward(self, x):
         """Steps 1-7 in integers: the engines' int8 / uint8 output y (float32 integer values,
         N x K x P x Q) of the float input x; the real output is y_scale * y."""
-        ata, atw = self._clips()
-        f_a, f_w = self._factors(ata, atw)
+        ata, atw, uq = self._quantized()                                       # step 3
+        f_a = self._factors(ata, atw)[0]
         scale, bias, lo, hi = self._requantization(ata, atw)
         xq = quantize_input(x.float(), self.x_scale, self.x_unsigned)
         v, shape = self._transformed_input(xq.to(self._input_dtype(xq)))      # step 1
         vq = torch.clamp(torch.round(v.float() * f_a), -127.0, 127.0)          # step 2
-        uq = self._round_weights(self.transformed_weights(), f_w)              # step 3
         dt = _exact_dtype(x, 16129 * self.in_channels, 127)
-        mm = torch.bmm(vq.to(dt), self._positions(uq).to(dt))                  # step 4
+        mm = torch.bmm(vq.to(dt), self._by_position(uq).to(dt))                # step 4
         y = self._output_transform(mm.double(), shape)                         # step 5
         r = _fma_f32(y.float(), scale.view(1, -1, 1, 1), bias.view(1, -1, 1, 1))
         return torch.round(torch.minimum(torch.maximum(r, lo), hi))            # step 6
