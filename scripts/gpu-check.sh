@@ -17,6 +17,8 @@
 #   train_<dtype>_<set>[_b<N>].csv  scripts/torch_train_bench.py: a training step of each layer,
 #                  torch.nn.Conv2d against wino.torch.Conv2d, for each line of WINO_GPU_TRAIN
 #                  ("dtype set [batch]" separated by ';')
+#   wat.json, wat.csv, wat.log  python -m wino.experiments.wat with the arguments in WINO_GPU_WAT
+#                  (e.g. "--seeds 1 --first-seed 2"), Fashion-MNIST from .gpu-deps/fashion-mnist
 #   profile_<dtype>_<name>.csv  Nsight Compute per kernel (duration, DRAM bytes, SM and DRAM
 #                  throughput in % of peak, warp instructions) of `wino bench` on one layer,
 #                  for each line of WINO_GPU_PROFILE ("dtype name N C H W K" separated by ';',
@@ -24,6 +26,8 @@
 # WINO_GPU_CPU_TESTS=1 also runs the CPU tests (ctest without the gpu label) on this machine's
 # CPU, rows "cpu TEST" in gpu-check.csv, with the CPU's ISA in gpu-check.log (where it has
 # AVX-512 or AMX that the development machine lacks).
+# WINO_GPU_SKIP_TESTS=1 builds and runs only the benches and the experiment (a later call on the
+# same build, its tests already run).
 # The commit is taken from git, or from WINO_COMMIT where the tree travels without .git.
 # WINO_GPU_SANITIZE=0 leaves out the compute-sanitizer rows (minutes) for a quicker check; they
 # run test_gpu_conv2d without its medium layers (WINO_GPU_TEST_SMALL).
@@ -61,12 +65,14 @@ commit=${WINO_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 csv="$out/gpu-check.csv"
 echo "date,commit,device,test,result,ms" >"$csv"
 status=0
-for t in $(ctest --test-dir build-gpu -L gpu -N | sed -n 's/^ *Test *#[0-9]*: //p'); do
+tests=1
+[ "${WINO_GPU_SKIP_TESTS:-0}" = 1 ] && tests=0
+[ "$tests" = 1 ] && for t in $(ctest --test-dir build-gpu -L gpu -N | sed -n 's/^ *Test *#[0-9]*: //p'); do
   start=$(date +%s%N)
   if build-gpu/"$t" >>"$log" 2>&1; then result=pass; else result=fail; status=1; fi
   echo "$date,$commit,$device,$t,$result,$((($(date +%s%N) - start) / 1000000))" >>"$csv"
 done
-if [ "${WINO_GPU_CPU_TESTS:-0}" = 1 ]; then
+if [ "$tests" = 1 ] && [ "${WINO_GPU_CPU_TESTS:-0}" = 1 ]; then
   grep -m1 -o -w -E 'amx_tile|avx512f' /proc/cpuinfo | sort -u | tr '\n' ' ' >>"$log"
   for t in $(ctest --test-dir build-gpu -LE gpu -N | sed -n 's/^ *Test *#[0-9]*: //p'); do
     start=$(date +%s%N)
@@ -81,7 +87,7 @@ fi
 sed -nE 's/^(input|filter|output) +([^:]+): (PASS|FAIL) \(worst error \/ scale ([0-9.e+-]+)\)/\1,\2,\3,\4/p' \
   "$log" | { echo "stage,tile,result,worst_error_over_scale"; cat; } >"$out/gpu-transforms.csv"
 # compute-sanitizer's memcheck and racecheck over the backend's tests, as rows "TEST (TOOL)".
-if [ "${WINO_GPU_SANITIZE:-1}" != 0 ] && command -v compute-sanitizer >/dev/null; then
+if [ "$tests" = 1 ] && [ "${WINO_GPU_SANITIZE:-1}" != 0 ] && command -v compute-sanitizer >/dev/null; then
   for t in test_gpu_bad_input test_gpu_int8 test_gpu_conv2d test_gpu_graph test_gpu_streams \
     test_gpu_backward_data test_gpu_backward_filter; do
     for tool in memcheck racecheck; do
@@ -98,7 +104,7 @@ if [ "${WINO_GPU_SANITIZE:-1}" != 0 ] && command -v compute-sanitizer >/dev/null
 fi
 have_torch=0
 python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null && have_torch=1
-if [ "$have_torch" = 1 ]; then
+if [ "$have_torch" = 1 ] && [ "$tests" = 1 ]; then
   python3 -c 'import pytest' 2>/dev/null ||
     python3 -m pip install -q --no-index --find-links .gpu-deps/wheels pytest >>"$log" 2>&1
   start=$(date +%s%N)
@@ -139,6 +145,13 @@ for t in "${trains[@]}"; do
     2>"$out/$name.err" || status=1
   echo "$name: $(($(wc -l <"$out/$name.csv") - 1)) rows; $(tail -n 1 "$out/$name.err")"
 done
+if [ -n "${WINO_GPU_WAT:-}" ] && [ "$have_torch" = 1 ]; then
+  # shellcheck disable=SC2086 # the arguments split as on a command line
+  WINO_LIBRARY_DIR=$PWD/build-gpu PYTHONPATH=$PWD/python python3 -m wino.experiments.wat \
+    $WINO_GPU_WAT --data-dir .gpu-deps/fashion-mnist --out "$out/wat.json" >"$out/wat.log" 2>&1 ||
+    status=1
+  tail -n 16 "$out/wat.log"
+fi
 # ncu's raw page (between the bench's own lines) -> kernel,grid,block and the four metrics
 ncu_columns='
 import csv, io, sys

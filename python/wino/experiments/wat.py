@@ -386,7 +386,9 @@ def parse_args(argv=None):
                    help="one alpha_tw per output channel (default: one per layer, the paper's)")
     p.add_argument("--calib-images", type=int, default=512,
                    help="training images the calibration sees (default 512)")
-    p.add_argument("--seeds", type=int, default=3, help="seeds 0..N-1 (default 3)")
+    p.add_argument("--seeds", type=int, default=3, help="how many seeds (default 3)")
+    p.add_argument("--first-seed", type=int, default=0,
+                   help="the first seed (default 0): seeds first .. first + N - 1")
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     p.add_argument("--deploy-device", default=None,
                    help="where the deployed model runs (default: --device)")
@@ -397,11 +399,59 @@ def parse_args(argv=None):
     p.add_argument("--out", default=None, help="results JSON (and a CSV beside it)")
     p.add_argument("--plot", default=None, help="bar chart PNG (needs matplotlib)")
     p.add_argument("--quiet", action="store_true", help="print only the table")
-    return p.parse_args(argv)
+    p.add_argument("--merge", nargs="+", metavar="JSON",
+                   help="no training: the runs of these --out files as one table (with --out "
+                        "and --plot)")
+    args = p.parse_args(argv)
+    if args.seeds < 1:
+        p.error("--seeds must be at least 1")
+    return args
+
+
+def write_results(args, runs, shapes, device, elapsed, quiet=False):
+    """The summary table, JSON + CSV (--out) and plot (--plot) of the runs so far."""
+    rows = summarize(runs, shapes)
+    results = {
+        "args": vars(args), "wino": wino.__version__, "torch": torch.__version__,
+        "host": platform.node(),
+        "device": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
+        "seconds": elapsed, "summary": rows, "runs": runs,
+        "mac_savings": {f"F({m},3)": dict(zip(("all_3x3", "winograd_layers"),
+                                               mac_savings(shapes, m))) for m in TILES},
+        "conv_shapes": shapes,
+    }
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(results, f, indent=1)
+        write_csv(os.path.splitext(args.out)[0] + ".csv", rows)
+        if not quiet:
+            print(f"results written to {args.out} and {os.path.splitext(args.out)[0]}.csv")
+    return rows
+
+
+def merge(args):
+    """--merge: the runs of earlier result files (e.g. one seed per machine) as one table."""
+    runs, seconds = [], 0.0
+    for path in args.merge:
+        with open(path) as f:
+            earlier = json.load(f)
+        runs += earlier["runs"]
+        seconds += earlier["seconds"]
+        device = earlier["device"]
+    shapes = conv_shapes(ResNet20(), torch.device("cpu"))
+    rows = write_results(args, runs, shapes, torch.device("cpu"), seconds)
+    print_table(rows, [d for r in runs for d in r["deployments"]])
+    print(f"\n{len(runs)} seed(s) from {len(args.merge)} file(s), {seconds:.1f} s of runs on "
+          f"{device}")
+    if args.plot:
+        plot(args.plot, rows)
+    return 0
 
 
 def main(argv=None):
     args = parse_args(argv)
+    if args.merge:
+        return merge(args)
     log = (lambda s: None) if args.quiet else (lambda s: print(s, flush=True))
     device = torch.device(args.device)
     if device.type == "cuda":
@@ -423,34 +473,21 @@ def main(argv=None):
     log(f"wino {wino.__version__}, torch {torch.__version__}, {args.device}; "
         f"{len(train_x)} training and {len(test_x)} test images")
     runs = []
-    for seed in range(args.seeds):
+    for seed in range(args.first_seed, args.first_seed + args.seeds):
         log(f"seed {seed}")
         acc, deployments, bounds = run_seed(seed, args, train_data, test_data, calib, device,
                                             log)
         runs.append({"seed": seed, "acc": acc, "deployments": deployments,
                      "int32_bound": bounds})
-    rows = summarize(runs, shapes)
-    deployments = [d for r in runs for d in r["deployments"]]
-    print_table(rows, deployments)
+        # written after every seed, so that a run cut short keeps the seeds it finished
+        rows = write_results(args, runs, shapes, device, time.time() - started, quiet=True)
+    print_table(rows, [d for r in runs for d in r["deployments"]])
     elapsed = time.time() - started
     print(f"\n{elapsed:.1f} s in all")
-    results = {
-        "args": vars(args), "wino": wino.__version__, "torch": torch.__version__,
-        "host": platform.node(),
-        "device": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
-        "seconds": elapsed, "summary": rows, "runs": runs,
-        "mac_savings": {f"F({m},3)": dict(zip(("all_3x3", "winograd_layers"),
-                                               mac_savings(shapes, m))) for m in TILES},
-        "conv_shapes": shapes,
-    }
-    if args.out:
-        with open(args.out, "w") as f:
-            json.dump(results, f, indent=1)
-        write_csv(os.path.splitext(args.out)[0] + ".csv", rows)
-        print(f"results written to {args.out} and {os.path.splitext(args.out)[0]}.csv")
+    write_results(args, runs, shapes, device, elapsed)
     if args.plot:
         plot(args.plot, rows)
-    mismatched = [d for d in deployments if d.get("identical_logits") is False]
+    mismatched = [d for r in runs for d in r["deployments"] if d.get("identical_logits") is False]
     return 1 if mismatched else 0
 
 
