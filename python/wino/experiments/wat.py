@@ -114,27 +114,38 @@ def fold(unit):
 
 
 @torch.no_grad()
-def quantized(model, tile_m=None, per_channel=False):
-    """A copy of the FP32 model with every ConvBN folded into an INT8 layer: stride-1 3 x 3
-    ones into WinogradQuantConv2d F(tile_m, 3) (tile_m None: QConv2d), the others into QConv2d;
-    the ReLU fused where the unit has one."""
+def qconv_model(model):
+    """A copy of the FP32 model with every ConvBN folded into a QConv2d (direct INT8), the ReLU
+    fused where the unit has one."""
     model = copy.deepcopy(model)
     for parent in list(model.modules()):
         for name, unit in list(parent.named_children()):
             if not isinstance(unit, ConvBN):
                 continue
             conv = unit.conv
-            cin, cout, stride = conv.in_channels, conv.out_channels, conv.stride[0]
-            if tile_m and stride == 1 and conv.kernel_size == (3, 3):
-                layer = WinogradQuantConv2d(cin, cout, tile_m=tile_m, relu=unit.relu,
-                                            per_channel=per_channel)
-            else:
-                layer = QConv2d(cin, cout, conv.kernel_size[0], stride, conv.padding[0],
-                                relu=unit.relu)
+            layer = QConv2d(conv.in_channels, conv.out_channels, conv.kernel_size[0],
+                            conv.stride[0], conv.padding[0], relu=unit.relu)
             w, b = fold(unit)
             layer.weight.copy_(w)
             layer.bias.copy_(b)
             setattr(parent, name, layer.to(conv.weight.device))
+    return model
+
+
+@torch.no_grad()
+def winograd_model(model, tile_m, per_channel=False):
+    """A copy of the QConv model in which every stride-1 3 x 3 QConv2d is a WinogradQuantConv2d
+    F(tile_m, 3) with its weights and bias (the paper's WinoQConv: Winograd applied to the
+    QConv checkpoint); the strided ones stay direct. calibrate() sets the clips."""
+    model = copy.deepcopy(model)
+    for parent in list(model.modules()):
+        for name, q in list(parent.named_children()):
+            if isinstance(q, QConv2d) and q.stride == 1 and q.kernel_size == 3:
+                layer = WinogradQuantConv2d(q.in_channels, q.out_channels, tile_m=tile_m,
+                                            relu=q.relu, per_channel=per_channel)
+                layer.weight.copy_(q.weight)
+                layer.bias.copy_(q.bias)
+                setattr(parent, name, layer.to(q.weight.device))
     return model
 
 
@@ -197,17 +208,33 @@ def train(model, data, epochs, batch_size, optimizer, log, what):
             f"({time.time() - t0:.1f} s)")
 
 
+CLIPS = ("alpha_ta", "alpha_tw", "alpha_w", "clip")
+
+
 def finetune_optimizer(model, lr, clip_lr):
-    """Adam without weight decay (the paper uses no L2 for WAT): weights and biases at lr,
+    """Adam without weight decay (the paper uses no L2 for WAT): the trainable parameters at lr,
     each clipping factor at clip_lr times its calibrated magnitude (they span 1e-2 to 1e2)."""
     clips, weights = [], []
     for name, p in model.named_parameters():
-        if name.rsplit(".", 1)[-1] in ("alpha_ta", "alpha_tw", "alpha_w", "clip"):
+        if not p.requires_grad:
+            continue
+        if name.rsplit(".", 1)[-1] in CLIPS:
             clips.append({"params": [p], "lr": clip_lr * float(p.detach().abs().mean())})
         else:
             weights.append(p)
     fused = next(model.parameters()).is_cuda  # one kernel per group instead of a dozen
     return torch.optim.Adam([{"params": weights, "lr": lr}] + clips, fused=fused or None)
+
+
+def freeze_weights(model, frozen=True):
+    """The paper's post-training calibration trains the clipping factors and the batch-norm
+    parameters (here: the biases they are folded into) of the quantized layers, with every
+    weight fixed; frozen=False makes everything trainable again."""
+    for unit in model.modules():
+        for name, p in unit.named_parameters(recurse=False):
+            quantized = isinstance(unit, (QConv2d, WinogradQuantConv2d))
+            p.requires_grad_(not frozen or name in CLIPS or (quantized and name == "bias"))
+    return model
 
 
 @torch.no_grad()
@@ -236,28 +263,36 @@ def run_seed(seed, args, train_data, test_data, calib, device, log):
     acc["fp32"] = evaluate(fp32, test_data, args.eval_batch_size)[0]
     log(f"  fp32: {acc['fp32']:.2f}% ({time.time() - t0:.1f} s)")
 
-    def finetuned(tile_m):
-        model = calibrate(quantized(fp32, tile_m, args.per_channel), calib)
-        train(model, train_data, args.finetune_epochs, args.batch_size,
-              finetune_optimizer(model, args.finetune_lr, args.clip_lr), log,
-              f"{'F(%d,3) WAT' % tile_m if tile_m else 'qconv'}")
+    def finetune(model, what, epochs=args.finetune_epochs):
+        train(model, train_data, epochs, args.batch_size,
+              finetune_optimizer(model, args.finetune_lr, args.clip_lr), log, what)
         return model
 
     t0 = time.time()
-    acc["qconv"] = evaluate(finetuned(None), test_data, args.eval_batch_size)[0]
+    qconv = finetune(calibrate(qconv_model(fp32), calib), "qconv")
+    acc["qconv"] = evaluate(qconv, test_data, args.eval_batch_size)[0]
     log(f"  qconv: {acc['qconv']:.2f}% ({time.time() - t0:.1f} s)")
-    for m in TILES:
-        for name, pct in (("ptq-max", 100.0), ("ptq-clip", args.percentile)):
+    def record(model, key, t0):
+        acc[key], logits = evaluate(model, test_data, args.eval_batch_size)
+        bounds[key] = _max_int32_bound(model)
+        log(f"  {key}: {acc[key]:.2f}% ({time.time() - t0:.1f} s)")
+        return logits
+
+    for m in args.tiles:
+        for name, pct in (("ptq-max", 100.0), ("ptq-pct", args.percentile)):
             t0 = time.time()
-            model = calibrate(quantized(fp32, m, args.per_channel), calib, percentile=pct)
-            acc[f"F{m}-{name}"] = evaluate(model, test_data, args.eval_batch_size)[0]
-            bounds[f"F{m}-{name}"] = _max_int32_bound(model)
-            log(f"  F({m},3) {name}: {acc[f'F{m}-{name}']:.2f}% ({time.time() - t0:.1f} s)")
+            model = calibrate(winograd_model(qconv, m, args.per_channel), calib, percentile=pct)
+            record(model, f"F{m}-{name}", t0)
+        # the paper's post-training clipping: from the percentiles, the clips and biases
+        # trained with the weights fixed
         t0 = time.time()
-        model = finetuned(m)
-        acc[f"F{m}-wat"], logits = evaluate(model, test_data, args.eval_batch_size)
-        bounds[f"F{m}-wat"] = _max_int32_bound(model)
-        log(f"  F({m},3) WAT: {acc[f'F{m}-wat']:.2f}% ({time.time() - t0:.1f} s)")
+        model = freeze_weights(calibrate(winograd_model(qconv, m, args.per_channel), calib))
+        model = freeze_weights(finetune(model, f"F({m},3) clip calibration", args.clip_epochs),
+                               False)
+        record(model, f"F{m}-ptq-clip", t0)
+        t0 = time.time()
+        model = finetune(model, f"F({m},3) WAT")
+        logits = record(model, f"F{m}-wat", t0)
         deployments.append(deploy_and_check(model, m, acc[f"F{m}-wat"], logits, test_data,
                                             args, log))
     return acc, deployments, bounds
@@ -301,13 +336,16 @@ CONFIGS = [  # key, method, tile, clipping
 ] + [(f"F{m}-{k}", f"INT8 Winograd {how}", f"F({m},3)", clip)
      for m in TILES for k, how, clip in (
          ("ptq-max", "post-training", "none (max)"),
-         ("ptq-clip", "post-training", "99.9th percentile"),
+         ("ptq-pct", "post-training", "99.9th percentile"),
+         ("ptq-clip", "post-training", "calibrated"),
          ("wat", "WAT", "trained"))]
 
 
 def summarize(runs, shapes):
     rows = []
     for key, method, tile, clip in CONFIGS:
+        if any(key not in r["acc"] for r in runs):  # a tile left out (--tiles)
+            continue
         values = [r["acc"][key] for r in runs]
         m = int(tile[2]) if tile != "-" else None
         rows.append({"config": key, "method": method, "tile": tile, "clipping": clip,
@@ -372,8 +410,11 @@ def parse_args(argv=None):
     p = argparse.ArgumentParser(prog="python -m wino.experiments.wat", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--epochs", type=int, default=4, help="FP32 training epochs (default 4)")
-    p.add_argument("--finetune-epochs", type=int, default=2,
-                   help="QAT / WAT fine-tuning epochs from the FP32 model (default 2)")
+    p.add_argument("--clip-epochs", type=int, default=1,
+                   help="epochs of the post-training clip calibration (clips and biases "
+                        "trained, weights fixed; default 1)")
+    p.add_argument("--finetune-epochs", type=int, default=4,
+                   help="QAT / WAT fine-tuning epochs (default 4)")
     p.add_argument("--batch-size", type=int, default=256)
     p.add_argument("--eval-batch-size", type=int, default=1000)
     p.add_argument("--lr", type=float, default=0.1, help="FP32 SGD learning rate")
@@ -382,6 +423,8 @@ def parse_args(argv=None):
                    help="clipping factors' Adam rate, relative to their calibrated values")
     p.add_argument("--percentile", type=float, default=99.9,
                    help="calibration percentile of the clipped configurations (default 99.9)")
+    p.add_argument("--tiles", type=int, nargs="+", choices=TILES, default=list(TILES),
+                   help="the Winograd tiles F(m,3) to quantize to (default 4 6)")
     p.add_argument("--per-channel", action="store_true",
                    help="one alpha_tw per output channel (default: one per layer, the paper's)")
     p.add_argument("--calib-images", type=int, default=512,
