@@ -25,9 +25,9 @@ static void record(void *arg, long begin, long end, int worker)
     (void)arg, (void)begin, (void)end;
     pthread_getaffinity_np(pthread_self(), sizeof masks[worker], &masks[worker]);
     __atomic_store_n(&recorded[worker], 1, __ATOMIC_RELEASE);
-    /* the caller holds its chunk until the worker has one: the pool lets the caller run every
-     * chunk alone when no worker joins in time */
-    while (worker == 0 && !__atomic_load_n(&recorded[1], __ATOMIC_ACQUIRE))
+    /* each participant holds its chunk until the other has one: otherwise the first to come
+     * (the caller, or the worker on a shared CPU) may run both chunks alone */
+    while (!__atomic_load_n(&recorded[1 - worker], __ATOMIC_ACQUIRE))
         sched_yield();
 }
 
