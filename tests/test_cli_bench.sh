@@ -150,8 +150,8 @@ import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 assert rows, "no rows"
 for r in rows:
-    if r["impl"].startswith("wino-"):
-        assert r["impl"] == "wino-winograd" and r["tile"], r
+    if r["impl"].startswith("wino-"):  # INT8 Winograd with its tile, or INT8 direct
+        assert (r["impl"], bool(r["tile"])) in (("wino-winograd", True), ("wino-direct", False)), r
 for best in (r for r in rows if r["impl"] == "best-measured"):
     same = [r for r in rows if r["layer"] == best["layer"] and r is not best and r["ms"] == best["ms"]]
     assert same and best["choice"] == "measured: " + " ".join(

@@ -338,8 +338,18 @@ static void check_refusals(struct test_counts *tc)
                "refused: NCHW");
     bad = d;
     bad.stride_h = 2;
-    checkf(tc, wino_conv2d_create_int8(&bad, w, &good, NULL, NULL, &op) == WINO_UNSUPPORTED,
-               "refused: stride 2");
+    struct wino_conv2d_options winograd = {0};
+    winograd.algo = WINO_ALGO_WINOGRAD;
+    checkf(tc, wino_conv2d_create_int8(&bad, w, &good, NULL, &winograd, &op) == WINO_UNSUPPORTED,
+           "refused by WINOGRAD: stride 2");
+    enum wino_algo algo = WINO_ALGO_AUTO;
+    int tile_m = -1;
+    checkf(tc, wino_conv2d_create_int8(&bad, w, &good, NULL, NULL, &op) == WINO_SUCCESS &&
+                   wino_conv2d_algo(op, &algo, &tile_m) == WINO_SUCCESS &&
+                   algo == WINO_ALGO_DIRECT && tile_m == 0,
+           "AUTO on stride 2: INT8 direct (tests/test_int8_direct.c)");
+    wino_conv2d_destroy(op);
+    op = NULL;
     const struct wino_conv2d_options o3 = {.tile_m = 3};
     checkf(tc, wino_conv2d_create_int8(&d, w, &good, NULL, &o3, &op) == WINO_UNSUPPORTED,
                "refused: F(3,3) is not an INT8 tile");

@@ -199,9 +199,10 @@ enum bench_prep bench_wino_prepare(const struct bench_problem *pb, enum wino_alg
 enum bench_prep bench_wino_backward_prepare(const struct bench_problem *pb, enum wino_algo algo,
                                             int tile_m, struct bench_runner *out);
 
-/* wino's INT8 Winograd F(tile_m, 3) (tools/bench_wino_int8.c): alpha_ta and alpha_tw calibrated
- * at the 99.9th percentile on the layer's own input; prepare checks the result against the
- * integer specification byte for byte. */
+/* wino's INT8 Winograd F(tile_m, 3), or with tile_m 0 its INT8 direct convolution
+ * (tools/bench_wino_int8.c): Winograd's alpha_ta and alpha_tw calibrated at the 99.9th
+ * percentile on the layer's own input, direct's weights clipped at their largest magnitude;
+ * prepare checks the result against the integer specification byte for byte. */
 enum bench_prep bench_wino_int8_prepare(const struct bench_problem *pb, int tile_m,
                                         struct bench_runner *out);
 

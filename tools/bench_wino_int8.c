@@ -1,6 +1,7 @@
-/* `wino bench --dtype int8` runner for wino's INT8 Winograd: the layer's own input (NHWC,
- * quantized with the problem's x_scale) calibrates alpha_ta and alpha_tw at the 99.9th
- * percentile; create and a byte-for-byte check against the integer specification happen at
+/* `wino bench --dtype int8` runner for wino's INT8 Winograd and INT8 direct convolution:
+ * Winograd's alpha_ta and alpha_tw calibrated at the 99.9th percentile on the layer's own input
+ * (NHWC, quantized with the problem's x_scale), direct's weights clipped at their largest
+ * magnitude; create and a byte-for-byte check against the integer specification happen at
  * prepare, outside the timing. */
 #define _POSIX_C_SOURCE 200112L /* posix_memalign */
 
@@ -14,6 +15,7 @@
 #include "op/int8_layer.h"
 #include "cpu/gemm_s8.h"
 #include "cpu/layout_f32.h"
+#include "ref/int8_direct_ref.h"
 #include "ref/int8_winograd_ref.h"
 
 struct int8_state {
@@ -57,18 +59,23 @@ static void int8_destroy(void *p)
     free(st);
 }
 
-/* Runs the operator once and compares with the reference of the same layer: 0 when equal. */
+/* Runs the operator once and compares with the reference of the same layer (tile_m 0: direct):
+ * 0 when equal. */
 static int matches_spec(const struct int8_state *st, const struct wino_conv2d_desc *d,
                         int tile_m, const float *w, const struct wino_int8_params *q,
                         size_t y_elems)
 {
     struct wino_int8_layer L;
     signed char *want = malloc(y_elems);
-    int rc = !want || wino_int8_layer_prepare(d, tile_m, w, q, NULL, 0, &L) != WINO_SUCCESS;
+    int rc = !want || (tile_m ? wino_int8_layer_prepare(d, tile_m, w, q, NULL, 0, &L)
+                              : wino_int8_direct_prepare(d, w, q, NULL, 0, &L)) != WINO_SUCCESS;
     if (!rc) {
         memset(st->y, 0x5a, y_elems);
         memset(want, 0xa5, y_elems);
-        wino_ref_int8_winograd(d, &L, st->x, want);
+        if (tile_m)
+            wino_ref_int8_winograd(d, &L, st->x, want);
+        else
+            wino_ref_int8_direct(d, &L, st->x, want);
         rc = int8_run((void *)st) || memcmp(st->y, want, y_elems) != 0;
         wino_int8_layer_release(&L);
     }
@@ -82,23 +89,29 @@ enum bench_prep bench_wino_int8_prepare(const struct bench_problem *pb, int tile
     memset(out, 0, sizeof *out);
     struct wino_conv2d_desc d = pb->desc;
     d.layout = WINO_LAYOUT_NHWC;
-    if (d.r != 3 || d.s != 3 || d.stride_h != 1 || d.stride_w != 1) {
+    if (tile_m && (d.r != 3 || d.s != 3 || d.stride_h != 1 || d.stride_w != 1)) {
         snprintf(out->info, sizeof out->info, "INT8 Winograd needs a 3x3 filter and stride 1");
         return BENCH_SKIP;
     }
     const size_t hw = (size_t)d.h * d.w, xn = (size_t)d.n * d.c * hw;
-    const size_t yn = (size_t)d.n * d.k * pb->p * pb->q;
+    const size_t yn = (size_t)d.n * d.k * pb->p * pb->q, taps = (size_t)d.r * d.s;
+    const size_t wn = (size_t)d.k * d.c * taps;
     struct int8_state *st = calloc(1, sizeof *st);
-    float *xf = malloc(sizeof(float) * xn), *w = malloc(sizeof(float) * (size_t)d.k * d.c * 9);
+    float *xf = malloc(sizeof(float) * xn), *w = malloc(sizeof(float) * wn);
     enum bench_prep result = BENCH_FAIL;
     snprintf(out->info, sizeof out->info, "out of memory");
     if (!st || !xf || !w || !(st->x = malloc(xn)) || !(st->y = malloc(yn)))
         goto done;
     st->n = d.n, st->k = d.k, st->pq = pb->p * pb->q, st->y_scale = pb->y_scale;
     wino_f32_transpose_batched(pb->x, xf, d.n, (size_t)d.c, hw, 1);          /* NCHW -> NHWC */
-    wino_f32_transpose_batched(pb->w, w, d.k, (size_t)d.c, (size_t)9, 1);   /* KCRS -> KRSC */
+    wino_f32_transpose_batched(pb->w, w, d.k, (size_t)d.c, taps, 1);         /* KCRS -> KRSC */
     struct wino_int8_params q;
-    if (bench_int8_calibrate(&d, tile_m, xf, w, pb->x_scale, &q) != WINO_SUCCESS) {
+    memset(&q, 0, sizeof q);
+    if (!tile_m) { /* direct: the input's step, the weights clipped at their largest |w| */
+        q.x_scale = pb->x_scale;
+        for (size_t i = 0; i < wn; i++)
+            q.alpha_tw = fabsf(w[i]) > q.alpha_tw ? fabsf(w[i]) : q.alpha_tw;
+    } else if (bench_int8_calibrate(&d, tile_m, xf, w, pb->x_scale, &q) != WINO_SUCCESS) {
         snprintf(out->info, sizeof out->info, "%s", wino_last_error());
         goto done;
     }
@@ -108,7 +121,8 @@ enum bench_prep bench_wino_int8_prepare(const struct bench_problem *pb, int tile
     int8_data_quantize_u8(xf, xn, q.x_scale, st->x);
     d.dtype = WINO_DTYPE_U8;
     const struct wino_context ctx = {.threads = pb->threads};
-    const struct wino_conv2d_options o = {.algo = WINO_ALGO_WINOGRAD, .tile_m = tile_m};
+    const struct wino_conv2d_options o = {.algo = tile_m ? WINO_ALGO_WINOGRAD : WINO_ALGO_DIRECT,
+                                          .tile_m = tile_m};
     const enum wino_status s = wino_conv2d_create_int8(&d, w, &q, &ctx, &o, &st->op);
     if (s == WINO_UNSUPPORTED) { /* e.g. the int32 bound of F(6,3) */
         snprintf(out->info, sizeof out->info, "%s", wino_last_error());
@@ -124,9 +138,10 @@ enum bench_prep bench_wino_int8_prepare(const struct bench_problem *pb, int tile
         snprintf(out->info, sizeof out->info, "differs from the integer specification");
         goto done;
     }
-    bench_tile_name(out->tile, sizeof out->tile, tile_m, 3, 3);
-    snprintf(out->info, sizeof out->info, "int8 winograd, %s GEMMs, NHWC, = spec",
-             wino_s8_isa_name(wino_s8_isa()));
+    if (tile_m)
+        bench_tile_name(out->tile, sizeof out->tile, tile_m, 3, 3);
+    snprintf(out->info, sizeof out->info, "int8 %s, %s GEMMs, NHWC, = spec",
+             tile_m ? "winograd" : "direct", wino_s8_isa_name(wino_s8_isa()));
     out->state = st;
     out->run = int8_run;
     out->output = int8_output;

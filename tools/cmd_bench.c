@@ -92,12 +92,13 @@ static void usage(FILE *out)
             "Effective GFLOP/s count direct-convolution FLOPs 2*N*K*C*R*S*P*Q; `vs oneDNN` is\n"
             "oneDNN's best time (direct or Winograd) over this time (> 1: faster than oneDNN).\n"
             "With --dtype int8: inputs pass a ReLU and run as uint8 (scale max x / 255), outputs\n"
-            "as int8 (scale max |y| / 127); wino runs its INT8 Winograd tiles (each checked byte\n"
-            "for byte against the integer specification), oneDNN u8s8 with per-channel weight\n"
-            "scales; errors are of the dequantized output (at most %g). The library has no INT8\n"
-            "choice of its own yet (wino-auto is FP32 only); best-measured is the faster of wino's\n"
-            "best tile and oneDNN's direct kernel in this run (a per-layer choice, Mori et al.\n"
-            "Table 3's \"Best\"): it names the kernel it copies and is never a wino row.\n"
+            "as int8 (scale max |y| / 127); wino runs its INT8 Winograd tiles and its INT8 direct\n"
+            "convolution (each checked byte for byte against the integer specification), oneDNN\n"
+            "u8s8 with per-channel weight scales; errors are of the dequantized output (at most\n"
+            "%g). The library has no measured INT8 choice yet (wino-auto is FP32 only);\n"
+            "best-measured is the faster of wino's best tile and oneDNN's direct kernel in this\n"
+            "run (a per-layer choice, Mori et al. Table 3's \"Best\"): it names the kernel it\n"
+            "copies and is never a wino row.\n"
             "With --op bwd-data (dx from dy and w) or bwd-filter (dw from x and dy), FP32: wino's\n"
             "backward operators (wino-winograd: backward-data through the forward Winograd tile\n"
             "m, backward-filter WinRS with the kernels it plans, tile F{n}_{r}[+F{n}_{r}]) and\n"
@@ -272,14 +273,14 @@ static int measured_choice(const struct bench_args *a, const struct row *rows, i
 static enum bench_prep prepare(enum impl impl, int tile_m, const struct bench_problem *pb,
                                struct bench_runner *r)
 {
-    if (pb->int8 && impl != IMPL_WINO_WINOGRAD && impl != IMPL_ONEDNN_DIRECT &&
-        impl != IMPL_ONEDNN_WINOGRAD) {
+    if (pb->int8 && impl != IMPL_WINO_WINOGRAD && impl != IMPL_WINO_DIRECT &&
+        impl != IMPL_ONEDNN_DIRECT && impl != IMPL_ONEDNN_WINOGRAD) {
         memset(r, 0, sizeof *r);
         snprintf(r->info, sizeof r->info, "no INT8 path");
         return BENCH_SKIP;
     }
-    if (pb->int8 && impl == IMPL_WINO_WINOGRAD)
-        return bench_wino_int8_prepare(pb, tile_m, r);
+    if (pb->int8 && (impl == IMPL_WINO_WINOGRAD || impl == IMPL_WINO_DIRECT))
+        return bench_wino_int8_prepare(pb, impl == IMPL_WINO_WINOGRAD ? tile_m : 0, r);
     if (pb->op != BENCH_FWD && impl <= IMPL_WINO_DIRECT) {
         const enum wino_algo algo = impl == IMPL_WINO_AUTO       ? WINO_ALGO_AUTO
                                     : impl == IMPL_WINO_WINOGRAD ? WINO_ALGO_WINOGRAD

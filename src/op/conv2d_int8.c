@@ -1,9 +1,11 @@
-/* wino_conv2d_create_int8: an operator running the INT8 Winograd engine. */
+/* wino_conv2d_create_int8: an operator running the INT8 Winograd engine, or on the CPU the INT8
+ * direct convolution for the layers Winograd does not take. */
 #include <stdlib.h>
 
 #include "op/conv2d_impl.h"
 #include "base/error.h"
 #include "base/threads.h"
+#include "cpu/direct_s8.h"
 
 /* A host copy of device weights (NULL when there is nothing to copy: the layer's checks then
  * refuse the arguments). */
@@ -58,6 +60,71 @@ static void release_int8(wino_conv2d *op)
 static const struct wino_conv2d_path cpu_int8 = {run_int8, reshape_int8, variant_int8,
                                                  release_int8, NULL};
 
+/* The CPU INT8 direct path: src/cpu/direct_s8.h, its engine in op->state. */
+static enum wino_status run_direct(const wino_conv2d *op, const struct wino_conv2d_io *io)
+{
+    wino_s8_direct_run(op->state, &op->desc, op->sizes.p, op->sizes.q, io->in, io->out,
+                       io->workspace);
+    return WINO_SUCCESS;
+}
+
+static enum wino_status reshape_direct(wino_conv2d *op, const struct wino_conv2d_desc *d,
+                                       const struct wino_conv_sizes *sizes, size_t *bytes)
+{
+    (void)sizes;
+    int overflow = 0;
+    *bytes = wino_s8_direct_workspace_bytes(op->state, d, &overflow);
+    return overflow ? wino_reshape_overflow() : WINO_SUCCESS;
+}
+
+static void release_direct(wino_conv2d *op)
+{
+    if (op->state)
+        wino_s8_direct_release(op->state);
+    free(op->state);
+}
+
+static const struct wino_conv2d_path cpu_int8_direct = {run_direct, reshape_direct,
+                                                        wino_variant_none, release_direct, NULL};
+
+static enum wino_status create_direct(const struct wino_conv2d_desc *desc, const void *weights,
+                                      const struct wino_int8_params *params,
+                                      const struct wino_context *ctx,
+                                      const struct wino_conv2d_options *options,
+                                      wino_conv2d **op)
+{
+    struct wino_int8_layer layer;
+    enum wino_status st = wino_int8_direct_prepare(desc, weights, params,
+                                                   options ? options->bias : NULL,
+                                                   options ? options->relu : 0, &layer);
+    if (st)
+        return st;
+    struct wino_conv2d *o = calloc(1, sizeof *o);
+    struct wino_s8_direct *e = o ? calloc(1, sizeof *e) : NULL;
+    if (!e) {
+        free(o);
+        wino_int8_layer_release(&layer);
+        return wino_fail(WINO_OUT_OF_MEMORY, "wino_conv2d_create_int8: out of memory");
+    }
+    o->path = &cpu_int8_direct;
+    o->state = e;
+    o->desc = *desc;
+    wino_conv_desc_check(desc, &o->sizes); /* checked by the layer preparation */
+    o->algo = WINO_ALGO_DIRECT;
+    st = wino_s8_direct_prepare(e, desc, &layer, wino_context_threads(ctx), wino_s8_isa());
+    int overflow = 0;
+    if (!st)
+        o->workspace_bytes = wino_s8_direct_workspace_bytes(e, desc, &overflow);
+    if (!st && overflow)
+        st = wino_fail(WINO_INVALID_ARGUMENT, "INT8 direct workspace size overflows");
+    if (st) {
+        wino_conv2d_destroy(o);
+        return st;
+    }
+    *op = o;
+    return WINO_SUCCESS;
+}
+
 static enum wino_status create_on_cuda(const struct wino_conv2d_desc *desc,
                                        struct wino_int8_layer *layer,
                                        const struct wino_context *ctx, enum wino_variant variant,
@@ -103,10 +170,25 @@ static enum wino_status create_int8_planned(const struct wino_conv2d_desc *desc,
         return st;
     if (options && (st = wino_conv2d_check_options(options)))
         return st;
-    if (options && (options->algo != WINO_ALGO_AUTO && options->algo != WINO_ALGO_WINOGRAD))
-        return wino_fail(WINO_INVALID_ARGUMENT, "INT8: only the Winograd algorithm is built");
+    const enum wino_algo algo = options ? options->algo : WINO_ALGO_AUTO;
     const int cuda = ctx && ctx->backend == WINO_BACKEND_CUDA;
     const enum wino_variant variant = options ? options->variant : WINO_VARIANT_AUTO;
+    /* AUTO decides by the shape alone, so that the caller knows what alpha_tw clips: Winograd
+     * for 3 x 3 filters of stride 1 and dilation 1, direct (on the CPU) for every other one */
+    const int winograd_shape = desc && desc->r == 3 && desc->s == 3 && desc->stride_h == 1 &&
+                               desc->stride_w == 1 && desc->dilation_h == 1 &&
+                               desc->dilation_w == 1;
+    const int tile_given = options && options->tile_m;
+    if (algo == WINO_ALGO_DIRECT ||
+        (algo == WINO_ALGO_AUTO && !winograd_shape && !tile_given && !cuda)) {
+        if (cuda)
+            return wino_fail(WINO_UNSUPPORTED, "INT8 direct convolution runs on the CPU (CUDA: "
+                                               "Winograd only)");
+        if (variant != WINO_VARIANT_AUTO || (options && options->matrices))
+            return wino_fail(WINO_INVALID_ARGUMENT, "INT8 direct: no variant or matrices (leave "
+                                                    "them 0)");
+        return create_direct(desc, weights, params, ctx, options, op);
+    }
     if (options && options->matrices)
         return wino_fail(WINO_INVALID_ARGUMENT, "INT8 Winograd: the tiles are fixed (leave "
                                                 "options.matrices NULL)");

@@ -13,9 +13,9 @@ static int positive_finite(double v)
     return isfinite(v) && v > 0.0;
 }
 
-/* The layer's shape and types. */
-static enum wino_status check_desc(const struct wino_conv2d_desc *d, int tile_m, int relu,
-                                   const struct wino_int8_params *q)
+/* The shape and types every INT8 layer takes (what names the algorithm in messages). */
+static enum wino_status check_types(const struct wino_conv2d_desc *d, int relu,
+                                    const struct wino_int8_params *q, const char *what)
 {
     struct wino_conv_sizes sz;
     enum wino_status st = wino_conv_desc_check(d, &sz);
@@ -23,15 +23,25 @@ static enum wino_status check_desc(const struct wino_conv2d_desc *d, int tile_m,
         return st;
     if (d->dtype != WINO_DTYPE_S8 && d->dtype != WINO_DTYPE_U8)
         return wino_fail(WINO_INVALID_ARGUMENT,
-                         "INT8 Winograd: desc->dtype must be WINO_DTYPE_S8 or WINO_DTYPE_U8");
+                         "%s: desc->dtype must be WINO_DTYPE_S8 or WINO_DTYPE_U8", what);
     if (q->y_dtype != WINO_DTYPE_S8 && q->y_dtype != WINO_DTYPE_U8)
         return wino_fail(WINO_INVALID_ARGUMENT,
-                         "INT8 Winograd: params->y_dtype must be WINO_DTYPE_S8 or WINO_DTYPE_U8");
+                         "%s: params->y_dtype must be WINO_DTYPE_S8 or WINO_DTYPE_U8", what);
     if (q->y_dtype == WINO_DTYPE_U8 && !relu)
         return wino_fail(WINO_INVALID_ARGUMENT,
-                         "INT8 Winograd: a uint8 output needs relu (negative values have no code)");
+                         "%s: a uint8 output needs relu (negative values have no code)", what);
     if (d->layout != WINO_LAYOUT_NHWC)
-        return wino_fail(WINO_UNSUPPORTED, "INT8 Winograd runs NHWC tensors only");
+        return wino_fail(WINO_UNSUPPORTED, "%s runs NHWC tensors only", what);
+    return WINO_SUCCESS;
+}
+
+/* The layer's shape and types. */
+static enum wino_status check_desc(const struct wino_conv2d_desc *d, int tile_m, int relu,
+                                   const struct wino_int8_params *q)
+{
+    enum wino_status st = check_types(d, relu, q, "INT8 Winograd");
+    if (st)
+        return st;
     if (d->r != 3 || d->s != 3 || d->stride_h != 1 || d->stride_w != 1 || d->dilation_h != 1 ||
         d->dilation_w != 1)
         return wino_fail(WINO_UNSUPPORTED,
@@ -48,15 +58,32 @@ static enum wino_status check_desc(const struct wino_conv2d_desc *d, int tile_m,
     return WINO_SUCCESS;
 }
 
-/* Scales and clips: positive, finite, and not below the step they quantize with. */
+/* Scales and clips: positive, finite, and not below the step they quantize with (alpha_ta:
+ * Winograd only). */
 static enum wino_status check_params(const struct wino_conv2d_desc *d,
-                                     const struct wino_int8_params *q)
+                                     const struct wino_int8_params *q, int winograd)
 {
+    const char *what = winograd ? "INT8 Winograd" : "INT8 direct";
     if (!positive_finite(q->x_scale) || !positive_finite(q->y_scale))
         return wino_fail(WINO_INVALID_ARGUMENT,
-                         "INT8 Winograd: x_scale and y_scale must be positive and finite "
-                         "(got %g, %g)",
-                         (double)q->x_scale, (double)q->y_scale);
+                         "%s: x_scale and y_scale must be positive and finite (got %g, %g)",
+                         what, (double)q->x_scale, (double)q->y_scale);
+    if (!isfinite(q->w_scale) || q->w_scale < 0.0f)
+        return wino_fail(WINO_INVALID_ARGUMENT,
+                         "%s: w_scale must be 0 (float weights) or positive and finite", what);
+    if (!isfinite(q->clip_c) || q->clip_c < 0.0f)
+        return wino_fail(WINO_INVALID_ARGUMENT,
+                         "%s: clip_c must be 0 (none) or positive and finite", what);
+    for (int k = 0; k < (q->alpha_tw_k ? d->k : 1); k++) {
+        const float a = q->alpha_tw_k ? q->alpha_tw_k[k] : q->alpha_tw;
+        if (!positive_finite(a) || a / 127.0 < FLT_MIN)
+            return wino_fail(WINO_INVALID_ARGUMENT,
+                             "%s: alpha_tw%s = %g must be positive, finite and at least 127 * "
+                             "FLT_MIN",
+                             what, q->alpha_tw_k ? "_k[k]" : "", (double)a);
+    }
+    if (!winograd)
+        return WINO_SUCCESS;
     if (!positive_finite(q->alpha_ta))
         return wino_fail(WINO_INVALID_ARGUMENT,
                          "INT8 Winograd: alpha_ta must be positive and finite (got %g)",
@@ -65,20 +92,6 @@ static enum wino_status check_params(const struct wino_conv2d_desc *d,
         return wino_fail(WINO_INVALID_ARGUMENT,
                          "INT8 Winograd: alpha_ta = %g is below the input step x_scale = %g",
                          (double)q->alpha_ta, (double)q->x_scale);
-    if (!isfinite(q->w_scale) || q->w_scale < 0.0f)
-        return wino_fail(WINO_INVALID_ARGUMENT,
-                         "INT8 Winograd: w_scale must be 0 (float weights) or positive and finite");
-    if (!isfinite(q->clip_c) || q->clip_c < 0.0f)
-        return wino_fail(WINO_INVALID_ARGUMENT,
-                         "INT8 Winograd: clip_c must be 0 (none) or positive and finite");
-    for (int k = 0; k < (q->alpha_tw_k ? d->k : 1); k++) {
-        const float a = q->alpha_tw_k ? q->alpha_tw_k[k] : q->alpha_tw;
-        if (!positive_finite(a) || a / 127.0 < FLT_MIN)
-            return wino_fail(WINO_INVALID_ARGUMENT,
-                             "INT8 Winograd: alpha_tw%s = %g must be positive, finite and at "
-                             "least 127 * FLT_MIN",
-                             q->alpha_tw_k ? "_k[k]" : "", (double)a);
-    }
     return WINO_SUCCESS;
 }
 
@@ -145,10 +158,13 @@ static long long output_bound(const struct wino_int8_layer *L)
     return worst;
 }
 
-/* scale[k], bias[k], lo, hi of step 6. */
+/* scale[k], bias[k], lo, hi of step 6: scale[k] = x_step alpha_tw[k] / (den y_scale), the
+ * product's steps (Winograd: x_step alpha_ta and den 127^2, alpha_ta / 127 and alpha_tw / 127;
+ * direct: x_scale and den 127, x_scale and alpha_tw / 127). */
 static enum wino_status requantization(const struct wino_conv2d_desc *d,
                                        const struct wino_int8_params *q, const float *bias,
-                                       int relu, struct wino_int8_layer *L)
+                                       int relu, double x_step, double den,
+                                       struct wino_int8_layer *L)
 {
     const double qmax = L->y_signed ? 127.0 : 255.0;
     const double c = q->clip_c > 0.0f ? (double)q->clip_c / q->y_scale : qmax;
@@ -156,12 +172,12 @@ static enum wino_status requantization(const struct wino_conv2d_desc *d,
     L->lo = relu ? 0.0f : (float)(-c > -127.0 ? -c : -127.0);
     for (int k = 0; k < d->k; k++) {
         const double tw = q->alpha_tw_k ? q->alpha_tw_k[k] : q->alpha_tw;
-        L->scale[k] = (float)((double)q->alpha_ta * tw / (127.0 * 127.0 * q->y_scale));
+        L->scale[k] = (float)(x_step * tw / (den * q->y_scale));
         L->bias[k] = bias ? (float)((double)bias[k] / q->y_scale) : 0.0f;
         if (!positive_finite(L->scale[k]) || !isfinite(L->bias[k]))
             return wino_fail(WINO_INVALID_ARGUMENT,
-                             "INT8 Winograd: the requantization of channel %d is not a finite "
-                             "positive scale and finite bias (scales out of float range?)",
+                             "INT8: the requantization of channel %d is not a finite positive "
+                             "scale and finite bias (scales out of float range?)",
                              k);
     }
     return WINO_SUCCESS;
@@ -178,7 +194,7 @@ enum wino_status wino_int8_layer_prepare(const struct wino_conv2d_desc *d, int t
                          "INT8 Winograd: desc, params and weights must not be NULL");
     enum wino_status st = check_desc(d, tile_m, relu, q);
     if (!st)
-        st = check_params(d, q);
+        st = check_params(d, q, 1);
     if (!st && q->w_scale == 0.0f) /* int8 weights are finite by type */
         st = wino_int8_check_finite("INT8 Winograd: weights", weights,
                                     (size_t)d->k * 9 * (size_t)d->c);
@@ -208,7 +224,7 @@ enum wino_status wino_int8_layer_prepare(const struct wino_conv2d_desc *d, int t
         wino_int8_layer_release(L);
         return wino_fail(WINO_OUT_OF_MEMORY, "INT8 Winograd: out of memory");
     }
-    st = requantization(d, q, bias, relu, L);
+    st = requantization(d, q, bias, relu, q->alpha_ta, 127.0 * 127.0, L);
     if (st) {
         wino_int8_layer_release(L);
         return st;
@@ -221,6 +237,63 @@ enum wino_status wino_int8_layer_prepare(const struct wino_conv2d_desc *d, int t
                          "INT8 Winograd F(%d,3): with these weights the output transform could "
                          "reach %lld, beyond int32 (use a smaller tile or direct convolution)",
                          tile_m, bound);
+    }
+    return WINO_SUCCESS;
+}
+
+/* The largest r s c of a direct layer: the int8 GEMM's depth limit (src/cpu/gemm_s8.h), which
+ * also keeps 255 * 127 * r s c, the largest |Y|, within int32. */
+#define DIRECT_MAX_DEPTH 65793
+
+enum wino_status wino_int8_direct_prepare(const struct wino_conv2d_desc *d, const void *weights,
+                                          const struct wino_int8_params *q, const float *bias,
+                                          int relu, struct wino_int8_layer *L)
+{
+    memset(L, 0, sizeof *L);
+    if (!d || !q || !weights)
+        return wino_fail(WINO_INVALID_ARGUMENT,
+                         "INT8 direct: desc, params and weights must not be NULL");
+    enum wino_status st = check_types(d, relu, q, "INT8 direct");
+    if (!st)
+        st = check_params(d, q, 0);
+    const size_t taps = (size_t)d->r * (size_t)d->s, depth = taps * (size_t)d->c;
+    if (!st && depth > DIRECT_MAX_DEPTH)
+        st = wino_fail(WINO_UNSUPPORTED,
+                       "INT8 direct: R S C = %zu could overflow the int32 sums (at most %d)",
+                       depth, DIRECT_MAX_DEPTH);
+    if (!st && q->w_scale == 0.0f)
+        st = wino_int8_check_finite("INT8 direct: weights", weights, depth * (size_t)d->k);
+    if (!st && bias)
+        st = wino_int8_check_finite("INT8 direct: bias", bias, (size_t)d->k);
+    if (st)
+        return st;
+    L->c = d->c;
+    L->k = d->k;
+    L->x_signed = d->dtype == WINO_DTYPE_S8;
+    L->y_signed = q->y_dtype == WINO_DTYPE_S8;
+    L->uq = malloc(depth * (size_t)d->k); /* depth <= 65793 and K is checked: no overflow */
+    L->scale = malloc(sizeof(float) * (size_t)d->k);
+    L->bias = malloc(sizeof(float) * (size_t)d->k);
+    if (!L->uq || !L->scale || !L->bias) {
+        wino_int8_layer_release(L);
+        return wino_fail(WINO_OUT_OF_MEMORY, "INT8 direct: out of memory");
+    }
+    st = requantization(d, q, bias, relu, q->x_scale, 127.0, L);
+    if (st) {
+        wino_int8_layer_release(L);
+        return st;
+    }
+    /* Wq = clamp(rint(w * 127 / alpha_tw[k]), +-127), w the real weights (K x R x S x C) */
+    for (int k = 0; k < d->k; k++) {
+        const double fw = 127.0 / (q->alpha_tw_k ? q->alpha_tw_k[k] : q->alpha_tw);
+        for (size_t t = 0; t < depth; t++) {
+            const size_t at = (size_t)k * depth + t;
+            const double w = q->w_scale > 0.0f ? (double)q->w_scale * ((const int8_t *)weights)[at]
+                                                : (double)((const float *)weights)[at];
+            double v = rint(w * fw);
+            v = v > 127.0 ? 127.0 : v < -127.0 ? -127.0 : v;
+            L->uq[t * (size_t)d->k + (size_t)k] = (int8_t)v;
+        }
     }
     return WINO_SUCCESS;
 }

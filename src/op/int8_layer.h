@@ -1,6 +1,6 @@
-/* A prepared INT8 Winograd layer (docs/int8-winograd.md): checked parameters, the quantized
- * transformed weights Uq and the requantization constants. Shared by the reference and the
- * kernels, which differ only in how they run the pipeline. */
+/* A prepared INT8 layer (docs/int8-winograd.md), Winograd or direct: checked parameters, the
+ * quantized (transformed) weights and the requantization constants. Shared by the reference and
+ * the kernels, which differ only in how they run the pipeline. */
 #ifndef WINO_OP_INT8_LAYER_H
 #define WINO_OP_INT8_LAYER_H
 
@@ -23,11 +23,12 @@ extern "C" {
 #endif
 
 struct wino_int8_layer {
-    struct wino_int8_tile tile;
+    struct wino_int8_tile tile; /* direct: zeroed (tile.m == 0) */
     int c, k;
     int x_signed, y_signed; /* 1: int8, 0: uint8 */
-    int8_t *uq;             /* Uq[(pos * C + c) * K + k], pos = i * alpha + j */
-    float f_a;              /* 127 s_x / alpha_ta: V -> Vq */
+    int8_t *uq;             /* Winograd: Uq[(pos * C + c) * K + k], pos = i * alpha + j;
+                             * direct: Wq[((i * S + j) * C + c) * K + k] */
+    float f_a;              /* 127 s_x / alpha_ta: V -> Vq (Winograd) */
     float *scale, *bias;    /* K each: r = fmaf((float)Y, scale[k], bias[k]) */
     float lo, hi;           /* output clamp before rounding */
 };
@@ -41,6 +42,15 @@ enum wino_status wino_int8_layer_prepare(const struct wino_conv2d_desc *desc, in
                                          const float *bias, int relu,
                                          struct wino_int8_layer *layer);
 void wino_int8_layer_release(struct wino_int8_layer *layer); /* safe on a zeroed struct */
+
+/* The same for INT8 direct convolution of any valid NHWC desc (docs/int8-winograd.md,
+ * "Direct"): weights (K x R x S x C) quantized with alpha_tw (alpha_tw_k) as the clip of the
+ * weights themselves, alpha_ta unused; WINO_UNSUPPORTED when R S C could overflow int32. */
+enum wino_status wino_int8_direct_prepare(const struct wino_conv2d_desc *desc,
+                                          const void *weights,
+                                          const struct wino_int8_params *params,
+                                          const float *bias, int relu,
+                                          struct wino_int8_layer *layer);
 
 /* WINO_SUCCESS when v[0 .. n-1] are all finite, else WINO_INVALID_ARGUMENT naming the first
  * other one as "what[index]". */

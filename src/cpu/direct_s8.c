@@ -1,0 +1,145 @@
+#define _POSIX_C_SOURCE 200112L /* posix_memalign */
+
+#include "cpu/direct_s8.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "cpu/thread_pool.h"
+
+/* Output pixels per block: the rows of one GEMM (a multiple of the AMX tile's 16 rows). */
+#define ROWS 64
+
+static size_t round64(size_t n)
+{
+    return (n + 63) / 64 * 64;
+}
+
+enum wino_status wino_s8_direct_prepare(struct wino_s8_direct *e,
+                                        const struct wino_conv2d_desc *d,
+                                        struct wino_int8_layer *layer, int threads,
+                                        enum wino_s8_isa isa)
+{
+    memset(e, 0, sizeof *e);
+    e->layer = *layer;
+    memset(layer, 0, sizeof *layer);
+    e->isa = isa;
+    e->threads = threads;
+    e->depth = d->r * d->s * d->c;
+    e->lda = wino_s8_gemm_lda(e->depth);
+    const int K = d->k;
+    if (posix_memalign(&e->packed_w, 64, wino_s8_gemm_packed_b_bytes(isa, e->depth, K)) ||
+        !(e->offset = calloc((size_t)K, sizeof *e->offset))) {
+        wino_s8_direct_release(e);
+        return wino_fail(WINO_OUT_OF_MEMORY, "INT8 direct: out of memory");
+    }
+    wino_s8_gemm_pack_b(isa, e->depth, K, e->layer.uq, K, e->packed_w);
+    if (!e->layer.x_signed) /* A holds x itself: the GEMM's (x - 128) Wq needs 128 Wq back */
+        for (size_t t = 0; t < (size_t)e->depth; t++)
+            for (int k = 0; k < K; k++)
+                e->offset[k] += 128 * e->layer.uq[t * K + k];
+    return WINO_SUCCESS;
+}
+
+void wino_s8_direct_release(struct wino_s8_direct *e)
+{
+    wino_int8_layer_release(&e->layer);
+    free(e->packed_w);
+    free(e->offset);
+    memset(e, 0, sizeof *e);
+}
+
+/* One thread's buffers: the gathered rows, the GEMM's int32 result, the GEMM's scratch. */
+static size_t per_thread(const struct wino_s8_direct *e, int k, size_t *a, size_t *c)
+{
+    *a = round64(ROWS * e->lda);
+    *c = round64(sizeof(int32_t) * ROWS * (size_t)k);
+    return *a + *c + round64(wino_s8_gemm_scratch_bytes(e->isa, ROWS, k, e->depth));
+}
+
+size_t wino_s8_direct_workspace_bytes(const struct wino_s8_direct *e,
+                                      const struct wino_conv2d_desc *d, int *overflow)
+{
+    size_t a, c, all = 0;
+    *overflow = wino_mul_size(per_thread(e, d->k, &a, &c), (size_t)e->threads, &all);
+    return *overflow ? 0 : all;
+}
+
+struct run {
+    const struct wino_s8_direct *e;
+    const struct wino_conv2d_desc *d;
+    int p, q;
+    const void *x;
+    void *y;
+    char *ws;
+};
+
+/* Row `row` of A: output pixel m's window, channel-fastest as Wq's rows, each byte x + 128 for
+ * int8 (the GEMM's storage of an int8 operand) and x for uint8; the padding reads as x = 0. */
+static void gather(const struct run *r, long m, uint8_t *row)
+{
+    const struct wino_conv2d_desc *d = r->d;
+    const int n = (int)(m / ((long)r->p * r->q)), pq = (int)(m % ((long)r->p * r->q));
+    const int h0 = pq / r->q * d->stride_h - d->pad_h, w0 = pq % r->q * d->stride_w - d->pad_w;
+    const uint8_t zero = r->e->layer.x_signed ? 128 : 0;
+    const size_t C = (size_t)d->c;
+    for (int i = 0; i < d->r; i++) {
+        const int h = h0 + i * d->dilation_h;
+        for (int j = 0; j < d->s; j++, row += C) {
+            const int w = w0 + j * d->dilation_w;
+            if (h < 0 || h >= d->h || w < 0 || w >= d->w) {
+                memset(row, zero, C);
+                continue;
+            }
+            const uint8_t *src = (const uint8_t *)r->x + (((size_t)n * d->h + h) * d->w + w) * C;
+            if (r->e->layer.x_signed)
+                for (size_t c = 0; c < C; c++)
+                    row[c] = (uint8_t)(src[c] ^ 0x80); /* (int8)v + 128 */
+            else
+                memcpy(row, src, C);
+        }
+    }
+}
+
+/* Blocks [begin, end) of ROWS output pixels, in the worker's own buffers. */
+static void blocks(void *arg, long begin, long end, int worker)
+{
+    const struct run *r = arg;
+    const struct wino_s8_direct *e = r->e;
+    const struct wino_int8_layer *L = &e->layer;
+    const int K = r->d->k;
+    size_t a_bytes, c_bytes;
+    char *mine = r->ws + (size_t)worker * per_thread(e, K, &a_bytes, &c_bytes);
+    uint8_t *a = (uint8_t *)mine;
+    int32_t *c = (int32_t *)(mine + a_bytes);
+    void *scratch = mine + a_bytes + c_bytes;
+    const long pixels = (long)r->d->n * r->p * r->q;
+    for (long b = begin; b < end; b++) {
+        const long m0 = b * ROWS;
+        const int rows = (int)(pixels - m0 < ROWS ? pixels - m0 : ROWS);
+        for (int i = 0; i < rows; i++)
+            gather(r, m0 + i, a + (size_t)i * e->lda);
+        wino_s8_gemm(e->isa, rows, K, e->depth, a, (ptrdiff_t)e->lda, e->packed_w, c, K, scratch);
+        for (int i = 0; i < rows; i++) {
+            const int32_t *ci = c + (size_t)i * K;
+            const size_t out = (size_t)(m0 + i) * K;
+            for (int k = 0; k < K; k++) {
+                const int v = wino_int8_requantize(ci[k] + e->offset[k], L->scale[k], L->bias[k],
+                                                   L->lo, L->hi);
+                if (L->y_signed)
+                    ((int8_t *)r->y)[out + k] = (int8_t)v;
+                else
+                    ((uint8_t *)r->y)[out + k] = (uint8_t)v;
+            }
+        }
+    }
+}
+
+void wino_s8_direct_run(const struct wino_s8_direct *e, const struct wino_conv2d_desc *d, int p,
+                        int q, const void *x, void *y, void *ws)
+{
+    const struct run r = {e, d, p, q, x, y, ws};
+    const long pixels = (long)d->n * p * q, n = (pixels + ROWS - 1) / ROWS;
+    wino_parallel_for(e->threads, n, 1, blocks, (void *)&r);
+}

@@ -1,0 +1,40 @@
+/* The CPU INT8 direct convolution (docs/int8-winograd.md, "Direct"), any filter, stride,
+ * dilation and padding: blocks of output pixels gathered (im2col) into the A operand of the
+ * int8 GEMM (src/cpu/gemm_s8.h: AMX, AVX512-VNNI or scalar), one GEMM with the packed weights,
+ * then the requantization; blocks threaded by src/cpu/thread_pool.h. Bit-exact against
+ * src/ref/int8_direct_ref.c. */
+#ifndef WINO_CPU_DIRECT_S8_H
+#define WINO_CPU_DIRECT_S8_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cpu/gemm_s8.h"
+#include "op/int8_layer.h"
+
+struct wino_s8_direct {
+    struct wino_int8_layer layer; /* owned: Wq and the requantization constants */
+    enum wino_s8_isa isa;
+    void *packed_w;  /* Wq (R S C x K) packed for the GEMM */
+    int32_t *offset; /* K: what the GEMM's -128 on A takes from a uint8 x (128 sum Wq), or 0 */
+    size_t lda;      /* bytes per gathered row */
+    int depth, threads;
+};
+
+/* Takes ownership of *layer (wino_int8_direct_prepare for desc) and packs its weights for the
+ * GEMMs of isa (<= wino_s8_isa()); every isa gives the same bytes. */
+enum wino_status wino_s8_direct_prepare(struct wino_s8_direct *e,
+                                        const struct wino_conv2d_desc *desc,
+                                        struct wino_int8_layer *layer, int threads,
+                                        enum wino_s8_isa isa);
+void wino_s8_direct_release(struct wino_s8_direct *e); /* safe on a zeroed struct */
+
+/* Workspace bytes of run() (sets *overflow when they do not fit in size_t). */
+size_t wino_s8_direct_workspace_bytes(const struct wino_s8_direct *e,
+                                      const struct wino_conv2d_desc *desc, int *overflow);
+
+/* y (NHWC, N x P x Q x K) from x (NHWC); ws as sized above, 64-byte aligned. */
+void wino_s8_direct_run(const struct wino_s8_direct *e, const struct wino_conv2d_desc *desc,
+                        int p, int q, const void *x, void *y, void *ws);
+
+#endif
