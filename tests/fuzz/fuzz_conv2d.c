@@ -17,6 +17,7 @@
 #include "caller_tile.h"
 #include "op/int8_layer.h"
 #include "fuzz/fuzz_run_check.h"
+#include "ref/int8_direct_ref.h"
 #include "ref/int8_winograd_ref.h"
 
 /* Layers run only below these sizes, so one input takes milliseconds: multiply-adds of the
@@ -372,9 +373,15 @@ static void run_int8(const struct fuzz_case *c, wino_conv2d *op, const float *w,
 {
     const struct wino_conv2d_desc *d = &c->desc;
     const struct wino_conv2d_options *o = c->use_options ? &c->options : NULL;
+    enum wino_algo algo = WINO_ALGO_AUTO;
+    int tile_m = 0;
+    FUZZ_REQUIRE(!wino_conv2d_algo(op, &algo, &tile_m), "%s", wino_last_error());
     struct wino_int8_layer layer;
-    FUZZ_REQUIRE(!wino_int8_layer_prepare(d, o && o->tile_m ? o->tile_m : 4, w, &c->params,
-                                          o ? o->bias : NULL, o ? o->relu : 0, &layer),
+    const float *bias = o ? o->bias : NULL;
+    const int relu = o ? o->relu : 0;
+    FUZZ_REQUIRE(!(algo == WINO_ALGO_DIRECT
+                       ? wino_int8_direct_prepare(d, w, &c->params, bias, relu, &layer)
+                       : wino_int8_layer_prepare(d, tile_m, w, &c->params, bias, relu, &layer)),
                  "the layer of a created INT8 operator: %s", wino_last_error());
     size_t bytes = 0;
     FUZZ_REQUIRE(!wino_conv2d_workspace_size(op, &bytes), "%s", wino_last_error());
@@ -387,7 +394,10 @@ static void run_int8(const struct fuzz_case *c, wino_conv2d *op, const float *w,
         x[i] = (uint8_t)test_rng_next(&rng);
     memset(y, 0x7f, yn);
     FUZZ_REQUIRE(!wino_conv2d_run(op, x, y, ws, bytes), "INT8 run: %s", wino_last_error());
-    wino_ref_int8_winograd(d, &layer, x, want);
+    if (algo == WINO_ALGO_DIRECT)
+        wino_ref_int8_direct(d, &layer, x, want);
+    else
+        wino_ref_int8_winograd(d, &layer, x, want);
     for (size_t i = 0; i < yn; i++)
         FUZZ_REQUIRE(y[i] == want[i], "INT8 y[%zu] = %d, the specification says %d", i, y[i],
                      want[i]);
