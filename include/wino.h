@@ -471,8 +471,8 @@ struct wino_int8_params {
 /* Creates an INT8 Winograd convolution: desc->dtype is the input type (WINO_DTYPE_S8 or U8),
  * NHWC, 3 x 3 filter, stride 1, dilation 1; weights (K x 3 x 3 x C) float or int8 as
  * params->w_scale says. options (may be NULL): tile_m 2, 4 or 6 (0: 4), bias (K real values),
- * relu; points must be left 0, and variant too on the CPU. algo WINO_ALGO_DIRECT, or AUTO
- * without tile_m on any other shape (any R x S, stride, dilation; weights K x R x S x C), creates
+ * relu; points must be left 0, and variant too on the CPU. algo WINO_ALGO_DIRECT, or AUTO on
+ * any other shape (any R x S, stride, dilation; weights K x R x S x C; tile_m ignored), creates
  * the CPU's INT8 direct convolution instead: alpha_tw then clips the weights themselves,
  * alpha_ta is unused (docs/int8-winograd.md, "Direct"). Run it with
  * wino_conv2d_run (x and y int8 or uint8 in NHWC). On the CUDA backend weights, x and y are in

@@ -222,8 +222,14 @@ static void bad_requests(struct test_counts *tc)
     struct wino_conv2d_options o = {0};
     wino_conv2d *op = NULL;
     o.tile_m = 4;
-    test_check(tc, wino_conv2d_create_int8(&d, w, &q, NULL, &o, &op) == WINO_UNSUPPORTED && !op,
-               "AUTO with a tile on a strided layer: Winograd's refusal, no direct fallback");
+    enum wino_algo algo = WINO_ALGO_AUTO;
+    int tile_m = -1;
+    test_check(tc, wino_conv2d_create_int8(&d, w, &q, NULL, &o, &op) == WINO_SUCCESS &&
+                       wino_conv2d_algo(op, &algo, &tile_m) == WINO_SUCCESS &&
+                       algo == WINO_ALGO_DIRECT && tile_m == 0,
+               "AUTO with tile_m 4 on a strided layer: direct (tile_m is Winograd's)");
+    wino_conv2d_destroy(op);
+    op = NULL;
     o.tile_m = 0;
     o.algo = WINO_ALGO_WINOGRAD;
     test_check(tc, wino_conv2d_create_int8(&d, w, &q, NULL, &o, &op) == WINO_UNSUPPORTED && !op,

@@ -88,20 +88,24 @@ def int8_calibrate(samples, weight, bias=None, relu=False, tile_m=4, padding=1, 
 
 
 class Int8Conv2d:
-    """wino's INT8 Winograd convolution of one layer: 3 x 3 filters (K x C x 3 x 3 floats, or
-    int8 with params.w_scale), stride 1. Call it on int8 / uint8 (x_dtype) NCHW inputs: a NumPy
-    array, or a torch tensor on the CPU or on the CUDA device given; it returns the int8 / uint8
-    output of the same kind. The operator follows the input's batch and image size."""
+    """wino's INT8 convolution of one layer: filters K x C x R x S (floats, or int8 with
+    params.w_scale). algo 'auto': INT8 Winograd F(tile_m, 3) for 3 x 3 filters of stride 1 and
+    dilation 1, INT8 direct convolution (CPU) for every other shape, where params.alpha_tw clips
+    the weights themselves (docs/int8-winograd.md, "Direct"); 'winograd' or 'direct' force one.
+    Call it on int8 / uint8 (x_dtype) NCHW inputs: a NumPy array, or a torch tensor on the CPU or
+    on the CUDA device given; it returns the int8 / uint8 output of the same kind. The operator
+    follows the input's batch and image size."""
 
-    def __init__(self, weight, params, *, tile_m=4, padding=1, bias=None, relu=False,
-                 x_dtype="s8", device="cpu", variant="auto"):
+    def __init__(self, weight, params, *, tile_m=4, padding=1, stride=1, dilation=1, bias=None,
+                 relu=False, x_dtype="s8", device="cpu", variant="auto", algo="auto"):
         if x_dtype not in _Y_DTYPES:
             raise ValueError(f"x_dtype {x_dtype!r}: 's8' or 'u8'")
         self.params, self.tile_m, self.padding = params, int(tile_m), padding
+        self.stride, self.dilation, self.algo = stride, dilation, algo
         self.relu, self.x_dtype, self.variant = bool(relu), x_dtype, variant
         w = _numpy(weight)
-        if w.ndim != 4 or w.shape[2:] != (3, 3):
-            raise ValueError(f"weight of shape {w.shape}: K x C x 3 x 3")
+        if w.ndim != 4:
+            raise ValueError(f"weight of shape {w.shape}: K x C x R x S")
         self._w = np.ascontiguousarray(w.transpose(0, 2, 3, 1).astype(
             np.int8 if params.w_scale else np.float32))
         self._bias = None if bias is None else _numpy(bias, np.float32)
@@ -111,10 +115,11 @@ class Int8Conv2d:
         self._op, self._shape = None, None
 
     def _create(self, n, h, w):
-        desc = ops.make_desc((n, h, w, self.c), self._w.shape, self.padding, layout="NHWC",
-                             dtype=self.x_dtype)
-        options = ops.make_options(variant=self.variant if self._cuda else "auto")
-        options.tile_m, options.relu = self.tile_m, int(self.relu)
+        desc = ops.make_desc((n, h, w, self.c), self._w.shape, self.padding, self.stride,
+                             self.dilation, layout="NHWC", dtype=self.x_dtype)
+        options = ops.make_options(self.algo, variant=self.variant if self._cuda else "auto")
+        options.tile_m = self.tile_m if self.algo != "direct" else 0
+        options.relu = int(self.relu)
         if self._bias is not None:
             options.bias = self._bias.ctypes.data_as(ctypes.POINTER(ctypes.c_float))
         params, per_k = self.params.to_c()

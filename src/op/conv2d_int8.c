@@ -174,13 +174,12 @@ static enum wino_status create_int8_planned(const struct wino_conv2d_desc *desc,
     const int cuda = ctx && ctx->backend == WINO_BACKEND_CUDA;
     const enum wino_variant variant = options ? options->variant : WINO_VARIANT_AUTO;
     /* AUTO decides by the shape alone, so that the caller knows what alpha_tw clips: Winograd
-     * for 3 x 3 filters of stride 1 and dilation 1, direct (on the CPU) for every other one */
+     * (tile_m) for 3 x 3 filters of stride 1 and dilation 1, direct (on the CPU) for every other
+     * one, as the FP32 path falls back */
     const int winograd_shape = desc && desc->r == 3 && desc->s == 3 && desc->stride_h == 1 &&
                                desc->stride_w == 1 && desc->dilation_h == 1 &&
                                desc->dilation_w == 1;
-    const int tile_given = options && options->tile_m;
-    if (algo == WINO_ALGO_DIRECT ||
-        (algo == WINO_ALGO_AUTO && !winograd_shape && !tile_given && !cuda)) {
+    if (algo == WINO_ALGO_DIRECT || (algo == WINO_ALGO_AUTO && !winograd_shape && !cuda)) {
         if (cuda)
             return wino_fail(WINO_UNSUPPORTED, "INT8 direct convolution runs on the CPU (CUDA: "
                                                "Winograd only)");

@@ -1,6 +1,7 @@
 #include "op/int8_layer.h"
 
 #include <float.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -183,6 +184,46 @@ static enum wino_status requantization(const struct wino_conv2d_desc *d,
     return WINO_SUCCESS;
 }
 
+/* The weights (K x taps x C, float unless w_scale says int8) and bias are finite. */
+static enum wino_status check_values(const struct wino_conv2d_desc *d, const void *weights,
+                                     const struct wino_int8_params *q, const float *bias,
+                                     size_t taps, const char *what)
+{
+    char name[32];
+    enum wino_status st = WINO_SUCCESS;
+    snprintf(name, sizeof name, "%s: weights", what);
+    if (q->w_scale == 0.0f) /* int8 weights are finite by type */
+        st = wino_int8_check_finite(name, weights, (size_t)d->k * taps * (size_t)d->c);
+    snprintf(name, sizeof name, "%s: bias", what);
+    if (!st && bias)
+        st = wino_int8_check_finite(name, bias, (size_t)d->k);
+    return st;
+}
+
+/* The parts every layer has: channels, types, uq_bytes of quantized weights and the
+ * requantization for the product's steps (see requantization); L released on failure. */
+static enum wino_status layer_alloc(const struct wino_conv2d_desc *d,
+                                    const struct wino_int8_params *q, const float *bias,
+                                    int relu, size_t uq_bytes, double x_step, double den,
+                                    const char *what, struct wino_int8_layer *L)
+{
+    L->c = d->c;
+    L->k = d->k;
+    L->x_signed = d->dtype == WINO_DTYPE_S8;
+    L->y_signed = q->y_dtype == WINO_DTYPE_S8;
+    L->uq = malloc(uq_bytes);
+    L->scale = malloc(sizeof(float) * (size_t)d->k);
+    L->bias = malloc(sizeof(float) * (size_t)d->k);
+    enum wino_status st = WINO_SUCCESS;
+    if (!L->uq || !L->scale || !L->bias)
+        st = wino_fail(WINO_OUT_OF_MEMORY, "%s: out of memory", what);
+    else
+        st = requantization(d, q, bias, relu, x_step, den, L);
+    if (st)
+        wino_int8_layer_release(L);
+    return st;
+}
+
 enum wino_status wino_int8_layer_prepare(const struct wino_conv2d_desc *d, int tile_m,
                                          const void *weights,
                                          const struct wino_int8_params *q, const float *bias,
@@ -195,11 +236,8 @@ enum wino_status wino_int8_layer_prepare(const struct wino_conv2d_desc *d, int t
     enum wino_status st = check_desc(d, tile_m, relu, q);
     if (!st)
         st = check_params(d, q, 1);
-    if (!st && q->w_scale == 0.0f) /* int8 weights are finite by type */
-        st = wino_int8_check_finite("INT8 Winograd: weights", weights,
-                                    (size_t)d->k * 9 * (size_t)d->c);
-    if (!st && bias)
-        st = wino_int8_check_finite("INT8 Winograd: bias", bias, (size_t)d->k);
+    if (!st)
+        st = check_values(d, weights, q, bias, 9, "INT8 Winograd");
     if (st)
         return st;
     L->f_a = (float)(127.0 * q->x_scale / q->alpha_ta);
@@ -209,26 +247,12 @@ enum wino_status wino_int8_layer_prepare(const struct wino_conv2d_desc *d, int t
     st = wino_int8_tile_make(tile_m, &L->tile);
     if (st)
         return st;
-    L->c = d->c;
-    L->k = d->k;
-    L->x_signed = d->dtype == WINO_DTYPE_S8;
-    L->y_signed = q->y_dtype == WINO_DTYPE_S8;
     const size_t aa = (size_t)L->tile.alpha * (size_t)L->tile.alpha;
     size_t n;
     if (wino_mul_size(aa * (size_t)d->c, (size_t)d->k, &n))
         return wino_fail(WINO_INVALID_ARGUMENT, "INT8 Winograd: C * K too large");
-    L->uq = malloc(n);
-    L->scale = malloc(sizeof(float) * (size_t)d->k);
-    L->bias = malloc(sizeof(float) * (size_t)d->k);
-    if (!L->uq || !L->scale || !L->bias) {
-        wino_int8_layer_release(L);
-        return wino_fail(WINO_OUT_OF_MEMORY, "INT8 Winograd: out of memory");
-    }
-    st = requantization(d, q, bias, relu, q->alpha_ta, 127.0 * 127.0, L);
-    if (st) {
-        wino_int8_layer_release(L);
+    if ((st = layer_alloc(d, q, bias, relu, n, q->alpha_ta, 127.0 * 127.0, "INT8 Winograd", L)))
         return st;
-    }
     quantize_weights(d, weights, q, L);
     const long long bound = output_bound(L);
     if (bound > INT32_MAX) {
@@ -261,28 +285,12 @@ enum wino_status wino_int8_direct_prepare(const struct wino_conv2d_desc *d, cons
         st = wino_fail(WINO_UNSUPPORTED,
                        "INT8 direct: R S C = %zu could overflow the int32 sums (at most %d)",
                        depth, DIRECT_MAX_DEPTH);
-    if (!st && q->w_scale == 0.0f)
-        st = wino_int8_check_finite("INT8 direct: weights", weights, depth * (size_t)d->k);
-    if (!st && bias)
-        st = wino_int8_check_finite("INT8 direct: bias", bias, (size_t)d->k);
-    if (st)
+    if (!st)
+        st = check_values(d, weights, q, bias, taps, "INT8 direct");
+    /* depth * K is the size of the checked weights: no overflow */
+    if (st || (st = layer_alloc(d, q, bias, relu, depth * (size_t)d->k, q->x_scale, 127.0,
+                                "INT8 direct", L)))
         return st;
-    L->c = d->c;
-    L->k = d->k;
-    L->x_signed = d->dtype == WINO_DTYPE_S8;
-    L->y_signed = q->y_dtype == WINO_DTYPE_S8;
-    L->uq = malloc(depth * (size_t)d->k); /* depth <= 65793 and K is checked: no overflow */
-    L->scale = malloc(sizeof(float) * (size_t)d->k);
-    L->bias = malloc(sizeof(float) * (size_t)d->k);
-    if (!L->uq || !L->scale || !L->bias) {
-        wino_int8_layer_release(L);
-        return wino_fail(WINO_OUT_OF_MEMORY, "INT8 direct: out of memory");
-    }
-    st = requantization(d, q, bias, relu, q->x_scale, 127.0, L);
-    if (st) {
-        wino_int8_layer_release(L);
-        return st;
-    }
     /* Wq = clamp(rint(w * 127 / alpha_tw[k]), +-127), w the real weights (K x R x S x C) */
     for (int k = 0; k < d->k; k++) {
         const double fw = 127.0 / (q->alpha_tw_k ? q->alpha_tw_k[k] : q->alpha_tw);

@@ -124,6 +124,25 @@ def test_bad_input_raises_a_named_error():
     assert wino.can_implement("forward", desc) is None
 
 
+@pytest.mark.parametrize("r, s, stride, dilation, padding", [(5, 3, 2, 1, 2), (1, 1, 2, 1, 0),
+                                                           (3, 3, 1, 2, 1), (3, 3, 2, 1, 1)])
+def test_int8_direct_exact(r, s, stride, dilation, padding):
+    """INT8 direct convolution (any shape): with x in {-1, 0, 1}, weights on the int8 grid
+    (alpha_tw = 127 steps of 1/127) and a unit requantization (y_scale = x_scale / 127), the output
+    is the exact integer convolution, clamped to +-127."""
+    rng = np.random.default_rng(r * 100 + stride * 10 + dilation)
+    x = rng.integers(-1, 2, (2, 6, 11, 10)).astype(np.int8)
+    wq = rng.integers(-9, 10, (7, 6, r, s))
+    params = wino.Int8Params(x_scale=1.0, alpha_ta=1.0, alpha_tw=1.0, y_scale=1.0 / 127)
+    op = wino.Int8Conv2d((wq / 127.0).astype(np.float32), params, padding=padding,
+                         stride=stride, dilation=dilation, x_dtype="s8")
+    y = op(x)
+    exact = ref_conv(x.astype(np.float64), wq.astype(np.float64), (padding, padding),
+                     (stride, stride), (dilation, dilation))
+    assert op._op.algo() == ("direct", 0)
+    assert np.array_equal(y, np.clip(exact, -127, 127).astype(np.int8))
+
+
 def test_int8_tile_and_operator():
     at, g, bt = wino.int8_tile(4)
     assert at.shape == (4, 6) and g.shape == (6, 3) and bt.shape == (6, 6)
