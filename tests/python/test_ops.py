@@ -128,8 +128,8 @@ def test_bad_input_raises_a_named_error():
                                                            (3, 3, 1, 2, 1), (3, 3, 2, 1, 1)])
 def test_int8_direct_exact(r, s, stride, dilation, padding):
     """INT8 direct convolution (any shape): with x in {-1, 0, 1}, weights on the int8 grid
-    (alpha_tw = 127 steps of 1/127) and a unit requantization (y_scale = x_scale / 127), the output
-    is the exact integer convolution, clamped to +-127."""
+    (alpha_tw 1: steps of 1/127) and a unit requantization (y_scale = x_scale / 127), the
+    output is the exact integer convolution, clamped to +-127."""
     rng = np.random.default_rng(r * 100 + stride * 10 + dilation)
     x = rng.integers(-1, 2, (2, 6, 11, 10)).astype(np.int8)
     wq = rng.integers(-9, 10, (7, 6, r, s))
@@ -139,7 +139,7 @@ def test_int8_direct_exact(r, s, stride, dilation, padding):
     y = op(x)
     exact = ref_conv(x.astype(np.float64), wq.astype(np.float64), (padding, padding),
                      (stride, stride), (dilation, dilation))
-    assert op._op.algo() == ("direct", 0)
+    assert op._op.algo == ("direct", 0)
     assert np.array_equal(y, np.clip(exact, -127, 127).astype(np.int8))
 
 
