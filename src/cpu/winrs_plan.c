@@ -89,6 +89,10 @@ static enum wino_status choose_pair(int s, int q, const struct wino_winrs_reques
     return WINO_SUCCESS;
 }
 
+/* The most segments a plan has, far more than threads need: a huge request or map gets wider
+ * columns and taller bands instead (bands x columns an int, the segments' array sane). */
+#define WINRS_MAX_SEGMENTS 65536L
+
 /* Algorithm 2: the segment shape for a baseline count z over the r0-wide part of the rows
  * (w_max units of r0) and p rows, no band shorter than the height padding. */
 static void segment_shape(int z, int p, int pad_h, int r0, int w_max, int *sh, int *sw)
@@ -143,6 +147,12 @@ void wino_winrs_plan_segments(const struct wino_conv2d_desc *d, int p, int q,
                                                       by_work > 1 ? by_work : 1, dw, data);
     segment_shape(z, p, d->pad_h, plan->r[0], plan->units[0], &plan->segment_h,
                   &plan->segment_w);
+    const long units = plan->units[0];
+    if (units * plan->r[0] / plan->segment_w > WINRS_MAX_SEGMENTS)
+        plan->segment_w = (int)((units + WINRS_MAX_SEGMENTS - 1) / WINRS_MAX_SEGMENTS) * plan->r[0];
+    plan->columns = (int)((units * plan->r[0] + plan->segment_w - 1) / plan->segment_w);
+    const long most_bands = WINRS_MAX_SEGMENTS / (plan->columns > 0 ? plan->columns : 1);
+    if (p / plan->segment_h > most_bands)
+        plan->segment_h = (int)((p + most_bands - 1) / most_bands);
     plan->bands = p / plan->segment_h;
-    plan->columns = (plan->units[0] * plan->r[0] + plan->segment_w - 1) / plan->segment_w;
 }
