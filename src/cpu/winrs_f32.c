@@ -210,10 +210,10 @@ enum wino_status wino_f32_winrs_prepare(struct wino_f32_winrs *w,
      * MIN_BLOCK (each halving costs more transforms and smaller GEMMs, but no workspace). */
     size_t m_row;
     for (int block = CHANNEL_BLOCK;; block /= 2) {
-        w->kblocks = (d->k + block - 1) / block;
-        w->cblocks = (d->c + block - 1) / block;
-        w->kb = (d->k + w->kblocks - 1) / w->kblocks;
-        w->cb = (d->c + w->cblocks - 1) / w->cblocks;
+        w->kblocks = (d->k - 1) / block + 1; /* rounded up without overflow near INT_MAX */
+        w->cblocks = (d->c - 1) / block + 1;
+        w->kb = (d->k - 1) / w->kblocks + 1;
+        w->cb = (d->c - 1) / w->cblocks + 1;
         w->kbp = round_lanes(w->kb);
         w->cbp = round_lanes(w->cb);
         m_row = sizeof(float) * (size_t)w->sum_alpha * w->kbp * w->cbp;
