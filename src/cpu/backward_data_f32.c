@@ -136,7 +136,7 @@ size_t wino_f32_backward_data_workspace_bytes(const struct wino_f32_backward_dat
 /* Pixels of the phase starting at a along an axis of size pixels. */
 static int phase_pixels(int size, int a, int stride)
 {
-    return a < size ? (size - a + stride - 1) / stride : 0;
+    return a < size ? (size - a - 1) / stride + 1 : 0; /* rounded up without overflow */
 }
 
 /* Sets dx to zero on the pixels of image n no phase covers (stride > 1, rows or columns whose
