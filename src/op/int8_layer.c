@@ -14,10 +14,14 @@ static int positive_finite(double v)
     return isfinite(v) && v > 0.0;
 }
 
-/* The shape and types every INT8 layer takes (what names the algorithm in messages). */
-static enum wino_status check_types(const struct wino_conv2d_desc *d, int relu,
-                                    const struct wino_int8_params *q, const char *what)
+/* The arguments, shape and types every INT8 layer takes (what names the algorithm in
+ * messages). */
+static enum wino_status check_types(const struct wino_conv2d_desc *d, const void *weights,
+                                    int relu, const struct wino_int8_params *q, const char *what)
 {
+    if (!d || !q || !weights)
+        return wino_fail(WINO_INVALID_ARGUMENT, "%s: desc, params and weights must not be NULL",
+                         what);
     struct wino_conv_sizes sz;
     enum wino_status st = wino_conv_desc_check(d, &sz);
     if (st)
@@ -37,10 +41,10 @@ static enum wino_status check_types(const struct wino_conv2d_desc *d, int relu,
 }
 
 /* The layer's shape and types. */
-static enum wino_status check_desc(const struct wino_conv2d_desc *d, int tile_m, int relu,
-                                   const struct wino_int8_params *q)
+static enum wino_status check_desc(const struct wino_conv2d_desc *d, const void *weights,
+                                   int tile_m, int relu, const struct wino_int8_params *q)
 {
-    enum wino_status st = check_types(d, relu, q, "INT8 Winograd");
+    enum wino_status st = check_types(d, weights, relu, q, "INT8 Winograd");
     if (st)
         return st;
     if (d->r != 3 || d->s != 3 || d->stride_h != 1 || d->stride_w != 1 || d->dilation_h != 1 ||
@@ -230,10 +234,7 @@ enum wino_status wino_int8_layer_prepare(const struct wino_conv2d_desc *d, int t
                                          int relu, struct wino_int8_layer *L)
 {
     memset(L, 0, sizeof *L);
-    if (!d || !q || !weights)
-        return wino_fail(WINO_INVALID_ARGUMENT,
-                         "INT8 Winograd: desc, params and weights must not be NULL");
-    enum wino_status st = check_desc(d, tile_m, relu, q);
+    enum wino_status st = check_desc(d, weights, tile_m, relu, q);
     if (!st)
         st = check_params(d, q, 1);
     if (!st)
@@ -274,10 +275,7 @@ enum wino_status wino_int8_direct_prepare(const struct wino_conv2d_desc *d, cons
                                           int relu, struct wino_int8_layer *L)
 {
     memset(L, 0, sizeof *L);
-    if (!d || !q || !weights)
-        return wino_fail(WINO_INVALID_ARGUMENT,
-                         "INT8 direct: desc, params and weights must not be NULL");
-    enum wino_status st = check_types(d, relu, q, "INT8 direct");
+    enum wino_status st = check_types(d, weights, relu, q, "INT8 direct");
     if (!st)
         st = check_params(d, q, 0);
     const size_t taps = (size_t)d->r * (size_t)d->s, depth = taps * (size_t)d->c;
