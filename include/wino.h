@@ -84,8 +84,15 @@ enum wino_layout { WINO_LAYOUT_NCHW = 0, WINO_LAYOUT_NHWC = 1 };
 
 enum wino_algo {
     WINO_ALGO_AUTO = 0,      /* wino chooses */
-    WINO_ALGO_DIRECT = 1,    /* direct convolution (any valid descriptor) */
-    WINO_ALGO_WINOGRAD = 2   /* Winograd F(m x m, r x r); stride 1, dilation 1, R == S */
+    WINO_ALGO_DIRECT = 1,    /* direct convolution (any valid descriptor); on CUDA the vendor
+                              * library's (cuDNN) engines without Winograd or FFT numerics */
+    WINO_ALGO_WINOGRAD = 2,  /* Winograd F(m x m, r x r); stride 1, dilation 1, R == S */
+    WINO_ALGO_VENDOR = 3     /* CUDA: the vendor library's fastest engine for the layer (cuDNN 9's
+                              * graph API, the path of PyTorch's conv2d, timed at create like
+                              * cudnn.benchmark); FP32 (TF32 only with options.tf32), FP16, BF16;
+                              * any valid descriptor. WINO_UNSUPPORTED on the CPU, for INT8, and
+                              * where cuDNN 9 is not installed (libcudnn.so.9 is opened at the
+                              * first such create) */
 };
 
 struct wino_conv2d_desc {
@@ -244,10 +251,16 @@ WINO_API enum wino_status wino_conv2d_can_implement(const struct wino_conv2d_des
 /* Creates the operator: validates, plans, and copies/transforms the filter weights (laid out as
  * the descriptor's layout says) so the caller may free them afterwards. ctx and options may be
  * NULL (defaults).
- * On the CUDA backend: desc->dtype FP32 or FP16 (x, weights and y all of that type; FP16
- * accumulates in FP32; BF16 is WINO_UNSUPPORTED, the CUDA backward-filter's only), Winograd with
- * the generated tiles (WINO_ALGO_DIRECT and other points are WINO_UNSUPPORTED: the caller falls
- * back to the vendor library); weights in memory of ctx->device; create() returns once the weights
+ * On the CUDA backend: desc->dtype FP32, FP16 or BF16 (x, weights and y all of that type;
+ * 16-bit types accumulate in FP32). wino's own kernels are Winograd with the generated tiles,
+ * FP32 and FP16; WINO_ALGO_DIRECT and WINO_ALGO_VENDOR run the vendor library's engines (see
+ * enum wino_algo). With WINO_ALGO_AUTO and no tile, matrices or variant given, create() also
+ * builds the vendor's convolution where cuDNN 9 is installed, times both on the same zeros and
+ * keeps the faster (the choice is remembered for the layer for the rest of the process), and
+ * takes the vendor's alone where wino's kernels refuse the layer (strides, dilations, BF16);
+ * wino_conv2d_algo tells which (WINO_ALGO_VENDOR), wino_conv2d_reason why. The vendor's bias
+ * and ReLU run as a kernel after cuDNN's (16-bit y rounded twice). Weights in memory of
+ * ctx->device; create() returns once the weights
  * are transformed, run() only enqueues its kernels on ctx->stream (a failing kernel shows at the
  * caller's next synchronization): no allocation, synchronization or attribute call, so it may be
  * captured in a CUDA graph. Host pointers and a stream of another device are refused with
@@ -311,6 +324,11 @@ WINO_API enum wino_status wino_conv2d_algo(const wino_conv2d *op, enum wino_algo
 /* The Winograd variant the operator uses: FUSED or NON_FUSED for the generated-transform engine,
  * AUTO for the portable scalar path and for non-Winograd algorithms. */
 WINO_API enum wino_status wino_conv2d_variant(const wino_conv2d *op, enum wino_variant *variant);
+/* Why the operator runs what wino_conv2d_algo reports, as text owned by op: on CUDA the vendor's
+ * engine and the times AUTO compared at create (e.g. "AUTO: Winograd F(4x4, 3x3) at 0.0412 ms,
+ * over the vendor's cuDNN 9.19.0 engine 12: 0.0530 ms, the fastest of 6 timed"); a generic
+ * sentence where nothing was timed. "" for NULL. */
+WINO_API const char *wino_conv2d_reason(const wino_conv2d *op);
 
 WINO_API void wino_conv2d_destroy(wino_conv2d *op); /* NULL is fine */
 
@@ -350,18 +368,19 @@ WINO_API void wino_conv2d_destroy(wino_conv2d *op); /* NULL is fine */
  * Options: bias and relu must be left 0 (a gradient has no epilogue); for backward-filter
  * tile_m, points and matrices must be left 0 too (WinRS picks its kernels), variant too on the
  * CPU, and accumulate may be 1. FP16, BF16 and INT8 are not served on the CPU (WINO_UNSUPPORTED).
- * On the CUDA backend backward-data is Winograd only, FP32 and FP16 (BF16: WINO_UNSUPPORTED), with
- * weights, dy and dx in memory of ctx->device: the filters are rotated on the device and a CUDA
- * forward operator (wino_conv2d_create with the same ctx and options) is created on them, so it
- * takes what that operator takes (tile_m, variant, tf32) and runs on the stream of wino_conv2d_run
- * (the context's) or wino_conv2d_run_stream; WINO_ALGO_DIRECT, and for AUTO or WINOGRAD a
- * descriptor Winograd does not serve (stride or dilation other than 1, R != S, pad above R-1),
- * answer WINO_UNSUPPORTED: the caller falls back to the vendor library
- * (wino_conv2d_backward_data_can_implement answers for the CPU). Backward-filter on CUDA is WinRS,
- * FP32, FP16 and BF16 (16-bit operands on tensor cores, FP32 accumulation and transforms), stride
- * 1 and dilation 1, x, dy and dw in memory of ctx->device, run on the context's stream;
- * options->accumulate as on the CPU; WINO_ALGO_DIRECT and other strides or dilations answer
- * WINO_UNSUPPORTED (the vendor library's). options->variant: WINO_VARIANT_FUSED runs one kernel
+ * On the CUDA backend both kinds serve every valid descriptor in FP32, FP16 and BF16: wino's own
+ * kernels where they apply, the vendor library's engines (cuDNN) for WINO_ALGO_DIRECT and
+ * WINO_ALGO_VENDOR, and for AUTO as for the forward operator (the faster of both, timed at
+ * create; the vendor's alone where wino's refuse; wino_conv2d_reason tells). wino's
+ * backward-data is Winograd, FP32 and FP16, with weights, dy and dx in memory of ctx->device:
+ * the filters are rotated on the device and a CUDA forward Winograd operator (wino_conv2d_create
+ * with the same ctx and options) is created on them, so it takes what that operator takes
+ * (tile_m, variant, tf32) and runs on the stream of wino_conv2d_run (the context's) or
+ * wino_conv2d_run_stream; it needs stride 1, dilation 1, R == S and pad at most R-1
+ * (wino_conv2d_backward_data_can_implement answers for the CPU). wino's backward-filter on CUDA
+ * is WinRS, FP32, FP16 and BF16 (16-bit operands on tensor cores, FP32 accumulation and
+ * transforms), stride 1 and dilation 1, x, dy and dw in memory of ctx->device, run on the
+ * context's stream; options->accumulate as on the CPU (the vendor's too). options->variant: WINO_VARIANT_FUSED runs one kernel
  * per kind of units that fetches, transforms, multiplies (FP32 on CUDA cores, FP16 and BF16 on
  * tensor cores) and transforms back on chip, with kernels of alpha <= 8 and a workspace of buckets
  * only (at most half of x + dy + dw); WINO_VARIANT_NON_FUSED runs the transforms and cuBLAS

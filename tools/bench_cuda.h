@@ -80,6 +80,12 @@ void bench_cuda_free(void *dev);
 enum bench_prep bench_wino_cuda_prepare(const struct cuda_problem *pb, int tile_m,
                                         enum wino_variant variant, struct bench_runner *out);
 
+/* The library's own choice for pb (algo WINO_ALGO_AUTO: wino's kernel or the vendor's engine,
+ * timed at create; the tile column names what runs, "vendor" for cuDNN's) or the vendor path
+ * alone (WINO_ALGO_VENDOR: cuDNN's graph-API engines); the reason in info. */
+enum bench_prep bench_wino_cuda_prepare_choice(const struct cuda_problem *pb,
+                                               enum wino_algo algo, struct bench_runner *out);
+
 /* wino's INT8 Winograd F(tile_m, 3) with the variant asked: uint8 x, int8 y, clips calibrated
  * at the 99.9th percentile on the layer's own input. prepare checks the GPU output byte for byte
  * against the same call on the CPU backend (BENCH_FAIL when they differ). */

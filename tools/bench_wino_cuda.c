@@ -109,8 +109,8 @@ static struct wino_cuda_state *new_state(const struct cuda_problem *pb, enum win
  * variant than asked (tile_m 0, WINO_VARIANT_AUTO: any), else the workspace and the runner.
  * Takes st. */
 static enum bench_prep finish(struct wino_cuda_state *st, enum wino_status created, int tile_m,
-                              enum wino_variant asked, const struct cuda_problem *pb,
-                              struct bench_runner *out)
+                              enum wino_variant asked, int any_algo,
+                              const struct cuda_problem *pb, struct bench_runner *out)
 {
     enum wino_algo algo = WINO_ALGO_AUTO;
     enum wino_variant v = WINO_VARIANT_AUTO;
@@ -127,7 +127,8 @@ static enum bench_prep finish(struct wino_cuda_state *st, enum wino_status creat
         wino_cuda_destroy(st);
         return BENCH_FAIL;
     }
-    if (algo != WINO_ALGO_WINOGRAD || (tile_m && m != tile_m) || (asked && v != asked)) {
+    if (!any_algo && (algo != WINO_ALGO_WINOGRAD || (tile_m && m != tile_m) ||
+                      (asked && v != asked))) {
         snprintf(out->info, sizeof out->info, "asked for m=%d %s, the operator runs m=%d %s",
                  tile_m, variant_name(asked), m, variant_name(v));
         wino_cuda_destroy(st);
@@ -138,12 +139,15 @@ static enum bench_prep finish(struct wino_cuda_state *st, enum wino_status creat
         wino_cuda_destroy(st);
         return BENCH_FAIL;
     }
-    if (pb->op == BENCH_BWD_FILTER) /* WinRS: its filter-gradient tile n and unit width r */
+    if (algo != WINO_ALGO_WINOGRAD)
+        snprintf(out->tile, sizeof out->tile, "%s", algo == WINO_ALGO_VENDOR ? "vendor" : "direct");
+    else if (pb->op == BENCH_BWD_FILTER) /* WinRS: its filter-gradient tile n and unit width r */
         winrs_tile_name(st->op, out->tile, sizeof out->tile);
     else
         bench_tile_name(out->tile, sizeof out->tile, m, pb->desc.r, pb->desc.s);
     snprintf(out->variant, sizeof out->variant, "%s", variant_name(v));
-    snprintf(out->info, sizeof out->info, "%s", variant_name(v));
+    snprintf(out->info, sizeof out->info, "%s",
+             any_algo ? wino_conv2d_reason(st->op) : variant_name(v));
     out->workspace_bytes = st->workspace_bytes;
     out->state = st;
     out->run = wino_cuda_run;
@@ -152,13 +156,13 @@ static enum bench_prep finish(struct wino_cuda_state *st, enum wino_status creat
     return BENCH_READY;
 }
 
-enum bench_prep bench_wino_cuda_prepare(const struct cuda_problem *pb, int tile_m,
-                                        enum wino_variant variant, struct bench_runner *out)
+/* Creates pb's operator of its kind with o into a new state; BENCH_FAIL when no state. */
+static enum bench_prep prepare_with(const struct cuda_problem *pb,
+                                    const struct wino_conv2d_options *o, int any_algo,
+                                    struct bench_runner *out)
 {
     const struct wino_context ctx = {
         .backend = WINO_BACKEND_CUDA, .device = pb->device, .stream = pb->stream};
-    const struct wino_conv2d_options o = {
-        .algo = WINO_ALGO_WINOGRAD, .tile_m = tile_m, .variant = variant};
     memset(out, 0, sizeof *out);
     struct wino_cuda_state *st = new_state(pb, pb->desc.dtype);
     if (!st) {
@@ -167,12 +171,27 @@ enum bench_prep bench_wino_cuda_prepare(const struct cuda_problem *pb, int tile_
     }
     enum wino_status s;
     if (pb->op == BENCH_BWD_FILTER)
-        s = wino_conv2d_backward_filter_create(&pb->desc, &ctx, &o, &st->op);
+        s = wino_conv2d_backward_filter_create(&pb->desc, &ctx, o, &st->op);
     else if (pb->op == BENCH_BWD_DATA)
-        s = wino_conv2d_backward_data_create(&pb->desc, pb->d_w, &ctx, &o, &st->op);
+        s = wino_conv2d_backward_data_create(&pb->desc, pb->d_w, &ctx, o, &st->op);
     else
-        s = wino_conv2d_create(&pb->desc, pb->d_w, &ctx, &o, &st->op);
-    return finish(st, s, tile_m, variant, pb, out);
+        s = wino_conv2d_create(&pb->desc, pb->d_w, &ctx, o, &st->op);
+    return finish(st, s, o->tile_m, o->variant, any_algo, pb, out);
+}
+
+enum bench_prep bench_wino_cuda_prepare(const struct cuda_problem *pb, int tile_m,
+                                        enum wino_variant variant, struct bench_runner *out)
+{
+    const struct wino_conv2d_options o = {
+        .algo = WINO_ALGO_WINOGRAD, .tile_m = tile_m, .variant = variant};
+    return prepare_with(pb, &o, 0, out);
+}
+
+enum bench_prep bench_wino_cuda_prepare_choice(const struct cuda_problem *pb,
+                                               enum wino_algo algo, struct bench_runner *out)
+{
+    const struct wino_conv2d_options o = {.algo = algo};
+    return prepare_with(pb, &o, 1, out);
 }
 
 /* The layer's INT8 parameters as the CPU bench sets them (tools/bench_wino_int8.c): clips at the
@@ -261,7 +280,7 @@ enum bench_prep bench_wino_cuda_int8_prepare(const struct cuda_problem *pb, int 
         goto done;
     st->x = st->x_own;
     s = wino_conv2d_create_int8(d, d_w, &q, &ctx, &o, &st->op);
-    result = finish(st, s, tile_m, variant, pb, out);
+    result = finish(st, s, tile_m, variant, 0, pb, out);
     st = NULL; /* finish took it */
     if (result != BENCH_READY)
         goto done;

@@ -107,6 +107,8 @@ struct row {
     const char *layout, *variant; /* "NHWC" / "NCHW"; wino's "fused" / "non-fused", or "" */
     enum { ROW_OK, ROW_SKIPPED, ROW_WRONG, ROW_ERROR } status;
     int wino; /* 1: one of wino's rows, 0: cuDNN's */
+    int library; /* the library's choice (wino-auto) or its vendor path (cudnn-graph): outside
+                 * best-measured and the vs-cuDNN column */
     int m;    /* wino's Winograd tile m (0 for cuDNN and backward-filter) */
     double ms, err, bound, floor_ms, prepare_ms;
     size_t workspace;
@@ -867,6 +869,40 @@ static int wino_rows(const struct cuda_args *a, const struct gpu *g, struct laye
     return 0;
 }
 
+/* The library's own choice (wino-auto: AUTO, wino's kernel or cuDNN's engine as timed at
+ * create, named in the tile column) and its vendor path alone (cudnn-graph: cuDNN 9's graph
+ * API, the engines PyTorch's conv2d reaches), FP32 / FP16 / BF16. */
+static int choice_rows(const struct cuda_args *a, const struct gpu *g, struct layer_run *lr,
+                       struct layer_rows *t)
+{
+    static const char *const impls[2] = {"wino-auto", "cudnn-graph"};
+    const double bound = a->dtype == WINO_DTYPE_F16    ? BOUND_F16
+                         : a->dtype == WINO_DTYPE_BF16 ? BOUND_BF16
+                                                       : BOUND_WINO_F32;
+    if (a->dtype == WINO_DTYPE_U8)
+        return 0;
+    for (int i = 0; i < 2; i++) {
+        struct bench_runner r;
+        struct row *row = new_row(t, impls[i], "NHWC", 0, 0, bound);
+        if (!row)
+            return 0;
+        row->library = 1;
+        const double t0 = bench_now_ms();
+        const enum bench_prep prep = bench_wino_cuda_prepare_choice(
+            &lr->pb, i ? WINO_ALGO_VENDOR : WINO_ALGO_AUTO, &r);
+        row->prepare_ms = bench_now_ms() - t0;
+        t->failed |= check_and_time(a, g, lr, prep, &r, row);
+        if (gpu_broken())
+            return 1;
+        if (row->status == ROW_SKIPPED) {
+            fprintf(stderr, "wino bench: note: %s %s skipped: %s\n", lr->layer.name, impls[i],
+                    r.info);
+            t->n--;
+        }
+    }
+    return 0;
+}
+
 /* One row per cuDNN algorithm and layout; refusals stay as table notes. */
 static int cudnn_rows(const struct cuda_args *a, const struct gpu *g, struct layer_run *lr,
                       struct layer_rows *t)
@@ -904,7 +940,7 @@ static int auto_row(const struct gpu *g, struct layer_rows *t)
     for (int i = 0; i < t->n; i++) {
         const struct row *r = &t->rows[i];
         const struct row **best = r->wino ? &wino : &cudnn;
-        if (r->status == ROW_OK && (!*best || r->ms < (*best)->ms))
+        if (r->status == ROW_OK && !r->library && (!*best || r->ms < (*best)->ms))
             *best = r;
     }
     const struct row *win = !wino ? cudnn : !cudnn || wino->ms <= cudnn->ms ? wino : cudnn;
@@ -990,7 +1026,8 @@ static int bench_layer(const struct cuda_args *a, const struct gpu *g, const str
     if (!t)
         fprintf(stderr, "wino bench: %s: out of memory\n", l->name);
     else if (!setup_layer(a, g, l, index, &lr)) {
-        const int broken = wino_rows(a, g, &lr, t) || cudnn_rows(a, g, &lr, t);
+        const int broken = wino_rows(a, g, &lr, t) || cudnn_rows(a, g, &lr, t) ||
+                           choice_rows(a, g, &lr, t);
         if (broken) {
             fprintf(stderr, "wino bench: %s: the GPU failed, stopping: %s\n", l->name,
                     last_error);
@@ -999,7 +1036,7 @@ static int bench_layer(const struct cuda_args *a, const struct gpu *g, const str
             auto_row(g, t);
             double cudnn_best = 0;
             for (int i = 0; i < t->n; i++)
-                if (t->rows[i].status == ROW_OK && !t->rows[i].wino &&
+                if (t->rows[i].status == ROW_OK && !t->rows[i].wino && !t->rows[i].library &&
                     strcmp(t->rows[i].impl, "best-measured") &&
                     (cudnn_best == 0 || t->rows[i].ms < cudnn_best))
                     cudnn_best = t->rows[i].ms;

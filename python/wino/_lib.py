@@ -14,7 +14,7 @@ SUCCESS, INVALID_ARGUMENT, UNSUPPORTED, OUT_OF_MEMORY, INSUFFICIENT_WORKSPACE, D
 
 DTYPE_F32, DTYPE_F16, DTYPE_S8, DTYPE_U8, DTYPE_BF16 = range(5)
 LAYOUT_NCHW, LAYOUT_NHWC = range(2)
-ALGO_AUTO, ALGO_DIRECT, ALGO_WINOGRAD = range(3)
+ALGO_AUTO, ALGO_DIRECT, ALGO_WINOGRAD, ALGO_VENDOR = range(4)
 BACKEND_CPU, BACKEND_CUDA = range(2)
 VARIANT_AUTO, VARIANT_NON_FUSED, VARIANT_FUSED, VARIANT_FUSED_OUTPUT = range(4)
 KIND_FORWARD, KIND_BACKWARD_DATA, KIND_BACKWARD_FILTER = range(3)
@@ -22,7 +22,8 @@ MATRIX_AT, MATRIX_G, MATRIX_BT = range(3)
 TILE_INTEGER_BT, TILE_INTEGER_AT = 1, 2
 CALIBRATE_PERCENTILE, CALIBRATE_MSE = range(2)
 
-ALGO_NAMES = {ALGO_AUTO: "auto", ALGO_DIRECT: "direct", ALGO_WINOGRAD: "winograd"}
+ALGO_NAMES = {ALGO_AUTO: "auto", ALGO_DIRECT: "direct", ALGO_WINOGRAD: "winograd",
+              ALGO_VENDOR: "vendor"}
 VARIANT_NAMES = {VARIANT_AUTO: "auto", VARIANT_NON_FUSED: "non-fused", VARIANT_FUSED: "fused",
                  VARIANT_FUSED_OUTPUT: "fused-output"}
 
@@ -152,6 +153,7 @@ for _name, _res, _args in [
     ("wino_conv2d_algo", ctypes.c_int,
      [_P, ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int)]),
     ("wino_conv2d_variant", ctypes.c_int, [_P, ctypes.POINTER(ctypes.c_int)]),
+    ("wino_conv2d_reason", ctypes.c_char_p, [_P]),
     ("wino_conv2d_backward_filter_info", ctypes.c_int, [_P, ctypes.POINTER(WinrsInfo)]),
     ("wino_conv2d_destroy", None, [_P]),
 ]:

@@ -7,7 +7,8 @@ import numpy as np
 
 from . import _lib
 
-_ALGOS = {"auto": _lib.ALGO_AUTO, "direct": _lib.ALGO_DIRECT, "winograd": _lib.ALGO_WINOGRAD}
+_ALGOS = {"auto": _lib.ALGO_AUTO, "direct": _lib.ALGO_DIRECT, "winograd": _lib.ALGO_WINOGRAD,
+          "vendor": _lib.ALGO_VENDOR}
 _VARIANTS = {v: k for k, v in _lib.VARIANT_NAMES.items()}
 _LAYOUTS = {"NCHW": _lib.LAYOUT_NCHW, "NHWC": _lib.LAYOUT_NHWC}
 _KINDS = {"forward": _lib.KIND_FORWARD, "backward_data": _lib.KIND_BACKWARD_DATA,
@@ -147,6 +148,12 @@ class Operator:
         _lib.check(_lib.lib.wino_conv2d_algo(self._handle, ctypes.byref(algo),
                                              ctypes.byref(tile)))
         return _lib.ALGO_NAMES[algo.value], tile.value
+
+    @property
+    def reason(self):
+        """Why the operator runs what `algo` reports (on CUDA: AUTO's timed comparison with the
+        vendor's engine)."""
+        return _lib.lib.wino_conv2d_reason(self._handle).decode()
 
     @property
     def variant(self):

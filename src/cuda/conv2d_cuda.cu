@@ -5,7 +5,6 @@
  * (winograd_fused_kernels.cu), or the input transform and a kernel fusing the GEMMs with the
  * output transform. Which one: the caller's variant, or for AUTO the fastest,
  * timed at create (Mazaheri et al. (EuroSys'20) section 3.3, "WV"). */
-#include <algorithm>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <limits.h>
@@ -22,11 +21,8 @@
 
 enum element { ELEMENT_F32, ELEMENT_F16, ELEMENT_S8 };
 
-/* run()'s memo of the pointers and streams it accepted, per argument (x, y, workspace,
- * stream): the last SEEN_PER_SLOT of each, so that a few threads that run one operator with
- * their own buffers and streams are checked once each. */
-enum { SEEN_X, SEEN_Y, SEEN_WORKSPACE, SEEN_STREAM, SEEN_SLOTS };
-#define SEEN_PER_SLOT 4
+/* run()'s argument slots (device_common.h's seen_arguments). */
+enum { SEEN_X, SEEN_Y, SEEN_WORKSPACE, SEEN_STREAM };
 
 struct wino_cuda_conv {
     int device;
@@ -41,11 +37,7 @@ struct wino_cuda_conv {
     float *scale;         /* INT8: K requantization scales on the device (bias: K offsets) */
     struct wino_cuda_s8_consts s8;
     size_t v_bytes, m_bytes; /* the workspace parts: V, then M and cuBLAS's (non-fused) */
-    /* Pointers that run() found to be memory of the device, streams it found to be the
-     * device's: run() asks CUDA only about others. Relaxed atomics: a run() on another thread
-     * may miss an entry and check again, never see a torn one. */
-    const void *seen[SEEN_SLOTS][SEEN_PER_SLOT];
-    unsigned seen_next[SEEN_SLOTS]; /* the entry the next accepted one replaces */
+    struct seen_arguments seen; /* run() asks CUDA only about arguments not seen lately */
 };
 
 /* cuBLAS's own workspace, a part of the caller's (non-fused variant): set on the handle by each
@@ -292,21 +284,11 @@ static size_t workspace_bytes(const struct wino_cuda_conv *c)
                                                      : c->v_bytes + c->m_bytes;
 }
 
-/* The check of run()'s argument slot (SEEN_X ...) for p, skipped when p is one that the slot
- * accepted lately. */
+/* The check of run()'s argument slot (SEEN_X ...) for p. */
 static enum wino_status check_run_argument(struct wino_cuda_conv *c, int slot, const void *p,
                                            const char *what)
 {
-    for (int i = 0; i < SEEN_PER_SLOT; i++)
-        if (__atomic_load_n(&c->seen[slot][i], __ATOMIC_RELAXED) == p)
-            return WINO_SUCCESS;
-    const enum wino_status st = slot == SEEN_STREAM ? check_stream(p, c->device, what)
-                                                    : check_device_pointer(p, c->device, what);
-    if (!st) {
-        const unsigned i = __atomic_fetch_add(&c->seen_next[slot], 1u, __ATOMIC_RELAXED);
-        __atomic_store_n(&c->seen[slot][i % SEEN_PER_SLOT], p, __ATOMIC_RELAXED);
-    }
-    return st;
+    return check_seen(&c->seen, slot, p, slot == SEEN_STREAM, c->device, what);
 }
 
 static enum wino_status conv_run(struct wino_cuda_conv *c, const void *x, void *y,
@@ -377,25 +359,17 @@ static enum wino_status conv_reshape(struct wino_cuda_conv *c, const struct wino
     return WINO_SUCCESS;
 }
 
-/* The median milliseconds of 5 runs after a warm-up, or a negative value when it failed. */
-static float time_runs(const struct wino_cuda_conv *c, const void *x, void *y, char *workspace)
+/* One timed run of choose_fastest (median_run_ms's callback). */
+struct timed_run {
+    const struct wino_cuda_conv *c;
+    const void *x;
+    void *y;
+    char *workspace;
+};
+static enum wino_status run_timed(void *arg, void *stream)
 {
-    cudaEvent_t start = NULL, stop = NULL;
-    float ms[5];
-    int ok = cudaEventCreate(&start) == cudaSuccess && cudaEventCreate(&stop) == cudaSuccess &&
-             !run_stages(c, x, y, workspace, c->stream);
-    for (int i = 0; ok && i < 5; i++)
-        ok = cudaEventRecord(start, c->stream) == cudaSuccess &&
-             !run_stages(c, x, y, workspace, c->stream) &&
-             cudaEventRecord(stop, c->stream) == cudaSuccess &&
-             cudaEventSynchronize(stop) == cudaSuccess &&
-             cudaEventElapsedTime(&ms[i], start, stop) == cudaSuccess;
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
-    if (!ok)
-        return -1.0f;
-    std::sort(ms, ms + 5);
-    return ms[2];
+    const struct timed_run *t = (const struct timed_run *)arg;
+    return run_stages(t->c, t->x, t->y, t->workspace, (cudaStream_t)stream);
 }
 
 /* AUTO: runs each of the count variants on zeros in scratch device memory and keeps the
@@ -414,7 +388,8 @@ static void choose_fastest(struct wino_cuda_conv *c, const struct wino_conv_size
         cudaMemsetAsync(x, 0, sz->x_elems * e, c->stream) == cudaSuccess)
         for (int i = 0; i < count; i++) {
             c->variant = variants[i];
-            const float ms = time_runs(c, x, y, (char *)ws);
+            struct timed_run t = {c, x, y, (char *)ws};
+            const float ms = median_run_ms(c->stream, run_timed, &t);
             if (ms >= 0.0f && (best < 0.0f || ms < best))
                 best = ms, chosen = variants[i];
         }
@@ -525,7 +500,8 @@ wino_cuda_component(const struct wino_cuda_services *services)
     static const struct wino_cuda_ops ops = {WINO_CUDA_ABI,   conv_create,  conv_create_int8,
                                              copy_to_host,    conv_reshape, conv_run,
                                              conv_set_weights, conv_variant, conv_destroy,
-                                             rotated_filters_create, rotated_filters_free,
-                                             rotate_filters, &wino_cuda_winrs_ops};
+                                             rotated_filters_create, rotate_filters,
+                                             &wino_cuda_winrs_ops, &wino_cuda_vendor_ops,
+                                             device_zeros,    device_free,  time_run};
     return wino_cuda_use_services(services) ? &ops : NULL;
 }

@@ -75,12 +75,18 @@ void wino_cuda_conv_destroy(struct wino_cuda_conv *conv); /* NULL is fine */
 /* backward-data's forward filters (src/op/conv2d_backward.c): new memory of ctx's device holding
  * w'[c][k][R-1-i][S-1-j] = weights[k][c][i][j] (desc's layout; FP32 or FP16), written when this
  * returns; weights must be memory of that device (WINO_INVALID_ARGUMENT otherwise). Free it with
- * wino_cuda_rotated_filters_free (NULL is fine). */
+ * wino_cuda_device_free (NULL is fine). */
 enum wino_status wino_cuda_rotated_filters_create(const struct wino_conv2d_desc *desc,
                                                   const void *weights,
                                                   const struct wino_context *ctx,
                                                   void **rotated);
-void wino_cuda_rotated_filters_free(const struct wino_context *ctx, void *rotated);
+/* Zeroed memory of ctx's device (timing scratch), and its release (NULL is fine). */
+enum wino_status wino_cuda_device_zeros(const struct wino_context *ctx, size_t bytes, void **p);
+void wino_cuda_device_free(const struct wino_context *ctx, void *p);
+/* The median ms of 5 runs of run(arg, stream) on ctx's stream after a warm-up. */
+enum wino_status wino_cuda_time_run(const struct wino_context *ctx,
+                                    enum wino_status (*run)(void *arg, void *stream), void *arg,
+                                    double *ms);
 /* Enqueues w' of weights into rotated (from wino_cuda_rotated_filters_create for desc) on
  * stream of device; no wait. Needs a loaded component (one that made rotated). */
 enum wino_status wino_cuda_rotate_filters(const struct wino_conv2d_desc *desc,

@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "base/conv_desc.h"
+#include "cuda/vendor_conv.h"
 #include "cuda/winrs_cuda.h"
 #include "op/int8_layer.h"
 #include "wino.h"
@@ -19,7 +20,7 @@ extern "C" {
 
 /* Changes whenever a structure below, or a structure they point to (wino.h's, conv_desc.h's,
  * int8_layer.h's), changes. */
-#define WINO_CUDA_ABI 4
+#define WINO_CUDA_ABI 5
 
 /* The name the component is loaded by (also its SONAME). */
 #define WINO_CUDA_STR_(x) #x
@@ -65,10 +66,17 @@ struct wino_cuda_ops {
     enum wino_status (*rotated_filters_create)(const struct wino_conv2d_desc *desc,
                                                const void *weights,
                                                const struct wino_context *ctx, void **rotated);
-    void (*rotated_filters_free)(const struct wino_context *ctx, void *rotated);
     enum wino_status (*rotate_filters)(const struct wino_conv2d_desc *desc, const void *weights,
                                        void *rotated, int device, void *stream);
     const struct wino_cuda_winrs_ops *winrs; /* backward-filter (src/cuda/winrs_cuda.h) */
+    const struct wino_cuda_vendor_ops *vendor; /* cuDNN's engines (src/cuda/vendor_conv.h) */
+    /* Plain device memory and timing (src/cuda/device_common.h): zeroed memory of ctx's
+     * device, its release (also of rotated filters), the median ms of run on ctx's stream. */
+    enum wino_status (*device_zeros)(const struct wino_context *ctx, size_t bytes, void **p);
+    void (*device_free)(const struct wino_context *ctx, void *p);
+    enum wino_status (*time_run)(const struct wino_context *ctx,
+                                 enum wino_status (*run)(void *arg, void *stream), void *arg,
+                                 double *ms);
 };
 
 /* The component's one export: its table, or NULL when services is of another ABI. */

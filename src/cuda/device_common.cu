@@ -1,5 +1,6 @@
 #include "cuda/device_common.h"
 
+#include <algorithm>
 #include <stdlib.h>
 
 #include "base/error.h"
@@ -128,5 +129,88 @@ enum wino_status check_stream(const void *stream, int device, const char *what)
     if (of != device)
         return wino_fail(WINO_INVALID_ARGUMENT, "%s belongs to device %d, not to device %d",
                          what, of, device);
+    return WINO_SUCCESS;
+}
+
+enum wino_status check_seen(struct seen_arguments *s, int slot, const void *p, int is_stream,
+                            int device, const char *what)
+{
+    for (int i = 0; i < SEEN_PER_SLOT; i++)
+        if (__atomic_load_n(&s->seen[slot][i], __ATOMIC_RELAXED) == p)
+            return WINO_SUCCESS;
+    const enum wino_status st =
+        is_stream ? check_stream(p, device, what) : check_device_pointer(p, device, what);
+    if (!st) {
+        const unsigned i = __atomic_fetch_add(&s->next[slot], 1u, __ATOMIC_RELAXED);
+        __atomic_store_n(&s->seen[slot][i % SEEN_PER_SLOT], p, __ATOMIC_RELAXED);
+    }
+    return st;
+}
+
+float median_run_ms(cudaStream_t stream, enum wino_status (*run)(void *arg, void *stream),
+                    void *arg)
+{
+    cudaEvent_t start = NULL, stop = NULL;
+    float ms[5];
+    int ok = cudaEventCreate(&start) == cudaSuccess && cudaEventCreate(&stop) == cudaSuccess &&
+             !run(arg, stream);
+    for (int i = 0; ok && i < 5; i++)
+        ok = cudaEventRecord(start, stream) == cudaSuccess && !run(arg, stream) &&
+             cudaEventRecord(stop, stream) == cudaSuccess &&
+             cudaEventSynchronize(stop) == cudaSuccess &&
+             cudaEventElapsedTime(&ms[i], start, stop) == cudaSuccess;
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+    if (!ok)
+        return -1.0f;
+    std::sort(ms, ms + 5);
+    return ms[2];
+}
+
+enum wino_status device_zeros(const struct wino_context *ctx, size_t bytes, void **p)
+{
+    *p = NULL;
+    struct device_scope scope;
+    enum wino_status st = enter_device(ctx->device, &scope);
+    if (st)
+        return st;
+    cudaError_t e = cudaMalloc(p, bytes ? bytes : 1);
+    if (e == cudaSuccess && (e = cudaMemset(*p, 0, bytes)) != cudaSuccess) {
+        cudaFree(*p);
+        *p = NULL;
+    }
+    leave_device(&scope);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        return wino_fail(e == cudaErrorMemoryAllocation ? WINO_OUT_OF_MEMORY : WINO_DEVICE_ERROR,
+                         "%zu bytes of device memory: %s", bytes, cudaGetErrorString(e));
+    }
+    return WINO_SUCCESS;
+}
+
+void device_free(const struct wino_context *ctx, void *p)
+{
+    struct device_scope scope;
+    if (!p || enter_device(ctx->device, &scope))
+        return;
+    cudaFree(p);
+    leave_device(&scope);
+}
+
+enum wino_status time_run(const struct wino_context *ctx,
+                          enum wino_status (*run)(void *arg, void *stream), void *arg,
+                          double *ms)
+{
+    struct device_scope scope;
+    enum wino_status st = enter_device(ctx->device, &scope);
+    if (st)
+        return st;
+    const float median = median_run_ms((cudaStream_t)ctx->stream, run, arg);
+    leave_device(&scope);
+    if (median < 0.0f) {
+        cudaGetLastError();
+        return wino_fail(WINO_DEVICE_ERROR, "a timed run failed");
+    }
+    *ms = median;
     return WINO_SUCCESS;
 }

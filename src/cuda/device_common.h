@@ -42,6 +42,35 @@ void leave_device(const struct device_scope *scope);
 enum wino_status enter_run_device(int device, struct device_scope *scope);
 void leave_run_device(int device, const struct device_scope *scope);
 
+/* run()'s memo of the pointers and streams it accepted, per argument slot (e.g. x, y,
+ * workspace, stream): the last SEEN_PER_SLOT of each, so that a few threads that run one
+ * operator with their own buffers and streams are checked once each. Relaxed atomics: a run on
+ * another thread may miss an entry and check again, never see a torn one. */
+#define SEEN_SLOTS 4
+#define SEEN_PER_SLOT 4
+struct seen_arguments {
+    const void *seen[SEEN_SLOTS][SEEN_PER_SLOT];
+    unsigned next[SEEN_SLOTS]; /* the entry the next accepted one replaces */
+};
+/* The check of slot's argument p (a stream when is_stream, else device memory of device),
+ * skipped when p is one that the slot accepted lately. */
+enum wino_status check_seen(struct seen_arguments *s, int slot, const void *p, int is_stream,
+                            int device, const char *what);
+
+/* The median milliseconds of 5 runs of run(arg, stream) on stream after a warm-up, or a negative
+ * value when one failed (its error is left for the caller to clear). */
+float median_run_ms(cudaStream_t stream, enum wino_status (*run)(void *arg, void *stream),
+                    void *arg);
+
+/* The component's operations on plain device memory and timing, for the runtime's choice of
+ * an algorithm (src/op/conv2d_vendor.c): zeroed memory of ctx's device (synchronized), its
+ * release (NULL is fine), and median_run_ms on ctx's stream in ms. */
+enum wino_status device_zeros(const struct wino_context *ctx, size_t bytes, void **p);
+void device_free(const struct wino_context *ctx, void *p);
+enum wino_status time_run(const struct wino_context *ctx,
+                          enum wino_status (*run)(void *arg, void *stream), void *arg,
+                          double *ms);
+
 /* A device that exists, and a stream (if any) of that device. */
 enum wino_status check_context(const struct wino_context *ctx);
 

@@ -84,15 +84,6 @@ enum wino_status rotated_filters_create(const struct wino_conv2d_desc *desc, con
     return st;
 }
 
-void rotated_filters_free(const struct wino_context *ctx, void *rotated)
-{
-    struct device_scope scope;
-    if (!rotated || enter_device(ctx->device, &scope))
-        return;
-    cudaFree(rotated);
-    leave_device(&scope);
-}
-
 enum wino_status rotate_filters(const struct wino_conv2d_desc *desc, const void *weights,
                                 void *rotated, int device, void *stream)
 {

@@ -1,7 +1,7 @@
 /* backward-data's filters as a forward convolution's, made on the device: dx = conv(dy, w')
  * with w'[c][k][R-1-i][S-1-j] = w[k][c][i][j], K and C swapped, in the layout of w
  * (src/op/conv2d_backward.c runs the forward engine with them). The component's
- * rotated_filters_create, rotated_filters_free and rotate_filters (cuda_component.h). */
+ * rotated_filters_create and rotate_filters (the filters are freed with device_free) (cuda_component.h). */
 #ifndef WINO_CUDA_ROTATE_FILTERS_H
 #define WINO_CUDA_ROTATE_FILTERS_H
 
@@ -12,7 +12,6 @@
  * weights must be memory of that device. *rotated is NULL on failure. */
 enum wino_status rotated_filters_create(const struct wino_conv2d_desc *desc, const void *weights,
                                         const struct wino_context *ctx, void **rotated);
-void rotated_filters_free(const struct wino_context *ctx, void *rotated); /* NULL is fine */
 
 /* Enqueues w' of weights (memory of device) into rotated (made by rotated_filters_create for
  * the same desc) on stream, a stream of device (NULL: its default stream); no wait. */

@@ -180,7 +180,8 @@ static const struct wino_conv2d_path cpu_winograd_scalar = {run_scalar, reshape_
 
 enum wino_status wino_conv2d_check_options(const struct wino_conv2d_options *o)
 {
-    if (o->algo != WINO_ALGO_AUTO && o->algo != WINO_ALGO_DIRECT && o->algo != WINO_ALGO_WINOGRAD)
+    if (o->algo != WINO_ALGO_AUTO && o->algo != WINO_ALGO_DIRECT &&
+        o->algo != WINO_ALGO_WINOGRAD && o->algo != WINO_ALGO_VENDOR)
         return wino_fail(WINO_INVALID_ARGUMENT, "unknown algorithm %d", (int)o->algo);
     if (o->tile_m < 0 || o->tile_m > WINO_MAX_ALPHA)
         return wino_fail(WINO_INVALID_ARGUMENT, "tile_m = %d outside [0, %d]", o->tile_m,
@@ -193,7 +194,8 @@ enum wino_status wino_conv2d_check_options(const struct wino_conv2d_options *o)
                          "options.points is deprecated: the runtime holds no exact generator "
                          "since 0.2; build the tile with wino_tile_create and "
                          "wino_tile_matrices_get (libwino_gen) and pass it as options.matrices");
-    if (o->algo == WINO_ALGO_DIRECT && (o->tile_m || o->matrices || o->variant))
+    if ((o->algo == WINO_ALGO_DIRECT || o->algo == WINO_ALGO_VENDOR) &&
+        (o->tile_m || o->matrices || o->variant))
         return wino_fail(WINO_INVALID_ARGUMENT,
                          "tile_m, matrices and variant apply to Winograd only");
     if (o->relu != 0 && o->relu != 1)
@@ -234,6 +236,8 @@ static enum wino_status plan(const struct wino_conv2d_desc *desc,
                                            "the CUDA backend, BF16 in its backward-filter only)");
     if (o->variant == WINO_VARIANT_FUSED_OUTPUT)
         return wino_fail(WINO_UNSUPPORTED, "the fused-output variant is the CUDA backend's");
+    if (o->algo == WINO_ALGO_VENDOR)
+        return wino_fail(WINO_UNSUPPORTED, "WINO_ALGO_VENDOR runs on the CUDA backend");
     if (o->matrices) { /* the rule of wino_conv2d_options.matrices */
         st = wino_tile_matrices_check(o->matrices);
         if (st)
@@ -418,6 +422,13 @@ enum wino_status wino_conv2d_algo(const wino_conv2d *op, enum wino_algo *algo, i
     *algo = op->algo;
     *tile_m = op->int8 ? op->int8->layer.tile.m : op->tile_m;
     return WINO_SUCCESS;
+}
+
+const char *wino_conv2d_reason(const wino_conv2d *op)
+{
+    if (!op)
+        return "";
+    return op->reason[0] ? op->reason : "as the options asked, or AUTO's rule for the layer";
 }
 
 enum wino_status wino_conv2d_check_workspace(const wino_conv2d *op, const void *workspace,

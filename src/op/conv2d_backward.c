@@ -72,6 +72,8 @@ static enum wino_status check_cpu_dtype(const struct wino_conv2d_desc *desc,
                                            "FP32");
     if (desc->dtype != WINO_DTYPE_F32)
         return wino_fail(WINO_UNSUPPORTED, "training convolutions are FP32 on the CPU");
+    if (o->algo == WINO_ALGO_VENDOR)
+        return wino_fail(WINO_UNSUPPORTED, "WINO_ALGO_VENDOR runs on the CUDA backend");
     if (o->variant == WINO_VARIANT_FUSED_OUTPUT)
         return wino_fail(WINO_UNSUPPORTED, "the fused-output variant is the CUDA backend's");
     return WINO_SUCCESS;
@@ -86,21 +88,31 @@ static const char *data_winograd_refusal(const struct wino_conv2d_desc *d,
     return wino_winograd_refusal(d, o->tile_m ? o->tile_m : 2);
 }
 
-/* The CUDA plan: Winograd or nothing (the caller falls back to the vendor library); the
- * forward operator's create checks the rest (tile, variant, FP16's largest alpha). */
+/* Why wino's own CUDA backward-data (Winograd) cannot serve desc, or NULL (why: the
+ * descriptor's refusal). */
+static const char *data_cuda_refusal(const struct wino_conv2d_desc *desc, const char *why)
+{
+    if (desc->dtype != WINO_DTYPE_F32 && desc->dtype != WINO_DTYPE_F16)
+        return "CUDA backward-data: wino's kernels are FP32 and FP16";
+    return why;
+}
+
+/* The CUDA plan: wino's Winograd, or the vendor's convolution (cuDNN) for WINO_ALGO_DIRECT and
+ * WINO_ALGO_VENDOR, and for AUTO where Winograd refuses the layer; the forward operator's
+ * create checks the rest (tile, variant, FP16's largest alpha). */
 static enum wino_status data_plan_cuda(const struct wino_conv2d_desc *desc,
                                        const struct wino_conv2d_options *o, const char *why,
                                        enum wino_algo *algo)
 {
-    if (desc->dtype != WINO_DTYPE_F32 && desc->dtype != WINO_DTYPE_F16)
-        return wino_fail(WINO_UNSUPPORTED, "CUDA backward-data: FP32 and FP16 (BF16: "
-                                           "backward-filter only)");
-    if (o->algo == WINO_ALGO_DIRECT)
-        return wino_fail(WINO_UNSUPPORTED, "CUDA backward-data runs Winograd only: direct "
-                                           "convolution is the vendor library's");
-    if (why)
-        return wino_fail(WINO_UNSUPPORTED, "CUDA backward-data: %s", why);
-    *algo = WINO_ALGO_WINOGRAD;
+    const char *refusal = data_cuda_refusal(desc, why);
+    if (o->algo == WINO_ALGO_DIRECT || o->algo == WINO_ALGO_VENDOR)
+        *algo = o->algo;
+    else if (!refusal)
+        *algo = WINO_ALGO_WINOGRAD;
+    else if (wino_options_leave_choice(o))
+        *algo = WINO_ALGO_VENDOR;
+    else
+        return wino_fail(WINO_UNSUPPORTED, "%s", refusal);
     return WINO_SUCCESS;
 }
 
@@ -231,7 +243,10 @@ static enum wino_status data_forward_create(struct wino_conv2d *op, const void *
                                : rotated_on_host(d, &f, op->sizes.w_elems, w, &rotated);
     if (st)
         return st;
-    st = wino_conv2d_create(&f, rotated, ctx, options, &op->backward->forward);
+    struct wino_conv2d_options own = options ? *options : (struct wino_conv2d_options){0};
+    if (cuda && own.algo == WINO_ALGO_AUTO) /* AUTO's vendor floor is backward-data's, below */
+        own.algo = WINO_ALGO_WINOGRAD;
+    st = wino_conv2d_create(&f, rotated, ctx, &own, &op->backward->forward);
     if (cuda) {
         op->backward->rotated = rotated;
         op->backward->device = ctx->device;
@@ -261,9 +276,19 @@ static enum wino_status backward_data_create_planned(const struct wino_conv2d_de
         return wino_fail(WINO_INVALID_ARGUMENT, "%s: weights is NULL", what);
     const int cuda = ctx && ctx->backend == WINO_BACKEND_CUDA;
     struct wino_conv_sizes sizes;
-    enum wino_algo algo;
+    enum wino_algo algo = WINO_ALGO_DIRECT;
     if ((st = data_plan(desc, options, cuda, &sizes, &algo)))
         return st;
+    static const struct wino_conv2d_options defaults;
+    const struct wino_conv2d_options *opt = options ? options : &defaults;
+    if (cuda && algo != WINO_ALGO_WINOGRAD)
+        return opt->algo == WINO_ALGO_AUTO
+                   ? wino_vendor_instead(WINO_CONV2D_BACKWARD_DATA, desc, &sizes, weights, ctx,
+                                         opt, data_cuda_refusal(desc, data_winograd_refusal(
+                                                                          desc, opt)),
+                                         op)
+                   : wino_vendor_create(WINO_CONV2D_BACKWARD_DATA, desc, &sizes, weights, ctx,
+                                        opt, op);
     struct wino_conv2d *o = backward_new(desc, &sizes, WINO_CONV2D_BACKWARD_DATA);
     if (!o)
         return wino_fail(WINO_OUT_OF_MEMORY, "%s: out of memory", what);
@@ -287,7 +312,9 @@ static enum wino_status backward_data_create_planned(const struct wino_conv2d_de
         st = direct_failure(st, what);
         o->workspace_bytes = wino_f32_backward_data_workspace_bytes(&o->backward->data);
     }
-    return create_done(o, st, op);
+    if ((st = create_done(o, st, op)) || !cuda || !wino_options_leave_choice(opt))
+        return st;
+    return wino_vendor_floor(WINO_CONV2D_BACKWARD_DATA, desc, &sizes, weights, ctx, opt, op);
 }
 
 enum wino_status wino_conv2d_backward_data_create(const struct wino_conv2d_desc *desc,
@@ -526,7 +553,7 @@ static void release_backward(wino_conv2d *op)
         return;
     free(b->weights);
     const struct wino_context device = {.backend = WINO_BACKEND_CUDA, .device = b->device};
-    wino_cuda_rotated_filters_free(&device, b->rotated);
+    wino_cuda_device_free(&device, b->rotated);
     wino_conv2d_destroy(b->forward);
     wino_f32_backward_data_release(&b->data);
     wino_f32_backward_filter_direct_release(&b->filter);

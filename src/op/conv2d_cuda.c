@@ -1,5 +1,6 @@
 /* The context check shared by every create, and wino_conv2d_create on the CUDA backend: what
  * it accepts, before the backend (src/cuda) builds the operator. */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "op/conv2d_impl.h"
@@ -62,6 +63,35 @@ static int cuda_default_tile_m(const struct wino_conv2d_desc *d)
     return d->r <= 3 ? 4 : 2;
 }
 
+/* Why wino's own FP32 / FP16 Winograd cannot serve desc with F(tile_m, r), or NULL; *status
+ * is the refusal's status. */
+static const char *own_refusal(const struct wino_conv2d_desc *desc,
+                               const struct wino_conv2d_options *o, int tile_m, char *buf,
+                               size_t cap, enum wino_status *status)
+{
+    *status = WINO_UNSUPPORTED;
+    if (desc->dtype != WINO_DTYPE_F32 && desc->dtype != WINO_DTYPE_F16)
+        return "CUDA: wino's kernels are FP32 and FP16 (INT8 through wino_conv2d_create_int8; "
+               "BF16 is the vendor's: WINO_ALGO_VENDOR)";
+    if (o->tf32 && desc->dtype != WINO_DTYPE_F32) {
+        *status = WINO_INVALID_ARGUMENT;
+        return "tf32 applies to FP32 convolutions only";
+    }
+    if (o->matrices)
+        return "CUDA: Winograd runs the generated tiles only (recorded points, options.matrices "
+               "NULL)";
+    const char *why = wino_winograd_refusal(desc, tile_m);
+    if (why)
+        return why;
+    if (desc->dtype == WINO_DTYPE_F16 && tile_m + desc->r - 1 > WINO_CUDA_F16_MAX_ALPHA) {
+        snprintf(buf, cap, "FP16 Winograd with alpha = %d > %d loses the result to rounding "
+                 "(over 2%% relative error; docs/cuda-winograd.md): take a smaller tile",
+                 tile_m + desc->r - 1, WINO_CUDA_F16_MAX_ALPHA);
+        return buf;
+    }
+    return NULL;
+}
+
 enum wino_status wino_conv2d_create_cuda(const struct wino_conv2d_desc *desc,
                                          const void *weights, const struct wino_context *ctx,
                                          const struct wino_conv2d_options *options,
@@ -75,27 +105,15 @@ enum wino_status wino_conv2d_create_cuda(const struct wino_conv2d_desc *desc,
         st = wino_conv2d_check_options(o);
     if (st)
         return st;
-    if (o->algo == WINO_ALGO_DIRECT)
-        return wino_fail(WINO_UNSUPPORTED, "the CUDA backend runs Winograd only: direct "
-                                           "convolution is the vendor library's");
-    if (desc->dtype != WINO_DTYPE_F32 && desc->dtype != WINO_DTYPE_F16)
-        return wino_fail(WINO_UNSUPPORTED, "CUDA: FP32 and FP16 here; INT8 through "
-                                           "wino_conv2d_create_int8; BF16 in backward-filter "
-                                           "only");
-    if (o->tf32 && desc->dtype != WINO_DTYPE_F32)
-        return wino_fail(WINO_INVALID_ARGUMENT, "tf32 applies to FP32 convolutions only");
-    if (o->matrices)
-        return wino_fail(WINO_UNSUPPORTED, "CUDA: Winograd runs the generated tiles only "
-                                           "(recorded points, options.matrices NULL)");
+    if (o->algo == WINO_ALGO_DIRECT || o->algo == WINO_ALGO_VENDOR)
+        return wino_vendor_create(WINO_CONV2D_FORWARD, desc, &sizes, weights, ctx, o, op);
     const int tile_m = o->tile_m ? o->tile_m : cuda_default_tile_m(desc);
-    const char *why = wino_winograd_refusal(desc, tile_m);
+    char buf[160];
+    const char *why = own_refusal(desc, o, tile_m, buf, sizeof buf, &st);
+    if (why && st == WINO_UNSUPPORTED && wino_options_leave_choice(o))
+        return wino_vendor_instead(WINO_CONV2D_FORWARD, desc, &sizes, weights, ctx, o, why, op);
     if (why)
-        return wino_fail(WINO_UNSUPPORTED, "%s", why);
-    if (desc->dtype == WINO_DTYPE_F16 && tile_m + desc->r - 1 > WINO_CUDA_F16_MAX_ALPHA)
-        return wino_fail(WINO_UNSUPPORTED,
-                         "FP16 Winograd with alpha = %d > %d loses the result to rounding (over "
-                         "2%% relative error; docs/cuda-winograd.md): take a smaller tile",
-                         tile_m + desc->r - 1, WINO_CUDA_F16_MAX_ALPHA);
+        return wino_fail(st, "%s", why);
     struct wino_conv2d *c = calloc(1, sizeof *c);
     if (!c)
         return wino_fail(WINO_OUT_OF_MEMORY, "wino_conv2d_create: out of memory");
@@ -113,5 +131,7 @@ enum wino_status wino_conv2d_create_cuda(const struct wino_conv2d_desc *desc,
         return st;
     }
     *op = c;
-    return WINO_SUCCESS;
+    return wino_options_leave_choice(o)
+               ? wino_vendor_floor(WINO_CONV2D_FORWARD, desc, &sizes, weights, ctx, o, op)
+               : WINO_SUCCESS;
 }

@@ -173,16 +173,20 @@ enum wino_status wino_backward_filter_create_cuda(const struct wino_conv2d_desc 
     if (desc->dtype != WINO_DTYPE_F32 && desc->dtype != WINO_DTYPE_F16 &&
         desc->dtype != WINO_DTYPE_BF16)
         return wino_fail(WINO_UNSUPPORTED, "CUDA backward-filter: FP32, FP16 and BF16");
-    if (o->algo == WINO_ALGO_DIRECT)
-        return wino_fail(WINO_UNSUPPORTED, "CUDA backward-filter runs WinRS only: direct "
-                                           "convolution is the vendor library's");
+    if (o->algo == WINO_ALGO_DIRECT || o->algo == WINO_ALGO_VENDOR)
+        return wino_vendor_create(WINO_CONV2D_BACKWARD_FILTER, desc, sizes, NULL, ctx, o, op);
     if (o->variant == WINO_VARIANT_FUSED_OUTPUT)
         return wino_fail(WINO_UNSUPPORTED, "CUDA backward-filter: the variants are FUSED (the "
                                            "default) and NON_FUSED");
     if (desc->stride_h != 1 || desc->stride_w != 1 || desc->dilation_h != 1 ||
-        desc->dilation_w != 1)
-        return wino_fail(WINO_UNSUPPORTED, "CUDA backward-filter (WinRS) needs stride 1 and "
-                                           "dilation 1: other layers are the vendor library's");
+        desc->dilation_w != 1) {
+        const char *why = "CUDA backward-filter (WinRS) needs stride 1 and dilation 1";
+        return wino_options_leave_choice(o)
+                   ? wino_vendor_instead(WINO_CONV2D_BACKWARD_FILTER, desc, sizes, NULL, ctx, o,
+                                         why, op)
+                   : wino_fail(WINO_UNSUPPORTED, "%s: WINO_ALGO_AUTO or VENDOR runs the "
+                                                 "vendor's", why);
+    }
     const struct wino_cuda_winrs_ops *w = wino_cuda_winrs();
     if (!w)
         return WINO_UNSUPPORTED;
@@ -221,11 +225,15 @@ enum wino_status wino_backward_filter_create_cuda(const struct wino_conv2d_desc 
     }
     c->tile_m = f->kernels.n[0];
     *op = c;
-    return WINO_SUCCESS;
+    return wino_options_leave_choice(o) ? wino_vendor_floor(WINO_CONV2D_BACKWARD_FILTER, desc,
+                                                            sizes, NULL, ctx, o, op)
+                                        : WINO_SUCCESS;
 }
 
 void wino_backward_filter_cuda_info(const wino_conv2d *op, struct wino_winrs_info *info)
 {
+    if (op->algo != WINO_ALGO_WINOGRAD)
+        return; /* the vendor's: no kernels of wino's */
     const struct filter_cuda *f = op->state;
     const struct wino_winrs_plan *k = &f->kernels;
     info->kernels = k->kinds;

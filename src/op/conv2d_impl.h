@@ -39,6 +39,7 @@ struct wino_conv2d {
     struct wino_conv2d_backward *backward; /* backward-data / -filter state, or NULL */
     void *state;                      /* a path's own state (CUDA backward-filter), or NULL */
     int unshaped;                     /* created without sizes: run() waits for a reshape */
+    char reason[200];                 /* why it runs what it runs, or "" (wino_conv2d_reason) */
 };
 
 /* What a run reads and writes: forward x -> y, backward-data dy -> dx, backward-filter
@@ -111,5 +112,36 @@ enum wino_status wino_backward_filter_create_cuda(const struct wino_conv2d_desc 
                                                   const struct wino_conv2d_options *options,
                                                   wino_conv2d **op);
 void wino_backward_filter_cuda_info(const wino_conv2d *op, struct wino_winrs_info *info);
+
+/* The vendor library's convolution of kind for desc (CUDA: cuDNN's fastest engine, timed at
+ * create; src/op/conv2d_vendor.c) as an operator: algo WINO_ALGO_DIRECT (engines without
+ * Winograd or FFT) or WINO_ALGO_VENDOR as o->algo says. weights: forward and backward-data. */
+enum wino_status wino_vendor_create(enum wino_conv2d_kind kind,
+                                    const struct wino_conv2d_desc *desc,
+                                    const struct wino_conv_sizes *sizes, const void *weights,
+                                    const struct wino_context *ctx,
+                                    const struct wino_conv2d_options *o, wino_conv2d **op);
+
+/* AUTO's floor on CUDA: *op is wino's own operator of kind for desc; the vendor's is created
+ * too, both timed on the same zeros, and *op becomes the faster (the other destroyed), the
+ * choice remembered for the layer. Where the vendor's is not to be had *op stays. */
+enum wino_status wino_vendor_floor(enum wino_conv2d_kind kind,
+                                   const struct wino_conv2d_desc *desc,
+                                   const struct wino_conv_sizes *sizes, const void *weights,
+                                   const struct wino_context *ctx,
+                                   const struct wino_conv2d_options *o, wino_conv2d **op);
+
+/* AUTO where wino's own kernels refuse the layer (why): the vendor's convolution, or the
+ * refusal with the vendor's reason too. */
+enum wino_status wino_vendor_instead(enum wino_conv2d_kind kind,
+                                     const struct wino_conv2d_desc *desc,
+                                     const struct wino_conv_sizes *sizes, const void *weights,
+                                     const struct wino_context *ctx,
+                                     const struct wino_conv2d_options *o, const char *why,
+                                     wino_conv2d **op);
+
+/* Whether the options leave every choice to wino (AUTO, no tile, variant or matrices): then
+ * CUDA creates consider the vendor's convolution too. */
+int wino_options_leave_choice(const struct wino_conv2d_options *o);
 
 #endif

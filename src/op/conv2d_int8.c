@@ -171,6 +171,9 @@ static enum wino_status create_int8_planned(const struct wino_conv2d_desc *desc,
     if (options && (st = wino_conv2d_check_options(options)))
         return st;
     const enum wino_algo algo = options ? options->algo : WINO_ALGO_AUTO;
+    if (algo == WINO_ALGO_VENDOR)
+        return wino_fail(WINO_UNSUPPORTED, "INT8: no vendor path (wino's INT8 specification is "
+                                           "its own; the vendor's INT8 would round otherwise)");
     const int cuda = ctx && ctx->backend == WINO_BACKEND_CUDA;
     const enum wino_variant variant = options ? options->variant : WINO_VARIANT_AUTO;
     /* AUTO decides by the shape alone, so that the caller knows what alpha_tw clips: Winograd

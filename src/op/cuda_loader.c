@@ -167,7 +167,14 @@ enum wino_status wino_cuda_rotated_filters_create(const struct wino_conv2d_desc 
     return c ? c->rotated_filters_create(desc, weights, ctx, rotated) : WINO_UNSUPPORTED;
 }
 
-/* The functions below take an operator, which only a loaded component creates. */
+enum wino_status wino_cuda_device_zeros(const struct wino_context *ctx, size_t bytes, void **p)
+{
+    const struct wino_cuda_ops *c = component();
+    *p = NULL;
+    return c ? c->device_zeros(ctx, bytes, p) : WINO_UNSUPPORTED;
+}
+
+/* The functions below take an operator or memory, which only a loaded component makes. */
 
 enum wino_status wino_cuda_conv_reshape(struct wino_cuda_conv *conv,
                                         const struct wino_conv2d_desc *desc,
@@ -200,10 +207,17 @@ void wino_cuda_conv_destroy(struct wino_cuda_conv *conv)
         ops->destroy(conv);
 }
 
-void wino_cuda_rotated_filters_free(const struct wino_context *ctx, void *rotated)
+void wino_cuda_device_free(const struct wino_context *ctx, void *p)
 {
-    if (rotated) /* only a loaded component makes one */
-        ops->rotated_filters_free(ctx, rotated);
+    if (p) /* only a loaded component makes one */
+        ops->device_free(ctx, p);
+}
+
+enum wino_status wino_cuda_time_run(const struct wino_context *ctx,
+                                    enum wino_status (*run)(void *arg, void *stream), void *arg,
+                                    double *ms)
+{
+    return ops->time_run(ctx, run, arg, ms);
 }
 
 enum wino_status wino_cuda_rotate_filters(const struct wino_conv2d_desc *desc,
@@ -217,4 +231,10 @@ const struct wino_cuda_winrs_ops *wino_cuda_winrs(void)
 {
     const struct wino_cuda_ops *c = component();
     return c ? c->winrs : NULL;
+}
+
+const struct wino_cuda_vendor_ops *wino_cuda_vendor(void)
+{
+    const struct wino_cuda_ops *c = component();
+    return c ? c->vendor : NULL;
 }

@@ -2,7 +2,7 @@
  * rotated on the device) against the FP64 reference wino_ref_conv2d_bwd_data:
  *  - random shapes, NCHW and NHWC, R in {2, 3, 5}, padding 0..R-1 per side, batch 1 and 3, odd
  *    image sizes, channels among 1, 3, 17, 61 or random; FP32 with wino's tile (AUTO) and with
- *    F(2x2,3x3) fused, FP16 with its tile; the operator reports kind BACKWARD_DATA, algo
+ *    F(2x2,3x3) fused, FP16 with its tile (algo WINOGRAD: wino's kernels, not AUTO's choice); the operator reports kind BACKWARD_DATA, algo
  *    Winograd; dx is poisoned (NaN) before each of two runs; relative L1 error within the
  *    forward tests' bound of the precision and alpha (tests/gpu/test_gpu_conv2d.cu);
  *  - an operator created without sizes: refused before a reshape, then reshaped across two sizes
@@ -10,8 +10,9 @@
  *  - wino_conv2d_run_stream on a created non-blocking stream (not the context's): correct dx, and
  *    a capture of that stream in global mode holds the run's kernels (a run enqueued on another
  *    stream would leave the graph empty), whose replay gives dx again;
- *  - refusals: host weights and host dy (WINO_INVALID_ARGUMENT), WINO_ALGO_DIRECT, stride 2,
- *    dilation 2, R != S, padding R, INT8 (WINO_UNSUPPORTED), each with no operator and a message.
+ *  - refusals: host weights and host dy (WINO_INVALID_ARGUMENT); with WINO_ALGO_WINOGRAD
+ *    stride 2, dilation 2, R != S, padding R, INT8 (WINO_UNSUPPORTED), each with no operator and
+ *    a message (AUTO and DIRECT serve them with the vendor's engines: test_gpu_vendor.cu).
  * The largest errors by precision and alpha are printed at the end.
  * Usage: test_gpu_backward_data (WINO_TEST_SEED=N to replay). */
 #include "gpu_test_util.h"
@@ -224,8 +225,9 @@ static void random_shapes(cudaStream_t stream, struct test_rng *rng)
                 const struct wino_conv2d_desc d =
                     random_desc(rng, filters[fi], i % 4 < 2 ? 1 : 3, layout,
                                 half ? WINO_DTYPE_F16 : WINO_DTYPE_F32);
-                struct wino_conv2d_options o;
+                struct wino_conv2d_options o; /* wino's kernels (AUTO may take the vendor's) */
                 memset(&o, 0, sizeof o);
+                o.algo = WINO_ALGO_WINOGRAD;
                 char what[64];
                 if (filters[fi] == 3 && i >= 6) { /* F(2x2,3x3) with its fused kernel */
                     o.algo = WINO_ALGO_WINOGRAD;
@@ -362,15 +364,10 @@ static void bad_input(cudaStream_t stream, struct test_rng *rng)
     struct wino_conv2d_options o;
     memset(&o, 0, sizeof o);
     expect_create(&good, host_w, &ctx, &o, WINO_INVALID_ARGUMENT, "host weights");
-    o.algo = WINO_ALGO_DIRECT;
-    expect_create(&good, dw, &ctx, &o, WINO_UNSUPPORTED, "WINO_ALGO_DIRECT");
-    o.algo = WINO_ALGO_AUTO;
+    o.algo = WINO_ALGO_WINOGRAD; /* AUTO takes the vendor's for these (test_gpu_vendor.cu) */
     struct wino_conv2d_desc d = good;
     d.stride_h = d.stride_w = 2;
-    expect_create(&d, dw, &ctx, &o, WINO_UNSUPPORTED, "stride 2 (AUTO)");
-    o.algo = WINO_ALGO_WINOGRAD;
     expect_create(&d, dw, &ctx, &o, WINO_UNSUPPORTED, "stride 2 (WINOGRAD)");
-    o.algo = WINO_ALGO_AUTO;
     d = good;
     d.dilation_h = d.dilation_w = 2;
     expect_create(&d, dw, &ctx, &o, WINO_UNSUPPORTED, "dilation 2");

@@ -9,8 +9,8 @@
  *    segments of the fused kernels (their buckets summed);
  *  - one operator reshaped across two sizes;
  *  - AUTO's workspace on layers of the winrs-bfc set: at most twice x + dy + dw;
- *  - bad input: host pointers, a workspace too small, stride 2 and WINO_ALGO_DIRECT
- *    (WINO_UNSUPPORTED: the caller falls back to the vendor library).
+ *  - bad input: host pointers, a workspace too small, stride 2 with WINO_ALGO_WINOGRAD
+ *    (WINO_UNSUPPORTED; AUTO and DIRECT serve it with the vendor's engines: test_gpu_vendor.cu).
  * Usage: test_gpu_backward_filter (WINO_TEST_SEED=N to replay). */
 #include <cuda_bf16.h>
 
@@ -192,7 +192,8 @@ static void check_reshape(const struct wino_context *ctx)
     const struct layer a = {2, 6, 10, 13, 5, 3, 3, 1, 1, WINO_LAYOUT_NCHW};
     struct wino_conv2d_desc d = desc_of(&a, WINO_DTYPE_F32);
     wino_conv2d *op = NULL;
-    int ok = !wino_conv2d_backward_filter_create(&d, ctx, NULL, &op);
+    const struct wino_conv2d_options winrs = {.algo = WINO_ALGO_WINOGRAD};
+    int ok = !wino_conv2d_backward_filter_create(&d, ctx, &winrs, &op);
     const int sizes[3][3] = {{3, 17, 9}, {1, 5, 30}, {2, 10, 13}};
     double worst = 0.0;
     for (int i = 0; i < 3 && ok; i++) {
@@ -255,15 +256,12 @@ static void check_bad_input(const struct wino_context *ctx)
     gpu_checkf(&tc, wino_conv2d_backward_filter_create(&d, ctx, &fused_output, &op) ==
                             WINO_UNSUPPORTED && !op,
                "WINO_VARIANT_FUSED_OUTPUT is WINO_UNSUPPORTED (%s)", wino_last_error());
-    const struct wino_conv2d_options direct = {.algo = WINO_ALGO_DIRECT};
-    gpu_checkf(&tc, wino_conv2d_backward_filter_create(&d, ctx, &direct, &op) == WINO_UNSUPPORTED
-                        && !op,
-               "WINO_ALGO_DIRECT on CUDA is WINO_UNSUPPORTED");
     struct wino_conv2d_desc strided = d;
     strided.stride_h = 2;
-    gpu_checkf(&tc, wino_conv2d_backward_filter_create(&strided, ctx, NULL, &op) ==
+    const struct wino_conv2d_options winrs = {.algo = WINO_ALGO_WINOGRAD};
+    gpu_checkf(&tc, wino_conv2d_backward_filter_create(&strided, ctx, &winrs, &op) ==
                             WINO_UNSUPPORTED && !op,
-               "stride 2 on CUDA is WINO_UNSUPPORTED");
+               "stride 2 with WINO_ALGO_WINOGRAD is WINO_UNSUPPORTED");
     for (int v = 0; v < 2; v++)
         check_bad_run(&d, v ? WINO_VARIANT_NON_FUSED : WINO_VARIANT_AUTO, ctx);
 }
@@ -273,7 +271,7 @@ static void check_bad_input(const struct wino_context *ctx)
 static void check_bad_run(const struct wino_conv2d_desc *d, enum wino_variant variant,
                           const struct wino_context *ctx)
 {
-    const struct wino_conv2d_options o = {.variant = variant};
+    const struct wino_conv2d_options o = {.algo = WINO_ALGO_WINOGRAD, .variant = variant};
     wino_conv2d *op = NULL;
     enum wino_variant got = WINO_VARIANT_AUTO;
     if (wino_conv2d_backward_filter_create(d, ctx, &o, &op) || wino_conv2d_variant(op, &got)) {

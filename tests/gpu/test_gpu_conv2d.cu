@@ -227,10 +227,10 @@ int main(void)
     layer_case(1, 61, 17, 13, 33, 3, 1, NCHW, TF32, WINO_ALGO_WINOGRAD, 4, F, &id, &rng, stream);
 
     /* The automatic choice: Winograd with a generated tile and variant. */
-    layer_case(1, 17, 23, 19, 29, 3, 1, NCHW, FP32, WINO_ALGO_AUTO, 0, AUTO, &id, &rng, stream);
-    layer_case(2, 32, 16, 16, 32, 3, 1, NHWC, FP32, WINO_ALGO_AUTO, 0, AUTO, &id, &rng, stream);
-    layer_case(1, 9, 12, 12, 5, 5, 2, NCHW, FP32, WINO_ALGO_AUTO, 0, AUTO, &id, &rng, stream);
-    layer_case(1, 33, 15, 15, 17, 3, 1, NHWC, FP16, WINO_ALGO_AUTO, 0, AUTO, &id, &rng, stream);
+    layer_case(1, 17, 23, 19, 29, 3, 1, NCHW, FP32, WINO_ALGO_WINOGRAD, 0, AUTO, &id, &rng, stream);
+    layer_case(2, 32, 16, 16, 32, 3, 1, NHWC, FP32, WINO_ALGO_WINOGRAD, 0, AUTO, &id, &rng, stream);
+    layer_case(1, 9, 12, 12, 5, 5, 2, NCHW, FP32, WINO_ALGO_WINOGRAD, 0, AUTO, &id, &rng, stream);
+    layer_case(1, 33, 15, 15, 17, 3, 1, NHWC, FP16, WINO_ALGO_WINOGRAD, 0, AUTO, &id, &rng, stream);
     layer_case(1, 3, 10, 10, 7, 3, 0, NCHW, FP32, WINO_ALGO_WINOGRAD, 0, AUTO, &id, &rng, stream);
 
     /* Medium layers: larger GEMMs (left out with WINO_GPU_TEST_SMALL set: under
