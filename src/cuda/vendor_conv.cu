@@ -295,10 +295,11 @@ static enum wino_status make_graph(descriptor &graph, const struct wino_conv2d_d
     return WINO_SUCCESS;
 }
 
-/* Whether an engine's numerical notes are what the request allows: never reduced-precision
- * sums (wino accumulates in FP32); TF32 only when asked; no Winograd or FFT for direct. */
+/* Whether an engine's numerical notes are what the request allows, as PyTorch filters them:
+ * never reduced-precision sums (wino accumulates in FP32) or down-converted inputs; for FP32
+ * tensor cores (TF32) only when asked; no Winograd or FFT for direct. */
 static int engine_allowed(cudnnBackendDescriptor_t cfg, const struct wino_cuda_vendor_request *rq,
-                          int64_t *index)
+                          int fp32, int64_t *index)
 {
     descriptor engine;
     int64_t count = 0;
@@ -313,7 +314,8 @@ static int engine_allowed(cudnnBackendDescriptor_t cfg, const struct wino_cuda_v
     for (int64_t i = 0; i < count; i++) {
         const cudnnBackendNumericalNote_t n = notes[i];
         if (n == CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION ||
-            (n == CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS && !rq->tf32) ||
+            n == CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS ||
+            (n == CUDNN_NUMERICAL_NOTE_TENSOR_CORE && fp32 && !rq->tf32) ||
             (rq->direct_only &&
              (n == CUDNN_NUMERICAL_NOTE_FFT || n == CUDNN_NUMERICAL_NOTE_WINOGRAD ||
               n == CUDNN_NUMERICAL_NOTE_WINOGRAD_TILE_4x4 ||
@@ -340,10 +342,11 @@ static void plan_drop(struct plan *p)
     p->plan = NULL;
 }
 
-/* Up to max plans of graph's heuristic configurations (mode A, then the fallback list when
+/* Up to max plans of graph's heuristic configurations (fp32: of FP32 tensors) (mode A, then the fallback list when
  * mode A gives none) that the request allows and that finalize, in the heuristics' order. */
 static int plans_of(cudnnBackendDescriptor_t graph, cudnnHandle_t handle,
-                    const struct wino_cuda_vendor_request *rq, struct plan *out, int max)
+                    const struct wino_cuda_vendor_request *rq, int fp32, struct plan *out,
+                    int max)
 {
     int found = 0;
     const cudnnBackendHeurMode_t modes[2] = {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK};
@@ -372,7 +375,7 @@ static int plans_of(cudnnBackendDescriptor_t graph, cudnnHandle_t handle,
         for (int64_t i = 0; i < got && found < max; i++) {
             struct plan p = {NULL, 0, 0};
             descriptor pl;
-            if (!engine_allowed(raw[i], rq, &p.engine) ||
+            if (!engine_allowed(raw[i], rq, fp32, &p.engine) ||
                 pl.make(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR) ||
                 set1(pl.d, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, &handle) ||
                 set1(pl.d, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
@@ -548,8 +551,9 @@ static enum wino_status plan_layer(struct wino_cuda_vendor *v)
     if (st)
         return st;
     struct plan candidates[MAX_TIMED], any = {NULL, 0, 0};
-    const int count = plans_of(aligned_graph.d, h, &v->request, candidates, MAX_TIMED);
-    if (count == 0 || plans_of(any_graph.d, h, &v->request, &any, 1) == 0) {
+    const int fp32 = v->desc.dtype == WINO_DTYPE_F32;
+    const int count = plans_of(aligned_graph.d, h, &v->request, fp32, candidates, MAX_TIMED);
+    if (count == 0 || plans_of(any_graph.d, h, &v->request, fp32, &any, 1) == 0) {
         for (int i = 0; i < count; i++)
             plan_drop(&candidates[i]);
         return wino_fail(WINO_UNSUPPORTED, "the vendor path: cuDNN has no engine for this "
