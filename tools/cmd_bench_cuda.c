@@ -894,6 +894,7 @@ static int choice_rows(const struct cuda_args *a, const struct gpu *g, struct la
         t->failed |= check_and_time(a, g, lr, prep, &r, row);
         if (gpu_broken())
             return 1;
+        memcpy(row->choice, row->info, sizeof row->info); /* what runs, and why */
         if (row->status == ROW_SKIPPED) {
             fprintf(stderr, "wino bench: note: %s %s skipped: %s\n", lr->layer.name, impls[i],
                     r.info);
