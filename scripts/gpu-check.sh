@@ -89,7 +89,7 @@ sed -nE 's/^(input|filter|output) +([^:]+): (PASS|FAIL) \(worst error \/ scale (
 # compute-sanitizer's memcheck and racecheck over the backend's tests, as rows "TEST (TOOL)".
 if [ "$tests" = 1 ] && [ "${WINO_GPU_SANITIZE:-1}" != 0 ] && command -v compute-sanitizer >/dev/null; then
   for t in test_gpu_bad_input test_gpu_int8 test_gpu_conv2d test_gpu_graph test_gpu_streams \
-    test_gpu_backward_data test_gpu_backward_filter; do
+    test_gpu_backward_data test_gpu_backward_filter test_gpu_vendor; do
     for tool in memcheck racecheck; do
       start=$(date +%s%N)
       if WINO_GPU_TEST_SMALL=1 compute-sanitizer --tool "$tool" --error-exitcode 9 "build-gpu/$t" \

@@ -17,7 +17,8 @@
  *    (WINO_INSUFFICIENT_WORKSPACE).
  * Where cuDNN 9 is not installed every vendor create must fail with WINO_UNSUPPORTED: the test
  * checks that and stops.
- * Usage: test_gpu_vendor (WINO_TEST_SEED=N to replay). */
+ * Usage: test_gpu_vendor (WINO_TEST_SEED=N to replay; WINO_GPU_TEST_SMALL=1: two random layers
+ * per kind and dtype instead of six, for compute-sanitizer). */
 #include <cuda_bf16.h>
 
 #include "gpu_test_util.h"
@@ -482,12 +483,15 @@ int main(void)
     }
     static const enum wino_dtype dtypes[3] = {WINO_DTYPE_F32, WINO_DTYPE_F16, WINO_DTYPE_BF16};
     const struct wino_conv2d_options direct = {.algo = WINO_ALGO_DIRECT};
+    const char *small = getenv("WINO_GPU_TEST_SMALL");
+    const int layers = small && small[0] == '1' ? 2 : 6;
     for (int kind = 0; kind < 3; kind++)
         for (int t = 0; t < 3; t++)
-            for (int i = 0; i < 6; i++) {
+            for (int i = 0; i < layers; i++) {
                 const struct wino_conv2d_desc d =
                     random_desc(dtypes[t], i % 2 ? WINO_LAYOUT_NHWC : WINO_LAYOUT_NCHW);
-                check_case(&d, (enum wino_conv2d_kind)kind, &direct, &ctx, i == 5, "DIRECT");
+                check_case(&d, (enum wino_conv2d_kind)kind, &direct, &ctx, i == layers - 1,
+                           "DIRECT");
             }
     /* AUTO where wino's kernels refuse: the vendor's */
     struct wino_conv2d_desc strided = wino_conv2d_desc_make(2, 24, 20, 20, 32, 3, 3, 1, 1);
