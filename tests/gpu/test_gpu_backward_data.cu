@@ -19,6 +19,8 @@
 
 static struct test_counts tc;
 static uint64_t base_seed;
+/* wino's kernels: AUTO may take the vendor's engines where they time faster */
+static const struct wino_conv2d_options winograd = {.algo = WINO_ALGO_WINOGRAD};
 static double worst[2][11]; /* largest error by precision (0 FP32, 1 FP16) and alpha */
 static int measured[2][11];
 
@@ -248,7 +250,7 @@ static void reshape_case(cudaStream_t stream, struct test_rng *rng)
     d.layout = WINO_LAYOUT_NHWC;
     float *w = NULL;
     wino_conv2d *op = NULL;
-    enum wino_status st = create_op(&d, NULL, &ctx, rng, &w, &op);
+    enum wino_status st = create_op(&d, &winograd, &ctx, rng, &w, &op);
     gpu_checkf(&tc, st == WINO_SUCCESS, "reshape: create without sizes: %s: %s",
                gpu_status_name(st), wino_last_error());
     if (st) {
@@ -288,7 +290,7 @@ static void stream_case(cudaStream_t ctx_stream, struct test_rng *rng)
     d.dtype = WINO_DTYPE_F16;
     float *w = NULL;
     wino_conv2d *op = NULL;
-    const enum wino_status st = create_op(&d, NULL, &ctx, rng, &w, &op);
+    const enum wino_status st = create_op(&d, &winograd, &ctx, rng, &w, &op);
     gpu_checkf(&tc, st == WINO_SUCCESS, "run_stream: create: %s: %s", gpu_status_name(st),
                wino_last_error());
     if (!st) {
