@@ -216,8 +216,9 @@ static int expect_reason(enum wino_status got, enum wino_status want, const char
     return 0;
 }
 
-/* BF16 runs in the CUDA backward-filter only: every entry point of the CPU that creates, plans
- * or times an operator refuses it with a status and a reason, and creates nothing. */
+/* BF16 runs on the CUDA backend only: every entry point of the CPU that creates, plans or times
+ * an operator refuses it with a status and a reason, and creates nothing; so does
+ * WINO_ALGO_VENDOR. */
 static int test_bf16_refused_on_cpu(void)
 {
     const enum wino_status unsup = WINO_UNSUPPORTED, bad = WINO_INVALID_ARGUMENT;
@@ -234,9 +235,9 @@ static int test_bf16_refused_on_cpu(void)
     ok &= expect_reason(wino_conv2d_create(&d, w, NULL, NULL, &op), unsup, "BF16",
                         "BF16 forward create");
     ok &= expect_reason(wino_conv2d_backward_data_can_implement(&d, NULL, NULL), unsup,
-                        "backward-filter", "BF16 backward-data can_implement");
+                        "CUDA", "BF16 backward-data can_implement");
     ok &= expect_reason(wino_conv2d_backward_data_create(&d, w, NULL, NULL, &op), unsup,
-                        "backward-filter", "BF16 backward-data create");
+                        "CUDA", "BF16 backward-data create");
     ok &= expect_reason(wino_conv2d_backward_filter_can_implement(&d, NULL, NULL), unsup,
                         "CUDA", "BF16 backward-filter can_implement");
     ok &= expect_reason(wino_conv2d_backward_filter_create(&d, NULL, NULL, &op), unsup, "CUDA",
@@ -248,6 +249,14 @@ static int test_bf16_refused_on_cpu(void)
     ok &= expect_reason(wino_int8_calibrate(&d, 4, x, w, NULL, 0, 0.0f, WINO_CALIBRATE_MSE, 0.0,
                                             &calibrated),
                         bad, "F32", "BF16 INT8 calibrate");
+    /* the vendor library's convolution is the CUDA backend's */
+    const struct wino_conv2d_options vendor = {.algo = WINO_ALGO_VENDOR};
+    d.dtype = WINO_DTYPE_F32;
+    ok &= expect_reason(wino_conv2d_create(&d, w, NULL, &vendor, &op), unsup, "CUDA",
+                        "WINO_ALGO_VENDOR forward on the CPU");
+    ok &= expect_reason(wino_conv2d_backward_filter_create(&d, NULL, &vendor, &op), unsup,
+                        "CUDA", "WINO_ALGO_VENDOR backward-filter on the CPU");
+    ok &= wino_conv2d_reason(NULL)[0] == '\0';
     return ok && op == NULL;
 }
 

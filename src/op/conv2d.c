@@ -232,8 +232,8 @@ static enum wino_status plan(const struct wino_conv2d_desc *desc,
     if (st)
         return st;
     if (desc->dtype != WINO_DTYPE_F32)
-        return wino_fail(WINO_UNSUPPORTED, "the CPU's forward convolution is FP32 (FP16 runs on "
-                                           "the CUDA backend, BF16 in its backward-filter only)");
+        return wino_fail(WINO_UNSUPPORTED, "the CPU's forward convolution is FP32 (FP16 and BF16 "
+                                           "run on the CUDA backend)");
     if (o->variant == WINO_VARIANT_FUSED_OUTPUT)
         return wino_fail(WINO_UNSUPPORTED, "the fused-output variant is the CUDA backend's");
     if (o->algo == WINO_ALGO_VENDOR)

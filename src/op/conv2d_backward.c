@@ -68,8 +68,7 @@ static enum wino_status check_cpu_dtype(const struct wino_conv2d_desc *desc,
 {
     if (desc->dtype == WINO_DTYPE_F16 || desc->dtype == WINO_DTYPE_BF16)
         return wino_fail(WINO_UNSUPPORTED, "FP16 and BF16 training convolutions run on the CUDA "
-                                           "backend (BF16: backward-filter); the CPU computes "
-                                           "FP32");
+                                           "backend; the CPU computes FP32");
     if (desc->dtype != WINO_DTYPE_F32)
         return wino_fail(WINO_UNSUPPORTED, "training convolutions are FP32 on the CPU");
     if (o->algo == WINO_ALGO_VENDOR)
