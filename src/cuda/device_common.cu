@@ -25,12 +25,21 @@ static void blas_init(void)
     blas_devices = count;
 }
 
-enum wino_status shared_blas_of(int device, struct shared_blas **out)
+enum wino_status shared_of(int device, struct shared_blas **out)
 {
     pthread_once(&blas_once, blas_init);
     if (device < 0 || device >= blas_devices) /* check_context saw the device: calloc failed */
-        return wino_fail(WINO_OUT_OF_MEMORY, "no memory for the cuBLAS handles of the devices");
-    struct shared_blas *b = &blas_of_device[device];
+        return wino_fail(WINO_OUT_OF_MEMORY, "no memory for the handles of the devices");
+    *out = &blas_of_device[device];
+    return WINO_SUCCESS;
+}
+
+enum wino_status shared_blas_of(int device, struct shared_blas **out)
+{
+    struct shared_blas *b = NULL;
+    const enum wino_status st = shared_of(device, &b);
+    if (st)
+        return st;
     pthread_mutex_lock(&b->lock);
     cublasStatus_t created = CUBLAS_STATUS_SUCCESS;
     if (!b->handle && (created = cublasCreate(&b->handle)) != CUBLAS_STATUS_SUCCESS)

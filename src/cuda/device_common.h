@@ -18,9 +18,13 @@
 struct shared_blas {
     pthread_mutex_t lock;
     cublasHandle_t handle; /* NULL until the first create() on the device */
+    void *dnn;             /* the vendor path's cudnnHandle_t (src/cuda/vendor_conv.cu), held
+                            * and used under the same lock, or NULL */
 };
 
-/* The handle of device, the current device, created on first use. */
+/* The entry of device (locks initialized, handles as created so far). */
+enum wino_status shared_of(int device, struct shared_blas **out);
+/* The entry of device, the current device, with its cuBLAS handle created on first use. */
 enum wino_status shared_blas_of(int device, struct shared_blas **out);
 
 /* WINO_DEVICE_ERROR naming the call, file and line. */

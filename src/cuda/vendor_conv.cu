@@ -88,47 +88,30 @@ static enum wino_status dnn_failed(cudnnStatus_t s, const char *call, int line)
             return dnn_failed(s_, #call, __LINE__);                                            \
     } while (0)
 
-/* One cuDNN handle per device, shared like the cuBLAS handles (device_common.h): it holds the
- * stream of its next call, so a run sets it and enqueues under the device's lock. */
-struct shared_dnn {
-    pthread_mutex_t lock;
-    cudnnHandle_t handle;
-};
-static struct shared_dnn *dnn_of_device;
-static int dnn_devices;
-static pthread_once_t handles_once = PTHREAD_ONCE_INIT;
-
-static void handles_init(void)
+/* The device's cuDNN handle (in its shared_blas entry, device_common.h), created on first
+ * use: it holds the stream of its next call, so a run sets it and enqueues under the entry's
+ * lock, as the cuBLAS handle is used. */
+static enum wino_status shared_dnn_of(int device, struct shared_blas **out)
 {
-    int count = 0;
-    if (cudaGetDeviceCount(&count) != cudaSuccess || count <= 0) {
-        cudaGetLastError();
-        return;
-    }
-    dnn_of_device = (struct shared_dnn *)calloc((size_t)count, sizeof *dnn_of_device);
-    if (!dnn_of_device)
-        return;
-    for (int i = 0; i < count; i++)
-        pthread_mutex_init(&dnn_of_device[i].lock, NULL);
-    dnn_devices = count;
-}
-
-/* The handle of device (the current device), created on first use. */
-static enum wino_status shared_dnn_of(int device, struct shared_dnn **out)
-{
-    pthread_once(&handles_once, handles_init);
-    if (device < 0 || device >= dnn_devices)
-        return wino_fail(WINO_OUT_OF_MEMORY, "no memory for the cuDNN handles of the devices");
-    struct shared_dnn *d = &dnn_of_device[device];
+    struct shared_blas *d = NULL;
+    const enum wino_status st = shared_of(device, &d);
+    if (st)
+        return st;
     pthread_mutex_lock(&d->lock);
     cudnnStatus_t created = CUDNN_STATUS_SUCCESS;
-    if (!d->handle && (created = dnn.create(&d->handle)) != CUDNN_STATUS_SUCCESS)
-        d->handle = NULL;
+    cudnnHandle_t h = NULL;
+    if (!d->dnn && (created = dnn.create(&h)) == CUDNN_STATUS_SUCCESS)
+        d->dnn = h;
     pthread_mutex_unlock(&d->lock);
     if (created != CUDNN_STATUS_SUCCESS)
         return dnn_failed(created, "cudnnCreate", __LINE__);
     *out = d;
     return WINO_SUCCESS;
+}
+
+static cudnnHandle_t dnn_handle(const struct shared_blas *d)
+{
+    return (cudnnHandle_t)d->dnn;
 }
 
 /* A backend descriptor destroyed with its scope. */
@@ -400,7 +383,7 @@ static size_t round_to_64(size_t b)
 struct wino_cuda_vendor {
     int device;
     cudaStream_t stream; /* the context's: create's copies and timing runs */
-    struct shared_dnn *dnn;
+    struct shared_blas *dnn; /* the device entry holding the cuDNN handle */
     struct wino_conv2d_desc desc;
     struct wino_conv_sizes sizes;
     struct wino_cuda_vendor_request request;
@@ -472,9 +455,9 @@ static enum wino_status execute(struct wino_cuda_vendor *v, const struct plan *p
     DNN_TRY(set1(pack.d, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, &workspace));
     DNN_TRY(dnn.finalize(pack.d));
     pthread_mutex_lock(&v->dnn->lock);
-    cudnnStatus_t s = dnn.set_stream(v->dnn->handle, stream);
+    cudnnStatus_t s = dnn.set_stream(dnn_handle(v->dnn), stream);
     if (s == CUDNN_STATUS_SUCCESS)
-        s = dnn.execute(v->dnn->handle, p->plan, pack.d);
+        s = dnn.execute(dnn_handle(v->dnn), p->plan, pack.d);
     pthread_mutex_unlock(&v->dnn->lock);
     if (s != CUDNN_STATUS_SUCCESS)
         return dnn_failed(s, "cudnnBackendExecute", __LINE__);
@@ -543,7 +526,7 @@ static enum wino_status scratch_for(const struct wino_cuda_vendor *v, const stru
 static enum wino_status plan_layer(struct wino_cuda_vendor *v)
 {
     descriptor aligned_graph, any_graph;
-    const cudnnHandle_t h = v->dnn->handle;
+    const cudnnHandle_t h = dnn_handle(v->dnn);
     enum wino_status st = make_graph(aligned_graph, &v->desc, &v->sizes, &v->request, h, 16);
     if (!st)
         st = make_graph(any_graph, &v->desc, &v->sizes, &v->request, h,
