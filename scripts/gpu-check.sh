@@ -27,7 +27,8 @@
 # CPU, rows "cpu TEST" in gpu-check.csv, with the CPU's ISA in gpu-check.log (where it has
 # AVX-512 or AMX that the development machine lacks).
 # WINO_GPU_SKIP_TESTS=1 builds and runs only the benches and the experiment (a later call on the
-# same build, its tests already run).
+# same build, its tests already run); WINO_GPU_TEST_ONLY=REGEX runs only the GPU tests whose
+# names match (and their sanitizer rows), without pytest.
 # The commit is taken from git, or from WINO_COMMIT where the tree travels without .git.
 # WINO_GPU_SANITIZE=0 leaves out the compute-sanitizer rows (minutes) for a quicker check; they
 # run test_gpu_conv2d without its medium layers (WINO_GPU_TEST_SMALL).
@@ -67,7 +68,9 @@ echo "date,commit,device,test,result,ms" >"$csv"
 status=0
 tests=1
 [ "${WINO_GPU_SKIP_TESTS:-0}" = 1 ] && tests=0
-[ "$tests" = 1 ] && for t in $(ctest --test-dir build-gpu -L gpu -N | sed -n 's/^ *Test *#[0-9]*: //p'); do
+only=${WINO_GPU_TEST_ONLY:-.}
+[ "$tests" = 1 ] && for t in $(ctest --test-dir build-gpu -L gpu -N | sed -n 's/^ *Test *#[0-9]*: //p' |
+  grep -E "$only"); do
   start=$(date +%s%N)
   if build-gpu/"$t" >>"$log" 2>&1; then result=pass; else result=fail; status=1; fi
   echo "$date,$commit,$device,$t,$result,$((($(date +%s%N) - start) / 1000000))" >>"$csv"
@@ -90,6 +93,7 @@ sed -nE 's/^(input|filter|output) +([^:]+): (PASS|FAIL) \(worst error \/ scale (
 if [ "$tests" = 1 ] && [ "${WINO_GPU_SANITIZE:-1}" != 0 ] && command -v compute-sanitizer >/dev/null; then
   for t in test_gpu_bad_input test_gpu_int8 test_gpu_conv2d test_gpu_graph test_gpu_streams \
     test_gpu_backward_data test_gpu_backward_filter test_gpu_vendor; do
+    [[ $t =~ $only ]] || continue
     for tool in memcheck racecheck; do
       start=$(date +%s%N)
       if WINO_GPU_TEST_SMALL=1 compute-sanitizer --tool "$tool" --error-exitcode 9 "build-gpu/$t" \
@@ -104,7 +108,7 @@ if [ "$tests" = 1 ] && [ "${WINO_GPU_SANITIZE:-1}" != 0 ] && command -v compute-
 fi
 have_torch=0
 python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null && have_torch=1
-if [ "$have_torch" = 1 ] && [ "$tests" = 1 ]; then
+if [ "$have_torch" = 1 ] && [ "$tests" = 1 ] && [ "$only" = . ]; then
   python3 -c 'import pytest' 2>/dev/null ||
     python3 -m pip install -q --no-index --find-links .gpu-deps/wheels pytest >>"$log" 2>&1
   start=$(date +%s%N)

@@ -12,6 +12,7 @@
  * requantization) and straight to y. Every thread holds 64 accumulators: BT x BK = 32 x 32 at
  * alpha 4, 32 x 16 at alpha 6, so the input transform is repeated once per BK output channels:
  * the price of not writing V and M to memory, which the planner weighs per layer. */
+#include "cuda/tensor_core_ptx.cuh"
 #include "cuda/winograd_tile_io.cuh"
 
 /* The block of tiles x output channels, and its threads (64 accumulators each). */
@@ -154,17 +155,6 @@ static __device__ __forceinline__ void stage_output(const IO &io,
     }
 }
 
-static __device__ __forceinline__ void cp_async16(void *dst, const void *src, int bytes)
-{
-    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src),
-                 "r"(bytes));
-}
-static __device__ __forceinline__ void cp_async_wait_all()
-{
-    asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;\n" ::);
-}
-
 /* Rows of 32 bytes of channels in shared memory, padded to 48 so that the fragment loads of a
  * warp (8 rows x 4 words) hit 32 different banks. */
 enum { ROW_WORDS = 12 };
@@ -184,31 +174,6 @@ static __device__ __forceinline__ void copy_rows(unsigned *dst, const E *src, in
                    ok ? src + ((long long)pos * rows + r) * cp + c : src, ok ? 16 : 0);
     }
 }
-
-/* One warp-level product D += A B on tensor cores: A 16 x K (rows: tiles), B K x 8 (columns:
- * output channels), K = 32 bytes of E; the fragments as PTX lays them out for row.col. */
-template <typename E> struct mma_op;
-template <> struct mma_op<__half> {
-    typedef float acc_t;
-    static __device__ __forceinline__ void run(float d[4], const unsigned a[4],
-                                               const unsigned b[2])
-    {
-        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, "
-                     "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-    }
-};
-template <> struct mma_op<int8_t> {
-    typedef int acc_t;
-    static __device__ __forceinline__ void run(int d[4], const unsigned a[4], const unsigned b[2])
-    {
-        asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, "
-                     "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-                     : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-    }
-};
 
 template <typename E, int BT> struct mma_v_layout {
     static __device__ __forceinline__ int at(int pos, int t, int c)

@@ -4,12 +4,12 @@
 #include <string.h>
 
 #include "cuda/winrs_fused.h"
+#include "cuda/winrs_fused_parts.cuh"
 
 /* A block computes a BLOCK x BLOCK tile of K x C. FP32 takes FMA_UNITS units per step, each
  * thread fma_rows(A) x 4 pairs (k, c) for every alpha; the tensor cores take MMA_UNITS (the
  * depth of one 16 x 16 x 16 product), each of THREADS threads' warps 16 x 16 pairs. At most 128
  * registers per thread where the accumulators of alpha 8 live: a whole block fits on an SM. */
-#define BLOCK 64
 #define THREADS 512
 #define FMA_UNITS 8
 #define MMA_UNITS 16
@@ -19,55 +19,6 @@
 #define TARGET_BLOCKS 1024
 #define MIN_SEGMENT_UNITS 64
 #define MAX_SEGMENTS 256
-
-/* F(n, r) for the kernels: the matrices zero-padded to A x A at a fixed stride, so that the
- * unrolled loops index the kernel parameters with constants and need no bounds. */
-template <int A> struct fused_problem {
-    int n, r, alpha, q0, units, j0, tiles;
-    long total_units, segment_units;
-    float g[A][A], bt[A][A], at[A][A];
-};
-
-template <int A>
-static fused_problem<A> fused_problem_of(const dims &d, const wino_cuda_winrs_problem &pr,
-                                         int segments)
-{
-    fused_problem<A> f;
-    memset(&f, 0, sizeof f);
-    f.n = pr.n, f.r = pr.r, f.alpha = pr.n + pr.r - 1;
-    f.q0 = pr.q0, f.units = pr.units, f.j0 = pr.j0, f.tiles = pr.tiles;
-    f.total_units = (long)d.n * d.p * pr.units;
-    f.segment_units = (f.total_units + segments - 1) / segments;
-    for (int a = 0; a < f.alpha; a++) {
-        for (int l = 0; l < pr.r; l++)
-            f.g[a][l] = pr.g[a * pr.r + l];
-        for (int b = 0; b < f.alpha; b++)
-            f.bt[a][b] = pr.bt[a * f.alpha + b];
-    }
-    for (int j = 0; j < pr.n; j++)
-        for (int a = 0; a < f.alpha; a++)
-            f.at[j][a] = pr.at[j * f.alpha + a];
-    return f;
-}
-
-/* Where a block works: its K x C tile, its filter row and tile, its segment of units. */
-struct block_place {
-    int k0, c0, row, tile;
-    long begin, end;
-};
-
-template <int A> static __device__ block_place place_of(const dims &d, const fused_problem<A> &f)
-{
-    block_place b;
-    const int kblocks = (d.k + BLOCK - 1) / BLOCK;
-    b.k0 = (int)(blockIdx.x % kblocks) * BLOCK;
-    b.c0 = (int)(blockIdx.x / kblocks) * BLOCK;
-    b.row = (int)blockIdx.y / f.tiles;
-    b.tile = (int)blockIdx.y % f.tiles;
-    b.begin = (long)blockIdx.z * f.segment_units;
-    b.end = min(f.total_units, b.begin + f.segment_units);
-    return b;
-}
 
 /* Pair e of a step of `units` units: channel offset ch (of k in dy, of c in x) and unit ul.
  * Neighbouring threads take neighbouring columns (NCHW) or channels (NHWC): coalesced loads. */
@@ -136,19 +87,6 @@ static __device__ __forceinline__ void fetch_pair(const dims &d, const fused_pro
         u[a] = su;
         v[a] = sv;
     }
-}
-
-/* Writes value, the part of dW[k][c][row][tap] of the block's segment: into its bucket, or into
- * dw (overwritten or added to). */
-template <typename T>
-static __device__ __forceinline__ void put(const dims &d, T *dw, float *buckets, int overwrite,
-                                           int k, int c, int row, int tap, float value)
-{
-    const size_t at = dw_at(d, k, c, row, tap);
-    if (buckets)
-        buckets[(size_t)blockIdx.z * d.k * d.c * d.r * d.s + at] = value;
-    else
-        store(dw, at, overwrite ? value : load(dw, at) + value);
 }
 
 /* The FP32 kernel's rows of K per thread for alpha <= A: 4 (256 threads) where the
@@ -377,7 +315,10 @@ template <int A, typename T>
 static void launch(const dims &d, const fused_problem<A> &f, dim3 grid, const T *x, const T *dy,
                    T *dw, float *buckets, int overwrite, cudaStream_t s)
 {
-    fused_mma<T, A><<<grid, THREADS, 0, s>>>(d, f, x, dy, dw, buckets, overwrite);
+    if (winrs_fused_nhwc_fits(d, x, dy))
+        winrs_fused_nhwc_launch<T, A>(d, f, grid, x, dy, dw, buckets, overwrite, s);
+    else
+        fused_mma<T, A><<<grid, THREADS, 0, s>>>(d, f, x, dy, dw, buckets, overwrite);
 }
 
 template <int A, typename T>

@@ -1,0 +1,86 @@
+/* What the fused WinRS kernels (winrs_fused.cu, winrs_fused_nhwc.cu) share: a problem's
+ * matrices as kernel parameters, where a thread block works, and how it writes its part of dW. */
+#ifndef WINO_CUDA_WINRS_FUSED_PARTS_CUH
+#define WINO_CUDA_WINRS_FUSED_PARTS_CUH
+
+#include <string.h>
+
+#include "cuda/winrs_cuda.h"
+#include "cuda/winrs_fused.h"
+#include "cuda/winrs_tensors.cuh"
+
+/* A thread block computes a BLOCK x BLOCK tile of K x C. */
+#define BLOCK 64
+
+/* F(n, r) for the kernels: the matrices zero-padded to A x A at a fixed stride, so that the
+ * unrolled loops index the kernel parameters with constants and need no bounds. */
+template <int A> struct fused_problem {
+    int n, r, alpha, q0, units, j0, tiles;
+    long total_units, segment_units;
+    float g[A][A], bt[A][A], at[A][A];
+};
+
+template <int A>
+static fused_problem<A> fused_problem_of(const dims &d, const wino_cuda_winrs_problem &pr,
+                                         int segments)
+{
+    fused_problem<A> f;
+    memset(&f, 0, sizeof f);
+    f.n = pr.n, f.r = pr.r, f.alpha = pr.n + pr.r - 1;
+    f.q0 = pr.q0, f.units = pr.units, f.j0 = pr.j0, f.tiles = pr.tiles;
+    f.total_units = (long)d.n * d.p * pr.units;
+    f.segment_units = (f.total_units + segments - 1) / segments;
+    for (int a = 0; a < f.alpha; a++) {
+        for (int l = 0; l < pr.r; l++)
+            f.g[a][l] = pr.g[a * pr.r + l];
+        for (int b = 0; b < f.alpha; b++)
+            f.bt[a][b] = pr.bt[a * f.alpha + b];
+    }
+    for (int j = 0; j < pr.n; j++)
+        for (int a = 0; a < f.alpha; a++)
+            f.at[j][a] = pr.at[j * f.alpha + a];
+    return f;
+}
+
+/* Where a block works: its K x C tile, its filter row and tile, its segment of units. */
+struct block_place {
+    int k0, c0, row, tile;
+    long begin, end;
+};
+
+template <int A> static __device__ block_place place_of(const dims &d, const fused_problem<A> &f)
+{
+    block_place b;
+    const int kblocks = (d.k + BLOCK - 1) / BLOCK;
+    b.k0 = (int)(blockIdx.x % kblocks) * BLOCK;
+    b.c0 = (int)(blockIdx.x / kblocks) * BLOCK;
+    b.row = (int)blockIdx.y / f.tiles;
+    b.tile = (int)blockIdx.y % f.tiles;
+    b.begin = (long)blockIdx.z * f.segment_units;
+    b.end = min(f.total_units, b.begin + f.segment_units);
+    return b;
+}
+
+/* Writes value, the part of dW[k][c][row][tap] of the block's segment: into its bucket, or into
+ * dw (overwritten or added to). */
+template <typename T>
+static __device__ __forceinline__ void put(const dims &d, T *dw, float *buckets, int overwrite,
+                                           int k, int c, int row, int tap, float value)
+{
+    const size_t at = dw_at(d, k, c, row, tap);
+    if (buckets)
+        buckets[(size_t)blockIdx.z * d.k * d.c * d.r * d.s + at] = value;
+    else
+        store(dw, at, overwrite ? value : load(dw, at) + value);
+}
+
+/* The tensor-core kernel of winrs_fused_nhwc.cu takes 16-bit NHWC tensors with K and C
+ * multiples of 8 and x and dy on 16-byte boundaries; T is __half or __nv_bfloat16, A 4 or
+ * WINRS_FUSED_MAX_ALPHA. */
+bool winrs_fused_nhwc_fits(const dims &d, const void *x, const void *dy);
+template <typename T, int A>
+cudaError_t winrs_fused_nhwc_launch(const dims &d, const fused_problem<A> &f, dim3 grid,
+                                    const T *x, const T *dy, T *dw, float *buckets,
+                                    int overwrite, cudaStream_t stream);
+
+#endif
