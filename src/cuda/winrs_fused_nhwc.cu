@@ -5,20 +5,30 @@
  *   1. fetch: cp.async copies the step's units of dy (r taps x 64 channels) and windows of x
  *      (alpha columns x 64 channels) into shared memory, two steps ahead, zeros where a unit is
  *      past the segment, a channel past K or C, or a column in the padding;
- *   2. transform: U = G dy_unit and V = B^T x_window in FP32 (a thread per unit and 4 channels of
- *      dy or x), rounded to T into [alpha][unit][channel] rows;
+ *   2. transform, on tensor cores as well: 16 / A units of dy (or x) stacked, taps x 8
+ *      channels, times diag(G, ..., G) (or diag(B^T, ...)) gives U (V) of those units and
+ *      channels in one m16n8k16 product with FP32 sums. The matrices' entries are split into
+ *      their nearest 16-bit values and the rest (a second product where the rest is not zero),
+ *      so the transforms are as exact as FP32 ones; U and V are rounded to T into
+ *      [alpha][unit][channel] planes;
  *   3. multiply: per alpha, each of the 16 warps adds the 16 x 16 product of its rows of U and
  *      columns of V (ldmatrix.trans, mma.sync m16n8k16) to its FP32 accumulators.
  * One barrier per step: the raw data has three buffers and the transformed two, so a warp may
  * transform step s + 1 while another still multiplies step s. At the end A^T turns the alpha
  * accumulators into the n taps in registers, as in winrs_fused.cu. */
+#include <limits.h>
+
 #include "cuda/tensor_core_ptx.cuh"
 #include "cuda/winrs_fused_parts.cuh"
 
 #define NHWC_THREADS 512
 #define NHWC_UNITS 16 /* units per step: the depth of one m16n8k16 product */
 #define PIECE 8       /* 16-bit channels in 16 bytes */
-#define ROW (BLOCK + 8) /* pitch of a transformed row: ldmatrix's 8 rows fall on distinct banks */
+/* Pitch of a row of 64 channels, and of a plane of a step's transformed rows: 16 bytes past a
+ * multiple of 128, so that ldmatrix's 8 rows and the transforms' stores of 8 planes fall on
+ * distinct banks. */
+#define ROW (BLOCK + 8)
+#define PLANE (NHWC_UNITS * ROW + 8)
 
 /* Two packed 16-bit values to FP32 and back (round to nearest). */
 template <typename T> struct pair16;
@@ -53,99 +63,94 @@ template <> struct pair16<__nv_bfloat16> {
     }
 };
 
-/* The shared memory of a block: raw units and windows, and their transforms. */
+/* The shared memory of a block: raw units of dy and windows of x (taps past r or alpha stay
+ * zero), and their transforms U and V. */
 template <typename T, int A> struct nhwc_smem {
-    T dy[3][NHWC_UNITS][A][BLOCK];
-    T x[3][NHWC_UNITS][A][BLOCK];
-    T u[2][A][NHWC_UNITS][ROW];
-    T v[2][A][NHWC_UNITS][ROW];
+    T raw[3][2][NHWC_UNITS * A][ROW]; /* [buffer][dy, x][unit * A + tap][channel] */
+    T tf[2][2][A][PLANE];             /* [buffer][U, V][a][unit * ROW + channel] */
 };
 
-/* Stage 1 for the step of units u0 ..: warp w copies unit u0 + w, its lanes the 16-byte pieces
- * of its taps of dy and columns of x. */
+/* Stage 1 for the step of units u0 ..: warp w copies unit u0 + w, lane l the 16-byte piece
+ * l % 8 of its taps l / 8, l / 8 + 4, ... of dy, then of x. */
 template <typename T, int A>
 static __device__ __forceinline__ void fetch_step(const dims &d, const fused_problem<A> &f,
                                                   const block_place &b, long u0, const T *x,
-                                                  const T *dy, T (*rdy)[A][BLOCK],
-                                                  T (*rx)[A][BLOCK])
+                                                  const T *dy, T (*raw)[NHWC_UNITS * A][ROW])
 {
-    const int ul = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const long unit = u0 + ul;
-    const bool in = unit < b.end;
-    int n = 0, p = 0, q = 0;
-    if (in) {
-        const long row = unit / f.units;
-        n = (int)(row / d.p);
-        p = (int)(row - (long)n * d.p);
-        q = f.q0 + (int)(unit - row * f.units) * f.r;
-    }
+    const int ul = threadIdx.x / 32, lane = threadIdx.x % 32, ch = lane % PIECE * PIECE;
+    const bool in = u0 + ul < b.end;
+    const int unit = (int)(u0 + ul), row = unit / f.units, n = row / d.p, p = row - n * d.p;
+    const int q = f.q0 + (unit - row * f.units) * f.r;
     const int h = p + b.row - d.pad_h, w0 = q + f.j0 + b.tile * f.n - d.pad_w;
-    const bool h_in = in && h >= 0 && h < d.h;
-    for (int e = lane; e < (f.r + f.alpha) * PIECE; e += 32) {
-        const int tap = e / PIECE, ch = e % PIECE * PIECE;
+    const bool dy_in = in && b.k0 + ch < d.k;
+    const bool x_in = in && h >= 0 && h < d.h && b.c0 + ch < d.c;
+    const size_t dy0 = dy_in ? dy_at(d, n, b.k0 + ch, p, q) : 0;
+    const size_t x0 = x_in ? x_at(d, n, b.c0 + ch, h, 0) : 0;
+    for (int tap = lane / PIECE; tap < f.r + f.alpha; tap += 32 / PIECE) {
         if (tap < f.r) {
-            const bool ok = in && b.k0 + ch < d.k;
-            cp_async16(&rdy[ul][tap][ch], ok ? dy + dy_at(d, n, b.k0 + ch, p, q + tap) : dy,
-                       ok ? 16 : 0);
+            cp_async16(&raw[0][ul * A + tap][ch], dy + dy0 + (size_t)tap * d.k, dy_in ? 16 : 0);
         } else {
             const int j = tap - f.r, w = w0 + j;
-            const bool ok = h_in && b.c0 + ch < d.c && w >= 0 && w < d.w;
-            cp_async16(&rx[ul][j][ch], ok ? x + x_at(d, n, b.c0 + ch, h, w) : x, ok ? 16 : 0);
+            const bool ok = x_in && w >= 0 && w < d.w;
+            cp_async16(&raw[1][ul * A + j][ch], x + (ok ? x0 + (size_t)w * d.c : 0), ok ? 16 : 0);
         }
     }
 }
 
-/* out[a][unit][ch .. ch + 4) = sum over l < taps of m[a][l] raw[l][ch .. ch + 4), a < alpha. */
+/* diag(m, ..., m) (16 / A copies of m, A x A) as lane's A operand of m16n8k16: T's nearest
+ * values (hi) and the rest (lo). */
 template <typename T, int A>
-static __device__ __forceinline__ void transform4(const float (&m)[A][A], int taps, int alpha,
-                                                  const T (*raw)[BLOCK], int ch,
-                                                  T (*out)[NHWC_UNITS][ROW], int unit)
+static __device__ void diag_fragments(const float (&m)[A][A], unsigned (&hi)[4],
+                                      unsigned (&lo)[4])
 {
-    float in[A][4];
-#pragma unroll
-    for (int l = 0; l < A; l++) {
-        float2 lo = make_float2(0.0f, 0.0f), hi = lo;
-        if (l < taps) {
-            const uint2 w = *(const uint2 *)&raw[l][ch];
-            lo = pair16<T>::unpack(w.x);
-            hi = pair16<T>::unpack(w.y);
-        }
-        in[l][0] = lo.x, in[l][1] = lo.y, in[l][2] = hi.x, in[l][3] = hi.y;
-    }
-#pragma unroll
-    for (int a = 0; a < A; a++) {
-        if (a >= alpha)
-            break;
-        float s[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-#pragma unroll
-        for (int l = 0; l < A; l++)
-#pragma unroll
-            for (int i = 0; i < 4; i++)
-                s[i] += m[a][l] * in[l][i];
-        const uint2 w = {pair16<T>::pack(s[0], s[1]), pair16<T>::pack(s[2], s[3])};
-        *(uint2 *)&out[a][unit][ch] = w;
+    const int lane = threadIdx.x % 32;
+    for (int i = 0; i < 4; i++) {
+        const int row = lane / 4 + 8 * (i % 2), col = 2 * (lane % 4) + 8 * (i / 2);
+        float e[2];
+        for (int j = 0; j < 2; j++)
+            e[j] = row / A == (col + j) / A ? m[row % A][(col + j) % A] : 0.0f;
+        hi[i] = pair16<T>::pack(e[0], e[1]);
+        const float2 h = pair16<T>::unpack(hi[i]);
+        lo[i] = pair16<T>::pack(e[0] - h.x, e[1] - h.y);
     }
 }
 
-/* Stage 2: warps 0-7 transform the units of dy, warps 8-15 the windows of x. */
+/* Stage 2: warps 0-7 transform the units of dy into U, warps 8-15 the windows of x into V; a
+ * warp takes NHWC_UNITS * A / 128 groups of 16 / A units x 16 channels. */
 template <typename T, int A>
-static __device__ __forceinline__ void transform_step(const fused_problem<A> &f,
-                                                      const T (*rdy)[A][BLOCK],
-                                                      const T (*rx)[A][BLOCK],
-                                                      T (*tu)[NHWC_UNITS][ROW],
-                                                      T (*tv)[NHWC_UNITS][ROW])
+static __device__ __forceinline__ void transform_step(const unsigned (&hi)[4],
+                                                      const unsigned (&lo)[4], bool two,
+                                                      const T (*raw)[NHWC_UNITS * A][ROW],
+                                                      T (*tf)[A][PLANE])
 {
-    const int i = threadIdx.x % (NHWC_THREADS / 2), unit = i / 16, ch = i % 16 * 4;
-    if (threadIdx.x < NHWC_THREADS / 2)
-        transform4<T, A>(f.g, f.r, f.alpha, rdy[unit], ch, tu, unit);
-    else
-        transform4<T, A>(f.bt, f.alpha, f.alpha, rx[unit], ch, tv, unit);
+    constexpr int JOBS = NHWC_UNITS * A / 16 * (BLOCK / 16) / 8; /* per warp */
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, kind = warp / 8;
+#pragma unroll
+    for (int i = 0; i < JOBS; i++) {
+        const int job = warp % 8 * JOBS + i, rows = job / (BLOCK / 16) * 16;
+        const int ch = job % (BLOCK / 16) * 16;
+        unsigned frag[4];
+        ldmatrix_x4_trans(frag, &raw[kind][rows + lane % 16][ch + 8 * (lane / 16)]);
+#pragma unroll
+        for (int t = 0; t < 2; t++) {
+            float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+            mma_op<T>::run(acc, hi, frag + 2 * t);
+            if (two)
+                mma_op<T>::run(acc, lo, frag + 2 * t);
+            const int c = ch + 8 * t + 2 * (lane % 4);
+#pragma unroll
+            for (int half = 0; half < 2; half++) {
+                const int r = rows + lane / 4 + 8 * half, unit = r / A, a = r % A;
+                *(unsigned *)&tf[kind][a][unit * ROW + c] =
+                    pair16<T>::pack(acc[2 * half], acc[2 * half + 1]);
+            }
+        }
+    }
 }
 
 /* Stage 3: warp w adds U[a] (its 16 rows of K) x V[a] (its 16 columns of C) to acc[a]. */
 template <typename T, int A>
-static __device__ __forceinline__ void multiply_step(int alpha, const T (*tu)[NHWC_UNITS][ROW],
-                                                     const T (*tv)[NHWC_UNITS][ROW],
+static __device__ __forceinline__ void multiply_step(int alpha, const T (*tf)[A][PLANE],
                                                      float (&acc)[A][2][4])
 {
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, m = lane / 8, r = lane % 8;
@@ -157,8 +162,8 @@ static __device__ __forceinline__ void multiply_step(int alpha, const T (*tu)[NH
         unsigned fu[4], fv[4];
         /* A's fragments: (k 0-7, units 0-7), (k 8-15, 0-7), (k 0-7, 8-15), (k 8-15, 8-15);
          * B's: (units 0-7, c 0-7), (8-15, c 0-7), (0-7, c 8-15), (8-15, c 8-15). */
-        ldmatrix_x4_trans(fu, &tu[a][r + 8 * (m / 2)][wk + 8 * (m % 2)]);
-        ldmatrix_x4_trans(fv, &tv[a][r + 8 * (m % 2)][wc + 8 * (m / 2)]);
+        ldmatrix_x4_trans(fu, &tf[0][a][(r + 8 * (m / 2)) * ROW + wk + 8 * (m % 2)]);
+        ldmatrix_x4_trans(fv, &tf[1][a][(r + 8 * (m % 2)) * ROW + wc + 8 * (m / 2)]);
         mma_op<T>::run(acc[a][0], fu, fv);
         mma_op<T>::run(acc[a][1], fu, fv + 2);
     }
@@ -173,6 +178,10 @@ __global__ void __launch_bounds__(NHWC_THREADS, 1)
     nhwc_smem<T, A> &sm = *(nhwc_smem<T, A> *)smem_bytes;
     const block_place b = place_of(d, f);
     const long steps = b.end > b.begin ? (b.end - b.begin + NHWC_UNITS - 1) / NHWC_UNITS : 0;
+    const int kind = threadIdx.x / (NHWC_THREADS / 2);
+    unsigned hi[4], lo[4];
+    diag_fragments<T, A>(kind ? f.bt : f.g, hi, lo);
+    const bool two = __syncthreads_or(lo[0] | lo[1] | lo[2] | lo[3]) != 0;
     float acc[A][2][4];
 #pragma unroll
     for (int a = 0; a < A; a++)
@@ -181,26 +190,28 @@ __global__ void __launch_bounds__(NHWC_THREADS, 1)
 #pragma unroll
             for (int e = 0; e < 4; e++)
                 acc[a][t][e] = 0.0f;
+    for (int i = threadIdx.x; i < (int)(sizeof sm.raw / 16); i += NHWC_THREADS)
+        ((uint4 *)sm.raw)[i] = make_uint4(0, 0, 0, 0);
+    __syncthreads(); /* the zeros are in before any copy */
     for (int s = 0; s < 2; s++) {
         if (s < steps)
-            fetch_step(d, f, b, b.begin + s * NHWC_UNITS, x, dy, sm.dy[s], sm.x[s]);
+            fetch_step(d, f, b, b.begin + s * NHWC_UNITS, x, dy, sm.raw[s]);
         cp_async_commit();
     }
     cp_async_wait<1>();
     __syncthreads();
     if (steps > 0)
-        transform_step(f, sm.dy[0], sm.x[0], sm.u[0], sm.v[0]);
+        transform_step<T, A>(hi, lo, two, sm.raw[0], sm.tf[0]);
     for (long s = 0; s < steps; s++) {
-        const int now = (int)(s & 1), raw_next = (int)((s + 1) % 3);
+        const int now = (int)(s & 1);
         if (s + 2 < steps)
-            fetch_step(d, f, b, b.begin + (s + 2) * NHWC_UNITS, x, dy, sm.dy[(s + 2) % 3],
-                       sm.x[(s + 2) % 3]);
+            fetch_step(d, f, b, b.begin + (s + 2) * NHWC_UNITS, x, dy, sm.raw[(s + 2) % 3]);
         cp_async_commit();
         cp_async_wait<1>(); /* this thread's copies of step s + 1 are in */
         __syncthreads();    /* everyone's, and the transforms of step s */
-        multiply_step<T, A>(f.alpha, sm.u[now], sm.v[now], acc);
+        multiply_step<T, A>(f.alpha, sm.tf[now], acc);
         if (s + 1 < steps)
-            transform_step(f, sm.dy[raw_next], sm.x[raw_next], sm.u[now ^ 1], sm.v[now ^ 1]);
+            transform_step<T, A>(hi, lo, two, sm.raw[(s + 1) % 3], sm.tf[now ^ 1]);
     }
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int k0 = b.k0 + 16 * (warp / 4) + lane / 4, c0 = b.c0 + 16 * (warp % 4) + 2 * (lane % 4);
@@ -226,7 +237,7 @@ __global__ void __launch_bounds__(NHWC_THREADS, 1)
 bool winrs_fused_nhwc_fits(const dims &d, const void *x, const void *dy)
 {
     return d.nhwc && d.k % PIECE == 0 && d.c % PIECE == 0 && (uintptr_t)x % 16 == 0 &&
-           (uintptr_t)dy % 16 == 0;
+           (uintptr_t)dy % 16 == 0 && (long)d.n * d.p * d.q < INT_MAX;
 }
 
 template <typename T, int A>
