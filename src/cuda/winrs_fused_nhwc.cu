@@ -70,8 +70,9 @@ template <typename T, int A> struct nhwc_smem {
     T tf[2][2][A][PLANE];             /* [buffer][U, V][a][unit * ROW + channel] */
 };
 
-/* Stage 1 for the step of units u0 ..: warp w copies unit u0 + w, lane l the 16-byte piece
- * l % 8 of its taps l / 8, l / 8 + 4, ... of dy, then of x. */
+/* Stage 1 for the step of units u0 ..: warp w copies unit u0 + w; in round i lane l copies
+ * the 16-byte piece l % 8 of tap l / 8 + 4 i of the unit's r taps of dy and alpha columns of x
+ * (NHWC: a tap of dy, a column of x is 64 contiguous channels). */
 template <typename T, int A>
 static __device__ __forceinline__ void fetch_step(const dims &d, const fused_problem<A> &f,
                                                   const block_place &b, long u0, const T *x,
@@ -84,16 +85,18 @@ static __device__ __forceinline__ void fetch_step(const dims &d, const fused_pro
     const int h = p + b.row - d.pad_h, w0 = q + f.j0 + b.tile * f.n - d.pad_w;
     const bool dy_in = in && b.k0 + ch < d.k;
     const bool x_in = in && h >= 0 && h < d.h && b.c0 + ch < d.c;
-    const size_t dy0 = dy_in ? dy_at(d, n, b.k0 + ch, p, q) : 0;
-    const size_t x0 = x_in ? x_at(d, n, b.c0 + ch, h, 0) : 0;
-    for (int tap = lane / PIECE; tap < f.r + f.alpha; tap += 32 / PIECE) {
-        if (tap < f.r) {
-            cp_async16(&raw[0][ul * A + tap][ch], dy + dy0 + (size_t)tap * d.k, dy_in ? 16 : 0);
-        } else {
-            const int j = tap - f.r, w = w0 + j;
-            const bool ok = x_in && w >= 0 && w < d.w;
-            cp_async16(&raw[1][ul * A + j][ch], x + (ok ? x0 + (size_t)w * d.c : 0), ok ? 16 : 0);
-        }
+    const long long dy0 = (((long long)n * d.p + p) * d.q + q) * d.k + b.k0 + ch;
+    const long long x0 = (((long long)n * d.h + h) * d.w + w0) * d.c + b.c0 + ch;
+#pragma unroll
+    for (int i = 0; i < 2 * A / (32 / PIECE); i++) {
+        const int tap = lane / PIECE + i * (32 / PIECE);
+        if (tap >= f.r + f.alpha)
+            break;
+        const bool of_dy = tap < f.r;
+        const int j = of_dy ? tap : tap - f.r;
+        const bool ok = of_dy ? dy_in : x_in && w0 + j >= 0 && w0 + j < d.w;
+        const T *src = of_dy ? dy + dy0 + (long long)j * d.k : x + x0 + (long long)j * d.c;
+        cp_async16(&raw[of_dy ? 0 : 1][ul * A + j][ch], ok ? src : x, ok ? 16 : 0);
     }
 }
 
@@ -177,11 +180,13 @@ __global__ void __launch_bounds__(NHWC_THREADS, 1)
     extern __shared__ __align__(16) unsigned char smem_bytes[];
     nhwc_smem<T, A> &sm = *(nhwc_smem<T, A> *)smem_bytes;
     const block_place b = place_of(d, f);
-    const long steps = b.end > b.begin ? (b.end - b.begin + NHWC_UNITS - 1) / NHWC_UNITS : 0;
+    const int steps = b.end > b.begin ? (int)((b.end - b.begin + NHWC_UNITS - 1) / NHWC_UNITS) : 0;
     const int kind = threadIdx.x / (NHWC_THREADS / 2);
     unsigned hi[4], lo[4];
     diag_fragments<T, A>(kind ? f.bt : f.g, hi, lo);
-    const bool two = __syncthreads_or(lo[0] | lo[1] | lo[2] | lo[3]) != 0;
+    const bool rest = (lo[0] | lo[1] | lo[2] | lo[3]) != 0; /* a second product for G or B^T */
+    const bool g_rest = __syncthreads_or(!kind && rest), bt_rest = __syncthreads_or(kind && rest);
+    const bool two = kind ? bt_rest : g_rest;
     float acc[A][2][4];
 #pragma unroll
     for (int a = 0; a < A; a++)
@@ -202,16 +207,19 @@ __global__ void __launch_bounds__(NHWC_THREADS, 1)
     __syncthreads();
     if (steps > 0)
         transform_step<T, A>(hi, lo, two, sm.raw[0], sm.tf[0]);
-    for (long s = 0; s < steps; s++) {
-        const int now = (int)(s & 1);
+    /* raw buffers: step s's in sm.raw[s % 3]; transformed: step s's in sm.tf[s % 2] */
+    for (int s = 0, now = 0, next_raw = 1, fetch_raw = 2; s < steps; s++) {
         if (s + 2 < steps)
-            fetch_step(d, f, b, b.begin + (s + 2) * NHWC_UNITS, x, dy, sm.raw[(s + 2) % 3]);
+            fetch_step(d, f, b, b.begin + (long)(s + 2) * NHWC_UNITS, x, dy, sm.raw[fetch_raw]);
         cp_async_commit();
         cp_async_wait<1>(); /* this thread's copies of step s + 1 are in */
         __syncthreads();    /* everyone's, and the transforms of step s */
         multiply_step<T, A>(f.alpha, sm.tf[now], acc);
         if (s + 1 < steps)
-            transform_step<T, A>(hi, lo, two, sm.raw[(s + 1) % 3], sm.tf[now ^ 1]);
+            transform_step<T, A>(hi, lo, two, sm.raw[next_raw], sm.tf[now ^ 1]);
+        now ^= 1;
+        next_raw = next_raw == 2 ? 0 : next_raw + 1;
+        fetch_raw = fetch_raw == 2 ? 0 : fetch_raw + 1;
     }
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int k0 = b.k0 + 16 * (warp / 4) + lane / 4, c0 = b.c0 + 16 * (warp % 4) + 2 * (lane % 4);
