@@ -63,40 +63,82 @@ template <> struct pair16<__nv_bfloat16> {
     }
 };
 
-/* The shared memory of a block: raw units of dy and windows of x (taps past r or alpha stay
- * zero), and their transforms U and V. */
+/* Where a unit's data lies: the offsets of dy[n][p][q][k0] and x[n][h][w0][c0] (h = p + row
+ * - pad_h, w0 its window's first column), and whether the unit is in the segment and its row
+ * of x in the image. */
+struct nhwc_place {
+    long long dy0, x0;
+    int w0, in, h_in, unused;
+};
+
+/* Places of steps s .. s + PLACE_STEPS - 1 are kept: a step's are worked out three steps before
+ * its copies start. */
+#define PLACE_STEPS 4
+
+/* The shared memory of a block: the places of the coming steps' units, their raw units of dy
+ * and windows of x (every tap written at each step, zeros past r or alpha), and their
+ * transforms U and V. */
 template <typename T, int A> struct nhwc_smem {
+    nhwc_place place[PLACE_STEPS][NHWC_UNITS];
     T raw[3][2][NHWC_UNITS * A][ROW]; /* [buffer][dy, x][unit * A + tap][channel] */
     T tf[2][2][A][PLANE];             /* [buffer][U, V][a][unit * ROW + channel] */
 };
 
-/* Stage 1 for the step of units u0 ..: warp w copies unit u0 + w; in round i lane l copies
- * the 16-byte piece l % 8 of tap l / 8 + 4 i of the unit's r taps of dy and alpha columns of x
- * (NHWC: a tap of dy, a column of x is 64 contiguous channels). */
-template <typename T, int A>
-static __device__ __forceinline__ void fetch_step(const dims &d, const fused_problem<A> &f,
-                                                  const block_place &b, long u0, const T *x,
-                                                  const T *dy, T (*raw)[NHWC_UNITS * A][ROW])
+/* Thread t < NHWC_UNITS works out the place of unit u0 + t. */
+template <int A>
+static __device__ __forceinline__ void place_step(const dims &d, const fused_problem<A> &f,
+                                                  const block_place &b, long u0,
+                                                  nhwc_place *out)
 {
-    const int ul = threadIdx.x / 32, lane = threadIdx.x % 32, ch = lane % PIECE * PIECE;
-    const bool in = u0 + ul < b.end;
-    const int unit = (int)(u0 + ul), row = unit / f.units, n = row / d.p, p = row - n * d.p;
+    const int t = threadIdx.x;
+    if (t >= NHWC_UNITS)
+        return;
+    const int unit = (int)(u0 + t), row = unit / f.units, n = row / d.p, p = row - n * d.p;
     const int q = f.q0 + (unit - row * f.units) * f.r;
     const int h = p + b.row - d.pad_h, w0 = q + f.j0 + b.tile * f.n - d.pad_w;
-    const bool dy_in = in && b.k0 + ch < d.k;
-    const bool x_in = in && h >= 0 && h < d.h && b.c0 + ch < d.c;
-    const long long dy0 = (((long long)n * d.p + p) * d.q + q) * d.k + b.k0 + ch;
-    const long long x0 = (((long long)n * d.h + h) * d.w + w0) * d.c + b.c0 + ch;
+    nhwc_place pl;
+    pl.in = u0 + t < b.end;
+    pl.h_in = h >= 0 && h < d.h;
+    pl.w0 = w0;
+    pl.unused = 0;
+    pl.dy0 = (((long long)n * d.p + p) * d.q + q) * d.k + b.k0;
+    pl.x0 = (((long long)n * d.h + h) * d.w + w0) * d.c + b.c0;
+    out[t] = pl;
+}
+
+/* Stage 1 for a step: warp w of the first half copies the r taps of dy of units 2 w and 2 w + 1
+ * (NHWC: 64 contiguous channels each), warp w of the second half the alpha columns of x of the
+ * same units; lane l takes the 16-byte piece l % 8 of taps l / 8, l / 8 + 4, ... (zeros past r
+ * or alpha, past the segment, K or C, and in the padding). */
+template <typename T, int A>
+static __device__ __forceinline__ void fetch_step(const dims &d, const fused_problem<A> &f,
+                                                  const block_place &b, const nhwc_place *place,
+                                                  const T *x, const T *dy,
+                                                  T (*raw)[NHWC_UNITS * A][ROW])
+{
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, ch = lane % PIECE * PIECE;
+    const int kind = warp / 8, u0 = 2 * (warp % 8);
+    if (kind == 0) {
+        const bool k_in = b.k0 + ch < d.k;
 #pragma unroll
-    for (int i = 0; i < 2 * A / (32 / PIECE); i++) {
-        const int tap = lane / PIECE + i * (32 / PIECE);
-        if (tap >= f.r + f.alpha)
-            break;
-        const bool of_dy = tap < f.r;
-        const int j = of_dy ? tap : tap - f.r;
-        const bool ok = of_dy ? dy_in : x_in && w0 + j >= 0 && w0 + j < d.w;
-        const T *src = of_dy ? dy + dy0 + (long long)j * d.k : x + x0 + (long long)j * d.c;
-        cp_async16(&raw[of_dy ? 0 : 1][ul * A + j][ch], ok ? src : x, ok ? 16 : 0);
+        for (int i = 0; i < A / 2; i++) {
+            const int e = lane / PIECE + 4 * i, ul = u0 + e / A, tap = e % A;
+            const nhwc_place &pl = place[ul];
+            const bool ok = pl.in && k_in && tap < f.r;
+            cp_async16(&raw[0][ul * A + tap][ch], dy + (ok ? pl.dy0 + (long long)tap * d.k + ch : 0),
+                       ok ? 16 : 0);
+        }
+    } else {
+        const bool c_in = b.c0 + ch < d.c;
+#pragma unroll
+        for (int i = 0; i < A / 2; i++) {
+            const int e = lane / PIECE + 4 * i, ul = u0 + e / A, j = e % A;
+            const nhwc_place &pl = place[ul];
+            const int w = pl.w0 + j;
+            const bool ok = pl.in && pl.h_in && c_in && j < f.alpha && w >= 0 && w < d.w;
+            cp_async16(&raw[1][ul * A + j][ch], x + (ok ? pl.x0 + (long long)j * d.c + ch : 0),
+                       ok ? 16 : 0);
+        }
     }
 }
 
@@ -195,25 +237,28 @@ __global__ void __launch_bounds__(NHWC_THREADS, 1)
 #pragma unroll
             for (int e = 0; e < 4; e++)
                 acc[a][t][e] = 0.0f;
-    for (int i = threadIdx.x; i < (int)(sizeof sm.raw / 16); i += NHWC_THREADS)
-        ((uint4 *)sm.raw)[i] = make_uint4(0, 0, 0, 0);
-    __syncthreads(); /* the zeros are in before any copy */
+    for (int s = 0; s < PLACE_STEPS; s++)
+        place_step(d, f, b, b.begin + (long)s * NHWC_UNITS, sm.place[s]);
+    __syncthreads(); /* the first places are in */
     for (int s = 0; s < 2; s++) {
         if (s < steps)
-            fetch_step(d, f, b, b.begin + s * NHWC_UNITS, x, dy, sm.raw[s]);
+            fetch_step(d, f, b, sm.place[s], x, dy, sm.raw[s]);
         cp_async_commit();
     }
     cp_async_wait<1>();
     __syncthreads();
     if (steps > 0)
         transform_step<T, A>(hi, lo, two, sm.raw[0], sm.tf[0]);
-    /* raw buffers: step s's in sm.raw[s % 3]; transformed: step s's in sm.tf[s % 2] */
+    /* step s's places in sm.place[s % 4], raw data in sm.raw[s % 3], transforms in sm.tf[s % 2] */
     for (int s = 0, now = 0, next_raw = 1, fetch_raw = 2; s < steps; s++) {
         if (s + 2 < steps)
-            fetch_step(d, f, b, b.begin + (long)(s + 2) * NHWC_UNITS, x, dy, sm.raw[fetch_raw]);
+            fetch_step(d, f, b, sm.place[(s + 2) % PLACE_STEPS], x, dy, sm.raw[fetch_raw]);
         cp_async_commit();
         cp_async_wait<1>(); /* this thread's copies of step s + 1 are in */
-        __syncthreads();    /* everyone's, and the transforms of step s */
+        __syncthreads();    /* everyone's, the transforms of step s, the places of s + 3 */
+        if (s + PLACE_STEPS < steps) /* its slot's last reader, step s's fetch, is done */
+            place_step(d, f, b, b.begin + (long)(s + PLACE_STEPS) * NHWC_UNITS,
+                       sm.place[s % PLACE_STEPS]);
         multiply_step<T, A>(f.alpha, sm.tf[now], acc);
         if (s + 1 < steps)
             transform_step<T, A>(hi, lo, two, sm.raw[next_raw], sm.tf[now ^ 1]);
