@@ -141,7 +141,8 @@ static void plan_fused(struct wino_cuda_winrs *w, double data_bytes)
     const dims d = dims_of(&w->desc, &w->sizes);
     w->bucket_bytes = 0;
     for (int i = 0; i < w->plan.problems; i++) {
-        w->segments[i] = winrs_fused_segments(d, w->plan.p[i], BUCKET_SHARE * data_bytes);
+        w->segments[i] =
+            winrs_fused_segments(d, w->plan.p[i], element_bytes(w), BUCKET_SHARE * data_bytes);
         const size_t bytes = winrs_fused_bucket_bytes(d, w->segments[i]);
         w->bucket_bytes = bytes > w->bucket_bytes ? bytes : w->bucket_bytes;
     }

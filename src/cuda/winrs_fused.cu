@@ -14,8 +14,9 @@
 #define FMA_UNITS 8
 #define MMA_UNITS 16
 
-/* Enough blocks for a few waves over the device's SMs; a segment has at least MIN_SEGMENT_UNITS
- * units (a few steps), and there are at most MAX_SEGMENTS. */
+/* Enough blocks for a few waves over the device's SMs (the NHWC kernel: from a model of its
+ * waves); a segment has at least MIN_SEGMENT_UNITS units (a few steps), and there are at most
+ * MAX_SEGMENTS. */
 #define TARGET_BLOCKS 1024
 #define MIN_SEGMENT_UNITS 64
 #define MAX_SEGMENTS 256
@@ -288,15 +289,19 @@ __global__ void sum_buckets(dims d, int j0, int taps, int segments, const float 
     store(dw, at, overwrite ? sum : load(dw, at) + sum);
 }
 
-int winrs_fused_segments(const dims &d, const wino_cuda_winrs_problem &pr, double bucket_budget)
+int winrs_fused_segments(const dims &d, const wino_cuda_winrs_problem &pr, size_t element_bytes,
+                         double bucket_budget)
 {
     const double blocks = ceil(d.k / (double)BLOCK) * ceil(d.c / (double)BLOCK) * d.r * pr.tiles;
     const double units = (double)d.n * d.p * pr.units;
     const double bucket = 4.0 * d.k * d.c * d.r * d.s;
-    double segments = ceil(TARGET_BLOCKS / blocks);
-    segments = fmin(segments, fmin((double)MAX_SEGMENTS, floor(units / MIN_SEGMENT_UNITS)));
-    segments = fmin(segments, floor(bucket_budget / bucket));
-    return segments < 2 ? 1 : (int)segments;
+    const double most = fmin(fmin((double)MAX_SEGMENTS, floor(units / MIN_SEGMENT_UNITS)),
+                             floor(bucket_budget / bucket));
+    if (most < 2)
+        return 1;
+    if (winrs_fused_nhwc_takes(d, element_bytes))
+        return winrs_fused_nhwc_segments(d, (long)units, (int)blocks, (int)most);
+    return (int)fmax(1.0, fmin(ceil(TARGET_BLOCKS / blocks), most));
 }
 
 size_t winrs_fused_bucket_bytes(const dims &d, int segments)
@@ -315,7 +320,7 @@ template <int A, typename T>
 static void launch(const dims &d, const fused_problem<A> &f, dim3 grid, const T *x, const T *dy,
                    T *dw, float *buckets, int overwrite, cudaStream_t s)
 {
-    if (winrs_fused_nhwc_fits(d, x, dy))
+    if (winrs_fused_nhwc_fits(d, sizeof(T), x, dy))
         winrs_fused_nhwc_launch<T, A>(d, f, grid, x, dy, dw, buckets, overwrite, s);
     else
         fused_mma<T, A><<<grid, THREADS, 0, s>>>(d, f, x, dy, dw, buckets, overwrite);

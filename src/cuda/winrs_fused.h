@@ -19,9 +19,10 @@
  * thread). */
 #define WINRS_FUSED_MAX_ALPHA WINO_CUDA_WINRS_FUSED_MAX_ALPHA
 
-/* The segments of pr's units for d: enough thread blocks to fill the device (see the .cu),
- * their buckets within bucket_budget bytes. */
-int winrs_fused_segments(const dims &d, const wino_cuda_winrs_problem &pr, double bucket_budget);
+/* The segments of pr's units for d and elements of element_bytes: enough thread blocks to fill
+ * the device (see the .cu), their buckets within bucket_budget bytes. */
+int winrs_fused_segments(const dims &d, const wino_cuda_winrs_problem &pr, size_t element_bytes,
+                         double bucket_budget);
 
 /* The bytes of buckets that segments need for d (0 for one segment). */
 size_t winrs_fused_bucket_bytes(const dims &d, int segments);

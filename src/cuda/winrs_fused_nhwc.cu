@@ -162,9 +162,9 @@ static __device__ void diag_fragments(const float (&m)[A][A], unsigned (&hi)[4],
 
 /* Stage 2: warps 0-7 transform the units of dy into U, warps 8-15 the windows of x into V; a
  * warp takes NHWC_UNITS * A / 128 groups of 16 / A units x 16 channels. */
-template <typename T, int A>
-static __device__ __forceinline__ void transform_step(const unsigned (&hi)[4],
-                                                      const unsigned (&lo)[4], bool two,
+template <typename T, int A, bool TWO>
+static __device__ __forceinline__ void transform_jobs(const unsigned (&hi)[4],
+                                                      const unsigned (&lo)[4],
                                                       const T (*raw)[NHWC_UNITS * A][ROW],
                                                       T (*tf)[A][PLANE])
 {
@@ -180,7 +180,7 @@ static __device__ __forceinline__ void transform_step(const unsigned (&hi)[4],
         for (int t = 0; t < 2; t++) {
             float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
             mma_op<T>::run(acc, hi, frag + 2 * t);
-            if (two)
+            if (TWO)
                 mma_op<T>::run(acc, lo, frag + 2 * t);
             const int c = ch + 8 * t + 2 * (lane % 4);
 #pragma unroll
@@ -193,17 +193,30 @@ static __device__ __forceinline__ void transform_step(const unsigned (&hi)[4],
     }
 }
 
-/* Stage 3: warp w adds U[a] (its 16 rows of K) x V[a] (its 16 columns of C) to acc[a]. */
+/* two: the matrix of the warp's kind needs its second product (the same in the whole warp). */
 template <typename T, int A>
-static __device__ __forceinline__ void multiply_step(int alpha, const T (*tf)[A][PLANE],
+static __device__ __forceinline__ void transform_step(const unsigned (&hi)[4],
+                                                      const unsigned (&lo)[4], bool two,
+                                                      const T (*raw)[NHWC_UNITS * A][ROW],
+                                                      T (*tf)[A][PLANE])
+{
+    if (two)
+        transform_jobs<T, A, true>(hi, lo, raw, tf);
+    else
+        transform_jobs<T, A, false>(hi, lo, raw, tf);
+}
+
+/* Stage 3: warp w adds U[a] (its 16 rows of K) x V[a] (its 16 columns of C) to acc[a], for
+ * every a < A: the planes past alpha hold zeros, and without a bound the loads of all planes can
+ * be issued ahead of the products. */
+template <typename T, int A>
+static __device__ __forceinline__ void multiply_step(const T (*tf)[A][PLANE],
                                                      float (&acc)[A][2][4])
 {
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, m = lane / 8, r = lane % 8;
     const int wk = 16 * (warp / 4), wc = 16 * (warp % 4);
 #pragma unroll
     for (int a = 0; a < A; a++) {
-        if (a >= alpha)
-            break;
         unsigned fu[4], fv[4];
         /* A's fragments: (k 0-7, units 0-7), (k 8-15, 0-7), (k 0-7, 8-15), (k 8-15, 8-15);
          * B's: (units 0-7, c 0-7), (8-15, c 0-7), (0-7, c 8-15), (8-15, c 8-15). */
@@ -259,7 +272,7 @@ __global__ void __launch_bounds__(NHWC_THREADS, 1)
         if (s + PLACE_STEPS < steps) /* its slot's last reader, step s's fetch, is done */
             place_step(d, f, b, b.begin + (long)(s + PLACE_STEPS) * NHWC_UNITS,
                        sm.place[s % PLACE_STEPS]);
-        multiply_step<T, A>(f.alpha, sm.tf[now], acc);
+        multiply_step<T, A>(sm.tf[now], acc);
         if (s + 1 < steps)
             transform_step<T, A>(hi, lo, two, sm.raw[next_raw], sm.tf[now ^ 1]);
         now ^= 1;
@@ -287,10 +300,40 @@ __global__ void __launch_bounds__(NHWC_THREADS, 1)
     }
 }
 
-bool winrs_fused_nhwc_fits(const dims &d, const void *x, const void *dy)
+int winrs_fused_nhwc_segments(const dims &d, long units, int blocks, int max_segments)
 {
-    return d.nhwc && d.k % PIECE == 0 && d.c % PIECE == 0 && (uintptr_t)x % 16 == 0 &&
-           (uintptr_t)dy % 16 == 0 && (long)d.n * d.p * d.q < INT_MAX;
+    int device = 0, sms = 0;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
+        sms < 1)
+        sms = 132;
+    /* One block per SM; a block costs its steps plus about OVERHEAD steps of filling the pipeline
+     * and writing its accumulators. The fewest segments within 3% of the cheapest: fewer buckets
+     * to sum. */
+    const double OVERHEAD = 4.0;
+    double best = 0.0;
+    int best_segments = 1;
+    for (int s = 1; s <= max_segments; s++) {
+        const double waves = ceil((double)blocks * s / sms);
+        const double cost = waves * (ceil((double)units / s / NHWC_UNITS) + OVERHEAD);
+        if (s == 1 || cost < best * 0.97) {
+            best = cost;
+            best_segments = s;
+        }
+    }
+    return best_segments;
+}
+
+bool winrs_fused_nhwc_takes(const dims &d, size_t element_bytes)
+{
+    return element_bytes == 2 && d.nhwc && d.k % PIECE == 0 && d.c % PIECE == 0 &&
+           (long)d.n * d.p * d.q < INT_MAX;
+}
+
+bool winrs_fused_nhwc_fits(const dims &d, size_t element_bytes, const void *x, const void *dy)
+{
+    return winrs_fused_nhwc_takes(d, element_bytes) && (uintptr_t)x % 16 == 0 &&
+           (uintptr_t)dy % 16 == 0;
 }
 
 template <typename T, int A>

@@ -75,9 +75,13 @@ static __device__ __forceinline__ void put(const dims &d, T *dw, float *buckets,
 }
 
 /* The tensor-core kernel of winrs_fused_nhwc.cu takes 16-bit NHWC tensors with K and C
- * multiples of 8 and x and dy on 16-byte boundaries; T is __half or __nv_bfloat16, A 4 or
- * WINRS_FUSED_MAX_ALPHA. */
-bool winrs_fused_nhwc_fits(const dims &d, const void *x, const void *dy);
+ * multiples of 8 (takes), at run time with x and dy on 16-byte boundaries (fits); T is __half
+ * or __nv_bfloat16, A 4 or WINRS_FUSED_MAX_ALPHA. */
+bool winrs_fused_nhwc_takes(const dims &d, size_t element_bytes);
+bool winrs_fused_nhwc_fits(const dims &d, size_t element_bytes, const void *x, const void *dy);
+/* The segments for that kernel: of units units, blocks thread blocks per segment, at most
+ * max_segments; from a model of its waves over the current device's SMs. */
+int winrs_fused_nhwc_segments(const dims &d, long units, int blocks, int max_segments);
 template <typename T, int A>
 cudaError_t winrs_fused_nhwc_launch(const dims &d, const fused_problem<A> &f, dim3 grid,
                                     const T *x, const T *dy, T *dw, float *buckets,
