@@ -19,9 +19,13 @@ struct filter_cuda {
     int fused; /* the fused kernels or the non-fused stages */
 };
 
-/* AUTO's choice, made at create: the fused kernels where K x C is at most FUSED_MAX_BLOCKS
- * blocks of 64 x 64 or dy's maps at most FUSED_MAX_PIXELS, the non-fused stages elsewhere
- * (unless their workspace is too large: NON_FUSED_MAX_WORKSPACE). On
+/* AUTO's choice, made at create: the fused kernels for 16-bit NHWC tensors with K and C
+ * multiples of 8 (the tensor-core kernel of src/cuda/winrs_fused_nhwc.cu: 1.3-6x faster than
+ * the non-fused stages on every 3 x 3 layer of ResNet-18 and VGG-16 at batch 32 on the H100,
+ * bench/results/2026-11-24_cuda-*_b32_bwd-filter-nhwc_h100.csv); otherwise the fused kernels
+ * where K x C is at most FUSED_MAX_BLOCKS blocks of 64 x 64 or dy's maps at most
+ * FUSED_MAX_PIXELS, the non-fused stages elsewhere (unless their workspace is too large:
+ * NON_FUSED_MAX_WORKSPACE). On
  * the H100 (bench/results/2026-11-23_cuda-*_winrs-bfc_b32_bwd-filter-fused*_h100.csv) the fused
  * kernels won the layers of 64 x 64 and 128 x 128 channels (the non-fused GEMMs have too few
  * blocks there) and tied or won on 7 x 7 maps (short GEMMs, whose U, V and M would take 2 to 5
@@ -37,7 +41,9 @@ struct filter_cuda {
 
 static int fused_by_default(const struct wino_conv2d_desc *d, const struct wino_conv_sizes *s)
 {
-    return (long)((d->k + 63) / 64) * ((d->c + 63) / 64) <= FUSED_MAX_BLOCKS ||
+    const int tensor_nhwc = d->dtype != WINO_DTYPE_F32 && d->layout == WINO_LAYOUT_NHWC &&
+                            d->k % 8 == 0 && d->c % 8 == 0;
+    return tensor_nhwc || (long)((d->k + 63) / 64) * ((d->c + 63) / 64) <= FUSED_MAX_BLOCKS ||
            (long)s->p * s->q <= FUSED_MAX_PIXELS;
 }
 
