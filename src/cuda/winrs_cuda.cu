@@ -43,7 +43,8 @@ struct wino_cuda_winrs {
     int groups;                       /* buckets of M (see MAX_GROUPS) */
     long group_units;                 /* units per group and chunk: the GEMMs' depth */
     size_t u_bytes, v_bytes, m_bytes; /* the workspace: U, V, M, then cuBLAS's */
-    int segments[WINO_CUDA_WINRS_MAX_PROBLEMS]; /* fused: per problem (winrs_fused.h) */
+    int segments[WINO_CUDA_WINRS_MAX_PROBLEMS];   /* fused: per problem (winrs_fused.h) */
+    int in_cluster[WINO_CUDA_WINRS_MAX_PROBLEMS]; /* fused: summed across a cluster */
     size_t bucket_bytes;                        /* fused: the whole workspace */
 };
 
@@ -141,9 +142,9 @@ static void plan_fused(struct wino_cuda_winrs *w, double data_bytes)
     const dims d = dims_of(&w->desc, &w->sizes);
     w->bucket_bytes = 0;
     for (int i = 0; i < w->plan.problems; i++) {
-        w->segments[i] =
-            winrs_fused_segments(d, w->plan.p[i], element_bytes(w), BUCKET_SHARE * data_bytes);
-        const size_t bytes = winrs_fused_bucket_bytes(d, w->segments[i]);
+        w->segments[i] = winrs_fused_segments(d, w->plan.p[i], element_bytes(w),
+                                              BUCKET_SHARE * data_bytes, &w->in_cluster[i]);
+        const size_t bytes = winrs_fused_bucket_bytes(d, w->segments[i], w->in_cluster[i]);
         w->bucket_bytes = bytes > w->bucket_bytes ? bytes : w->bucket_bytes;
     }
 }
@@ -296,7 +297,8 @@ static enum wino_status enqueue(const struct wino_cuda_winrs *w, const T *x, con
             const struct wino_cuda_winrs_problem &pr = w->plan.p[i];
             if ((long)d.n * d.p * pr.units == 0 || pr.tiles == 0)
                 continue;
-            CUDA_TRY(winrs_fused_enqueue(d, pr, w->segments[i], x, dy, dw, (float *)ws,
+            CUDA_TRY(winrs_fused_enqueue(d, pr, w->segments[i], w->in_cluster[i], x, dy, dw,
+                                         (float *)ws,
                                          pr.first && !w->plan.accumulate, stream));
         }
         return WINO_SUCCESS;

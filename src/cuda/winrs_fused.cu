@@ -290,64 +290,78 @@ __global__ void sum_buckets(dims d, int j0, int taps, int segments, const float 
 }
 
 int winrs_fused_segments(const dims &d, const wino_cuda_winrs_problem &pr, size_t element_bytes,
-                         double bucket_budget)
+                         double bucket_budget, int *in_cluster)
 {
     const double blocks = ceil(d.k / (double)BLOCK) * ceil(d.c / (double)BLOCK) * d.r * pr.tiles;
     const double units = (double)d.n * d.p * pr.units;
     const double bucket = 4.0 * d.k * d.c * d.r * d.s;
-    const double most = fmin(fmin((double)MAX_SEGMENTS, floor(units / MIN_SEGMENT_UNITS)),
-                             floor(bucket_budget / bucket));
+    const double by_units = fmin((double)MAX_SEGMENTS, floor(units / MIN_SEGMENT_UNITS));
+    const double most = fmin(by_units, floor(bucket_budget / bucket));
+    *in_cluster = 0;
+    if (winrs_fused_nhwc_takes(d, element_bytes)) {
+        const int cluster_most = (int)fmin(by_units, (double)winrs_fused_nhwc_cluster_max());
+        const int segments = winrs_fused_nhwc_segments(d, (long)units, (int)blocks,
+                                                       cluster_most, most < 2 ? 1 : (int)most);
+        *in_cluster = segments > 1 && segments <= cluster_most;
+        return segments;
+    }
     if (most < 2)
         return 1;
-    if (winrs_fused_nhwc_takes(d, element_bytes))
-        return winrs_fused_nhwc_segments(d, (long)units, (int)blocks, (int)most);
     return (int)fmax(1.0, fmin(ceil(TARGET_BLOCKS / blocks), most));
 }
 
-size_t winrs_fused_bucket_bytes(const dims &d, int segments)
+size_t winrs_fused_bucket_bytes(const dims &d, int segments, int in_cluster)
 {
-    return segments < 2 ? 0 : (size_t)segments * d.k * d.c * d.r * d.s * sizeof(float);
+    return segments < 2 || in_cluster ? 0
+                                      : (size_t)segments * d.k * d.c * d.r * d.s * sizeof(float);
 }
 
+/* The NHWC kernel where it fits (with the segments in a cluster, or in buckets), the other
+ * kernels elsewhere. */
 template <int A>
-static void launch(const dims &d, const fused_problem<A> &f, dim3 grid, const float *x,
+static void launch(const dims &d, const fused_problem<A> &f, dim3 grid, int, const float *x,
                    const float *dy, float *dw, float *buckets, int overwrite, cudaStream_t s)
 {
     fused_fma<A><<<grid, fma_threads(A), 0, s>>>(d, f, x, dy, dw, buckets, overwrite);
 }
 
 template <int A, typename T>
-static void launch(const dims &d, const fused_problem<A> &f, dim3 grid, const T *x, const T *dy,
-                   T *dw, float *buckets, int overwrite, cudaStream_t s)
+static void launch(const dims &d, const fused_problem<A> &f, dim3 grid, int in_cluster,
+                   const T *x, const T *dy, T *dw, float *buckets, int overwrite, cudaStream_t s)
 {
     if (winrs_fused_nhwc_fits(d, sizeof(T), x, dy))
-        winrs_fused_nhwc_launch<T, A>(d, f, grid, x, dy, dw, buckets, overwrite, s);
+        winrs_fused_nhwc_launch<T, A>(d, f, grid, in_cluster, x, dy, dw, buckets, overwrite, s);
     else
         fused_mma<T, A><<<grid, THREADS, 0, s>>>(d, f, x, dy, dw, buckets, overwrite);
 }
 
 template <int A, typename T>
 static void launch_fused(const dims &d, const wino_cuda_winrs_problem &pr, int segments,
-                         const T *x, const T *dy, T *dw, float *buckets, int overwrite,
-                         cudaStream_t s)
+                         int in_cluster, const T *x, const T *dy, T *dw, float *buckets,
+                         int overwrite, cudaStream_t s)
 {
     const fused_problem<A> f = fused_problem_of<A>(d, pr, segments);
     const dim3 grid((unsigned)(((d.k + BLOCK - 1) / BLOCK) * ((d.c + BLOCK - 1) / BLOCK)),
                     (unsigned)(d.r * pr.tiles), (unsigned)segments);
-    launch<A>(d, f, grid, x, dy, dw, segments > 1 ? buckets : NULL, overwrite, s);
+    launch<A>(d, f, grid, in_cluster, x, dy, dw, segments > 1 && !in_cluster ? buckets : NULL,
+              overwrite, s);
 }
 
 template <typename T>
 cudaError_t winrs_fused_enqueue(const dims &d, const wino_cuda_winrs_problem &pr, int segments,
-                                const T *x, const T *dy, T *dw, float *buckets, int overwrite,
-                                cudaStream_t stream)
+                                int in_cluster, const T *x, const T *dy, T *dw, float *buckets,
+                                int overwrite, cudaStream_t stream)
 {
+    /* Segments planned for a cluster have no buckets: where the NHWC kernel cannot take the
+     * tensors after all (not on 16-byte boundaries), one segment. */
+    if (in_cluster && !winrs_fused_nhwc_fits(d, sizeof(T), x, dy))
+        segments = 1, in_cluster = 0;
     if (pr.n + pr.r - 1 <= 4)
-        launch_fused<4>(d, pr, segments, x, dy, dw, buckets, overwrite, stream);
+        launch_fused<4>(d, pr, segments, in_cluster, x, dy, dw, buckets, overwrite, stream);
     else
-        launch_fused<WINRS_FUSED_MAX_ALPHA>(d, pr, segments, x, dy, dw, buckets, overwrite,
-                                            stream);
-    if (segments > 1) {
+        launch_fused<WINRS_FUSED_MAX_ALPHA>(d, pr, segments, in_cluster, x, dy, dw, buckets,
+                                            overwrite, stream);
+    if (segments > 1 && !in_cluster) {
         const int taps = pr.tiles * pr.n;
         const long outs = (long)d.k * d.c * d.r * taps;
         sum_buckets<T><<<(unsigned)((outs + 255) / 256), 256, 0, stream>>>(
@@ -357,13 +371,13 @@ cudaError_t winrs_fused_enqueue(const dims &d, const wino_cuda_winrs_problem &pr
 }
 
 template cudaError_t winrs_fused_enqueue<float>(const dims &, const wino_cuda_winrs_problem &,
-                                                int, const float *, const float *, float *,
+                                                int, int, const float *, const float *, float *,
                                                 float *, int, cudaStream_t);
 template cudaError_t winrs_fused_enqueue<__half>(const dims &, const wino_cuda_winrs_problem &,
-                                                 int, const __half *, const __half *, __half *,
+                                                 int, int, const __half *, const __half *, __half *,
                                                  float *, int, cudaStream_t);
 template cudaError_t winrs_fused_enqueue<__nv_bfloat16>(const dims &,
-                                                        const wino_cuda_winrs_problem &, int,
+                                                        const wino_cuda_winrs_problem &, int, int,
                                                         const __nv_bfloat16 *,
                                                         const __nv_bfloat16 *, __nv_bfloat16 *,
                                                         float *, int, cudaStream_t);

@@ -20,18 +20,21 @@
 #define WINRS_FUSED_MAX_ALPHA WINO_CUDA_WINRS_FUSED_MAX_ALPHA
 
 /* The segments of pr's units for d and elements of element_bytes: enough thread blocks to fill
- * the device (see the .cu), their buckets within bucket_budget bytes. */
+ * the device (see the .cu), their buckets within bucket_budget bytes; *in_cluster = 1 where the
+ * segments are summed across a thread-block cluster instead (the NHWC kernel, up to
+ * WINRS_CLUSTER_MAX segments: no buckets). */
 int winrs_fused_segments(const dims &d, const wino_cuda_winrs_problem &pr, size_t element_bytes,
-                         double bucket_budget);
+                         double bucket_budget, int *in_cluster);
 
-/* The bytes of buckets that segments need for d (0 for one segment). */
-size_t winrs_fused_bucket_bytes(const dims &d, int segments);
+/* The bytes of buckets that segments need for d (0 for one segment or in a cluster). */
+size_t winrs_fused_bucket_bytes(const dims &d, int segments, int in_cluster);
 
 /* Enqueues pr's kernels on stream: dw's taps of pr = (overwrite ? 0 : dw) + pr's dW; buckets
- * holds winrs_fused_bucket_bytes(d, segments) bytes. T is float, __half or __nv_bfloat16. */
+ * holds winrs_fused_bucket_bytes(d, segments, in_cluster) bytes. T is float, __half or
+ * __nv_bfloat16. */
 template <typename T>
 cudaError_t winrs_fused_enqueue(const dims &d, const wino_cuda_winrs_problem &pr, int segments,
-                                const T *x, const T *dy, T *dw, float *buckets, int overwrite,
-                                cudaStream_t stream);
+                                int in_cluster, const T *x, const T *dy, T *dw, float *buckets,
+                                int overwrite, cudaStream_t stream);
 
 #endif

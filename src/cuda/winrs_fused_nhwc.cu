@@ -16,6 +16,7 @@
  * One barrier per step: the raw data has three buffers and the transformed two, so a warp may
  * transform step s + 1 while another still multiplies step s. At the end A^T turns the alpha
  * accumulators into the n taps in registers, as in winrs_fused.cu. */
+#include <cooperative_groups.h>
 #include <limits.h>
 
 #include "cuda/tensor_core_ptx.cuh"
@@ -227,10 +228,71 @@ static __device__ __forceinline__ void multiply_step(const T (*tf)[A][PLANE],
     }
 }
 
+/* Tap jj of the accumulators' element (t, e): (A^T M)[jj]. */
+template <int A>
+static __device__ __forceinline__ float tap_of(const fused_problem<A> &f,
+                                               const float (&acc)[A][2][4], int jj, int t, int e)
+{
+    float s = 0.0f;
+#pragma unroll
+    for (int a = 0; a < A; a++)
+        s += f.at[jj][a] * acc[a][t][e];
+    return s;
+}
+
+/* The blocks of a cluster are the segments of one 64 x 64 block, filter row and tile: each
+ * puts its taps into its shared memory (part), and block 0 adds them up in rank order with
+ * Kahan summation and writes dw. */
+template <typename T, int A>
+static __device__ void cluster_sum(const dims &d, const fused_problem<A> &f,
+                                   const block_place &b, const float (&acc)[A][2][4], T *dw,
+                                   int overwrite, int k0, int c0, float *part)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    namespace cg = cooperative_groups;
+    cg::cluster_group cluster = cg::this_cluster();
+    __syncthreads(); /* the last products have read the shared memory */
+#pragma unroll
+    for (int jj = 0; jj < A; jj++) {
+        if (jj >= f.n)
+            break;
+#pragma unroll
+        for (int t = 0; t < 2; t++)
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                part[((jj * 2 + t) * 4 + e) * NHWC_THREADS + threadIdx.x] = tap_of(f, acc, jj, t, e);
+    }
+    cluster.sync();
+    if (cluster.block_rank() == 0) {
+        const int blocks = (int)cluster.num_blocks();
+        for (int jj = 0; jj < f.n; jj++)
+#pragma unroll
+            for (int t = 0; t < 2; t++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    const int at = ((jj * 2 + t) * 4 + e) * NHWC_THREADS + threadIdx.x;
+                    float sum = 0.0f, lost = 0.0f;
+                    for (int r = 0; r < blocks; r++) {
+                        const float y = cluster.map_shared_rank(part, r)[at] - lost, next = sum + y;
+                        lost = (next - sum) - y;
+                        sum = next;
+                    }
+                    const int k = k0 + 8 * (e / 2), c = c0 + 8 * t + e % 2;
+                    if (k < d.k && c < d.c)
+                        put(d, dw, (float *)NULL, overwrite, k, c, b.row,
+                            f.j0 + b.tile * f.n + jj, sum);
+                }
+    }
+    cluster.sync(); /* block 0 has read every block's part */
+#else
+    __trap(); /* clusters need sm_90; the host plans none below it */
+#endif
+}
+
 template <typename T, int A>
 __global__ void __launch_bounds__(NHWC_THREADS, 1)
     fused_nhwc(dims d, fused_problem<A> f, const T *__restrict__ x, const T *__restrict__ dy,
-               T *dw, float *buckets, int overwrite)
+               T *dw, float *buckets, int overwrite, int in_cluster)
 {
     extern __shared__ __align__(16) unsigned char smem_bytes[];
     nhwc_smem<T, A> &sm = *(nhwc_smem<T, A> *)smem_bytes;
@@ -281,6 +343,10 @@ __global__ void __launch_bounds__(NHWC_THREADS, 1)
     }
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int k0 = b.k0 + 16 * (warp / 4) + lane / 4, c0 = b.c0 + 16 * (warp % 4) + 2 * (lane % 4);
+    if (in_cluster) {
+        cluster_sum(d, f, b, acc, dw, overwrite, k0, c0, (float *)smem_bytes);
+        return;
+    }
 #pragma unroll
     for (int jj = 0; jj < A; jj++) {
         if (jj >= f.n)
@@ -290,17 +356,24 @@ __global__ void __launch_bounds__(NHWC_THREADS, 1)
 #pragma unroll
             for (int e = 0; e < 4; e++) {
                 const int k = k0 + 8 * (e / 2), c = c0 + 8 * t + e % 2;
-                float s = 0.0f;
-#pragma unroll
-                for (int a = 0; a < A; a++)
-                    s += f.at[jj][a] * acc[a][t][e];
+                const float s = tap_of(f, acc, jj, t, e);
                 if (k < d.k && c < d.c)
                     put(d, dw, buckets, overwrite, k, c, b.row, f.j0 + b.tile * f.n + jj, s);
             }
     }
 }
 
-int winrs_fused_nhwc_segments(const dims &d, long units, int blocks, int max_segments)
+int winrs_fused_nhwc_cluster_max(void)
+{
+    int device = 0, major = 0;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess)
+        return 1;
+    return major >= 9 ? WINRS_CLUSTER_MAX : 1;
+}
+
+int winrs_fused_nhwc_segments(const dims &d, long units, int blocks, int cluster_most,
+                              int bucket_most)
 {
     int device = 0, sms = 0;
     if (cudaGetDevice(&device) != cudaSuccess ||
@@ -308,12 +381,13 @@ int winrs_fused_nhwc_segments(const dims &d, long units, int blocks, int max_seg
         sms < 1)
         sms = 132;
     /* One block per SM; a block costs its steps plus about OVERHEAD steps of filling the pipeline
-     * and writing its accumulators. The fewest segments within 3% of the cheapest: fewer buckets
-     * to sum. */
+     * and writing its accumulators (or summing them across the cluster). The fewest segments
+     * within 3% of the cheapest: fewer partial sums. */
     const double OVERHEAD = 4.0;
     double best = 0.0;
     int best_segments = 1;
-    for (int s = 1; s <= max_segments; s++) {
+    const int most = cluster_most > bucket_most ? cluster_most : bucket_most;
+    for (int s = 1; s <= most; s++) {
         const double waves = ceil((double)blocks * s / sms);
         const double cost = waves * (ceil((double)units / s / NHWC_UNITS) + OVERHEAD);
         if (s == 1 || cost < best * 0.97) {
@@ -338,22 +412,38 @@ bool winrs_fused_nhwc_fits(const dims &d, size_t element_bytes, const void *x, c
 
 template <typename T, int A>
 cudaError_t winrs_fused_nhwc_launch(const dims &d, const fused_problem<A> &f, dim3 grid,
-                                    const T *x, const T *dy, T *dw, float *buckets,
-                                    int overwrite, cudaStream_t stream)
+                                    int in_cluster, const T *x, const T *dy, T *dw,
+                                    float *buckets, int overwrite, cudaStream_t stream)
 {
+    static_assert(A * 8 * NHWC_THREADS * sizeof(float) <= sizeof(nhwc_smem<T, A>),
+                  "a block's taps fit in its shared memory");
     const int smem = (int)sizeof(nhwc_smem<T, A>);
     const cudaError_t e = cudaFuncSetAttribute(
         fused_nhwc<T, A>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
     if (e != cudaSuccess)
         return e;
-    fused_nhwc<T, A><<<grid, NHWC_THREADS, smem, stream>>>(d, f, x, dy, dw, buckets, overwrite);
-    return cudaGetLastError();
+    cudaLaunchConfig_t config = {};
+    cudaLaunchAttribute cluster[1];
+    config.gridDim = grid;
+    config.blockDim = dim3(NHWC_THREADS);
+    config.dynamicSmemBytes = (size_t)smem;
+    config.stream = stream;
+    if (in_cluster) { /* the segments of a block of K x C, filter row and tile */
+        cluster[0].id = cudaLaunchAttributeClusterDimension;
+        cluster[0].val.clusterDim.x = 1;
+        cluster[0].val.clusterDim.y = 1;
+        cluster[0].val.clusterDim.z = grid.z;
+        config.attrs = cluster;
+        config.numAttrs = 1;
+    }
+    return cudaLaunchKernelEx(&config, fused_nhwc<T, A>, d, f, x, dy, dw, buckets, overwrite,
+                              in_cluster);
 }
 
 #define WINO_NHWC_LAUNCH(T, A)                                                                 \
     template cudaError_t winrs_fused_nhwc_launch<T, A>(const dims &, const fused_problem<A> &, \
-                                                       dim3, const T *, const T *, T *, float *, \
-                                                       int, cudaStream_t);
+                                                       dim3, int, const T *, const T *, T *,    \
+                                                       float *, int, cudaStream_t);
 WINO_NHWC_LAUNCH(__half, 4)
 WINO_NHWC_LAUNCH(__half, WINRS_FUSED_MAX_ALPHA)
 WINO_NHWC_LAUNCH(__nv_bfloat16, 4)

@@ -12,6 +12,9 @@
 /* A thread block computes a BLOCK x BLOCK tile of K x C. */
 #define BLOCK 64
 
+/* The most segments summed across a thread-block cluster (the portable cluster size). */
+#define WINRS_CLUSTER_MAX 8
+
 /* F(n, r) for the kernels: the matrices zero-padded to A x A at a fixed stride, so that the
  * unrolled loops index the kernel parameters with constants and need no bounds. */
 template <int A> struct fused_problem {
@@ -79,12 +82,18 @@ static __device__ __forceinline__ void put(const dims &d, T *dw, float *buckets,
  * or __nv_bfloat16, A 4 or WINRS_FUSED_MAX_ALPHA. */
 bool winrs_fused_nhwc_takes(const dims &d, size_t element_bytes);
 bool winrs_fused_nhwc_fits(const dims &d, size_t element_bytes, const void *x, const void *dy);
-/* The segments for that kernel: of units units, blocks thread blocks per segment, at most
- * max_segments; from a model of its waves over the current device's SMs. */
-int winrs_fused_nhwc_segments(const dims &d, long units, int blocks, int max_segments);
+/* The most segments it sums across a thread-block cluster on the current device (1: none). */
+int winrs_fused_nhwc_cluster_max(void);
+/* Its segments: of units units, blocks thread blocks per segment, at most cluster_most (summed
+ * in a cluster) or bucket_most (in buckets); from a model of its waves over the current
+ * device's SMs. */
+int winrs_fused_nhwc_segments(const dims &d, long units, int blocks, int cluster_most,
+                              int bucket_most);
+/* Launches it on grid (K x C blocks, filter rows x tiles, segments); in_cluster: the segments
+ * are one cluster and block 0 of each writes dw (buckets unused). */
 template <typename T, int A>
 cudaError_t winrs_fused_nhwc_launch(const dims &d, const fused_problem<A> &f, dim3 grid,
-                                    const T *x, const T *dy, T *dw, float *buckets,
-                                    int overwrite, cudaStream_t stream);
+                                    int in_cluster, const T *x, const T *dy, T *dw,
+                                    float *buckets, int overwrite, cudaStream_t stream);
 
 #endif
