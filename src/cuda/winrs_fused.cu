@@ -300,10 +300,8 @@ int winrs_fused_segments(const dims &d, const wino_cuda_winrs_problem &pr, size_
     *in_cluster = 0;
     if (winrs_fused_nhwc_takes(d, element_bytes)) {
         const int cluster_most = (int)fmin(by_units, (double)winrs_fused_nhwc_cluster_max());
-        const int segments = winrs_fused_nhwc_segments(d, (long)units, (int)blocks,
-                                                       cluster_most, most < 2 ? 1 : (int)most);
-        *in_cluster = segments > 1 && segments <= cluster_most;
-        return segments;
+        return winrs_fused_nhwc_segments(d, (long)units, (int)blocks, cluster_most,
+                                         most < 2 ? 1 : (int)most, in_cluster);
     }
     if (most < 2)
         return 1;

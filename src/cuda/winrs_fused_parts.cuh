@@ -84,11 +84,11 @@ bool winrs_fused_nhwc_takes(const dims &d, size_t element_bytes);
 bool winrs_fused_nhwc_fits(const dims &d, size_t element_bytes, const void *x, const void *dy);
 /* The most segments it sums across a thread-block cluster on the current device (1: none). */
 int winrs_fused_nhwc_cluster_max(void);
-/* Its segments: of units units, blocks thread blocks per segment, at most cluster_most (summed
- * in a cluster) or bucket_most (in buckets); from a model of its waves over the current
- * device's SMs. */
+/* Its segments: of units units, blocks thread blocks per segment, at most bucket_most summed in
+ * buckets or (*in_cluster = 1) at most cluster_most summed in a cluster; from a model of its
+ * waves over the current device's SMs. */
 int winrs_fused_nhwc_segments(const dims &d, long units, int blocks, int cluster_most,
-                              int bucket_most);
+                              int bucket_most, int *in_cluster);
 /* Launches it on grid (K x C blocks, filter rows x tiles, segments); in_cluster: the segments
  * are one cluster and block 0 of each writes dw (buckets unused). */
 template <typename T, int A>
