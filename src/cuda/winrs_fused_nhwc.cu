@@ -15,7 +15,9 @@
  *      columns of V (ldmatrix.trans, mma.sync m16n8k16) to its FP32 accumulators.
  * One barrier per step: the raw data has three buffers and the transformed two, so a warp may
  * transform step s + 1 while another still multiplies step s. At the end A^T turns the alpha
- * accumulators into the n taps in registers, as in winrs_fused.cu. */
+ * accumulators into the n taps in registers, as in winrs_fused.cu, and the block writes them to
+ * dw or its segment's bucket, or (segments in a thread-block cluster) block 0 of the cluster
+ * sums every block's taps through distributed shared memory (cluster_sum). */
 #include <cooperative_groups.h>
 #include <limits.h>
 
