@@ -41,28 +41,22 @@ static __device__ __forceinline__ void ldmatrix_x4_trans(unsigned r[4], const vo
 /* One warp-level product D += A B on tensor cores: A 16 x K (row-major), B K x 8 (column-major),
  * K = 32 bytes of E; the fragments as PTX lays them out for row.col. */
 template <typename E> struct mma_op;
-template <> struct mma_op<__half> {
-    typedef float acc_t;
-    static __device__ __forceinline__ void run(float d[4], const unsigned a[4],
-                                               const unsigned b[2])
-    {
-        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, "
-                     "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-    }
-};
-template <> struct mma_op<__nv_bfloat16> {
-    typedef float acc_t;
-    static __device__ __forceinline__ void run(float d[4], const unsigned a[4],
-                                               const unsigned b[2])
-    {
-        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, "
-                     "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-    }
-};
+/* FP16 and BF16: m16n8k16 with FP32 accumulators, PTX type TYPE. */
+#define WINO_MMA_16BIT(E, TYPE)                                                                \
+    template <> struct mma_op<E> {                                                             \
+        typedef float acc_t;                                                                   \
+        static __device__ __forceinline__ void run(float d[4], const unsigned a[4],            \
+                                                   const unsigned b[2])                        \
+        {                                                                                      \
+            asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." TYPE "." TYPE                \
+                         ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"       \
+                         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])                      \
+                         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1])); \
+        }                                                                                      \
+    };
+WINO_MMA_16BIT(__half, "f16")
+WINO_MMA_16BIT(__nv_bfloat16, "bf16")
+#undef WINO_MMA_16BIT
 template <> struct mma_op<int8_t> {
     typedef int acc_t;
     static __device__ __forceinline__ void run(int d[4], const unsigned a[4], const unsigned b[2])

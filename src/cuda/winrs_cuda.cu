@@ -142,7 +142,7 @@ static void plan_fused(struct wino_cuda_winrs *w, double data_bytes)
     const dims d = dims_of(&w->desc, &w->sizes);
     w->bucket_bytes = 0;
     for (int i = 0; i < w->plan.problems; i++) {
-        w->segments[i] = winrs_fused_segments(d, w->plan.p[i], element_bytes(w),
+        w->segments[i] = winrs_fused_segments(d, w->plan.p[i], element_bytes(w), w->device,
                                               BUCKET_SHARE * data_bytes, &w->in_cluster[i]);
         const size_t bytes = winrs_fused_bucket_bytes(d, w->segments[i], w->in_cluster[i]);
         w->bucket_bytes = bytes > w->bucket_bytes ? bytes : w->bucket_bytes;
@@ -227,6 +227,9 @@ static enum wino_status winrs_create(const struct wino_conv2d_desc *desc,
     struct device_scope scope;
     if (!(st = enter_device(w->device, &scope))) {
         st = shared_blas_of(w->device, &w->blas);
+        const cudaError_t e = st ? cudaSuccess : winrs_fused_prepare();
+        if (e != cudaSuccess)
+            st = cuda_failed(e, "winrs_fused_prepare()", __FILE__, __LINE__);
         leave_device(&scope);
     }
     if (!st)

@@ -290,7 +290,7 @@ __global__ void sum_buckets(dims d, int j0, int taps, int segments, const float 
 }
 
 int winrs_fused_segments(const dims &d, const wino_cuda_winrs_problem &pr, size_t element_bytes,
-                         double bucket_budget, int *in_cluster)
+                         int device, double bucket_budget, int *in_cluster)
 {
     const double blocks = ceil(d.k / (double)BLOCK) * ceil(d.c / (double)BLOCK) * d.r * pr.tiles;
     const double units = (double)d.n * d.p * pr.units;
@@ -299,8 +299,8 @@ int winrs_fused_segments(const dims &d, const wino_cuda_winrs_problem &pr, size_
     const double most = fmin(by_units, floor(bucket_budget / bucket));
     *in_cluster = 0;
     if (winrs_fused_nhwc_takes(d, element_bytes)) {
-        const int cluster_most = (int)fmin(by_units, (double)winrs_fused_nhwc_cluster_max());
-        return winrs_fused_nhwc_segments(d, (long)units, (int)blocks, cluster_most,
+        const int cluster_most = (int)fmin(by_units, (double)winrs_fused_nhwc_cluster_max(device));
+        return winrs_fused_nhwc_segments(device, (long)units, (int)blocks, cluster_most,
                                          most < 2 ? 1 : (int)most, in_cluster);
     }
     if (most < 2)
@@ -308,41 +308,47 @@ int winrs_fused_segments(const dims &d, const wino_cuda_winrs_problem &pr, size_
     return (int)fmax(1.0, fmin(ceil(TARGET_BLOCKS / blocks), most));
 }
 
+cudaError_t winrs_fused_prepare(void) { return winrs_fused_nhwc_prepare(); }
+
 size_t winrs_fused_bucket_bytes(const dims &d, int segments, int in_cluster)
 {
     return segments < 2 || in_cluster ? 0
                                       : (size_t)segments * d.k * d.c * d.r * d.s * sizeof(float);
 }
 
-/* The NHWC kernel where it fits (with the segments in a cluster, or in buckets), the other
- * kernels elsewhere. */
+/* The NHWC kernel where it fits (nhwc: with the segments in a cluster, or in buckets), the
+ * other kernels elsewhere. */
 template <int A>
-static void launch(const dims &d, const fused_problem<A> &f, dim3 grid, int, const float *x,
-                   const float *dy, float *dw, float *buckets, int overwrite, cudaStream_t s)
+static cudaError_t launch(const dims &d, const fused_problem<A> &f, dim3 grid, int, int,
+                          const float *x, const float *dy, float *dw, float *buckets,
+                          int overwrite, cudaStream_t s)
 {
     fused_fma<A><<<grid, fma_threads(A), 0, s>>>(d, f, x, dy, dw, buckets, overwrite);
+    return cudaGetLastError();
 }
 
 template <int A, typename T>
-static void launch(const dims &d, const fused_problem<A> &f, dim3 grid, int in_cluster,
-                   const T *x, const T *dy, T *dw, float *buckets, int overwrite, cudaStream_t s)
+static cudaError_t launch(const dims &d, const fused_problem<A> &f, dim3 grid, int nhwc,
+                          int in_cluster, const T *x, const T *dy, T *dw, float *buckets,
+                          int overwrite, cudaStream_t s)
 {
-    if (winrs_fused_nhwc_fits(d, sizeof(T), x, dy))
-        winrs_fused_nhwc_launch<T, A>(d, f, grid, in_cluster, x, dy, dw, buckets, overwrite, s);
-    else
-        fused_mma<T, A><<<grid, THREADS, 0, s>>>(d, f, x, dy, dw, buckets, overwrite);
+    if (nhwc)
+        return winrs_fused_nhwc_launch<T, A>(d, f, grid, in_cluster, x, dy, dw, buckets,
+                                             overwrite, s);
+    fused_mma<T, A><<<grid, THREADS, 0, s>>>(d, f, x, dy, dw, buckets, overwrite);
+    return cudaGetLastError();
 }
 
 template <int A, typename T>
-static void launch_fused(const dims &d, const wino_cuda_winrs_problem &pr, int segments,
-                         int in_cluster, const T *x, const T *dy, T *dw, float *buckets,
-                         int overwrite, cudaStream_t s)
+static cudaError_t launch_fused(const dims &d, const wino_cuda_winrs_problem &pr, int segments,
+                                int nhwc, int in_cluster, const T *x, const T *dy, T *dw,
+                                float *buckets, int overwrite, cudaStream_t s)
 {
     const fused_problem<A> f = fused_problem_of<A>(d, pr, segments);
     const dim3 grid((unsigned)(((d.k + BLOCK - 1) / BLOCK) * ((d.c + BLOCK - 1) / BLOCK)),
                     (unsigned)(d.r * pr.tiles), (unsigned)segments);
-    launch<A>(d, f, grid, in_cluster, x, dy, dw, segments > 1 && !in_cluster ? buckets : NULL,
-              overwrite, s);
+    return launch<A>(d, f, grid, nhwc, in_cluster, x, dy, dw,
+                     segments > 1 && !in_cluster ? buckets : NULL, overwrite, s);
 }
 
 template <typename T>
@@ -352,13 +358,17 @@ cudaError_t winrs_fused_enqueue(const dims &d, const wino_cuda_winrs_problem &pr
 {
     /* Segments planned for a cluster have no buckets: where the NHWC kernel cannot take the
      * tensors after all (not on 16-byte boundaries), one segment. */
-    if (in_cluster && !winrs_fused_nhwc_fits(d, sizeof(T), x, dy))
+    const int nhwc = winrs_fused_nhwc_fits(d, sizeof(T), x, dy);
+    if (in_cluster && !nhwc)
         segments = 1, in_cluster = 0;
-    if (pr.n + pr.r - 1 <= 4)
-        launch_fused<4>(d, pr, segments, in_cluster, x, dy, dw, buckets, overwrite, stream);
-    else
-        launch_fused<WINRS_FUSED_MAX_ALPHA>(d, pr, segments, in_cluster, x, dy, dw, buckets,
-                                            overwrite, stream);
+    const cudaError_t e =
+        pr.n + pr.r - 1 <= 4
+            ? launch_fused<4>(d, pr, segments, nhwc, in_cluster, x, dy, dw, buckets, overwrite,
+                              stream)
+            : launch_fused<WINRS_FUSED_MAX_ALPHA>(d, pr, segments, nhwc, in_cluster, x, dy, dw,
+                                                  buckets, overwrite, stream);
+    if (e != cudaSuccess)
+        return e;
     if (segments > 1 && !in_cluster) {
         const int taps = pr.tiles * pr.n;
         const long outs = (long)d.k * d.c * d.r * taps;

@@ -19,12 +19,15 @@
  * thread). */
 #define WINRS_FUSED_MAX_ALPHA WINO_CUDA_WINRS_FUSED_MAX_ALPHA
 
-/* The segments of pr's units for d and elements of element_bytes: enough thread blocks to fill
- * the device (see the .cu), their buckets within bucket_budget bytes; *in_cluster = 1 where the
+/* The segments of pr's units for d and elements of element_bytes on device: enough thread
+ * blocks to fill the device (see the .cu), their buckets within bucket_budget bytes; *in_cluster = 1 where the
  * segments are summed across a thread-block cluster instead (the NHWC kernel, up to
  * WINRS_CLUSTER_MAX segments: no buckets). */
 int winrs_fused_segments(const dims &d, const wino_cuda_winrs_problem &pr, size_t element_bytes,
-                         double bucket_budget, int *in_cluster);
+                         int device, double bucket_budget, int *in_cluster);
+
+/* Sets up the fused kernels on the current device (once per operator, at create). */
+cudaError_t winrs_fused_prepare(void);
 
 /* The bytes of buckets that segments need for d (0 for one segment or in a cluster). */
 size_t winrs_fused_bucket_bytes(const dims &d, int segments, int in_cluster);

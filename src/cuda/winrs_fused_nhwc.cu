@@ -33,45 +33,30 @@
 #define ROW (BLOCK + 8)
 #define PLANE (NHWC_UNITS * ROW + 8)
 
-/* Two packed 16-bit values to FP32 and back (round to nearest). */
-template <typename T> struct pair16;
-template <> struct pair16<__half> {
-    static __device__ __forceinline__ float2 unpack(unsigned u)
-    {
-        __half2 h;
-        memcpy(&h, &u, 4);
-        return __half22float2(h);
-    }
-    static __device__ __forceinline__ unsigned pack(float a, float b)
-    {
-        const __half2 h = __floats2half2_rn(a, b);
-        unsigned u;
-        memcpy(&u, &h, 4);
-        return u;
-    }
-};
-template <> struct pair16<__nv_bfloat16> {
-    static __device__ __forceinline__ float2 unpack(unsigned u)
-    {
-        __nv_bfloat162 h;
-        memcpy(&h, &u, 4);
-        return __bfloat1622float2(h);
-    }
-    static __device__ __forceinline__ unsigned pack(float a, float b)
-    {
-        const __nv_bfloat162 h = __floats2bfloat162_rn(a, b);
-        unsigned u;
-        memcpy(&u, &h, 4);
-        return u;
-    }
-};
+/* Two packed 16-bit values to FP32 and back (round to nearest), by winrs_tensors.cuh's element
+ * conversions. */
+template <typename T> static __device__ __forceinline__ float2 unpack16(unsigned u)
+{
+    T h[2];
+    memcpy(h, &u, 4);
+    return make_float2(load(h, 0), load(h, 1));
+}
+template <typename T> static __device__ __forceinline__ unsigned pack16(float a, float b)
+{
+    T h[2];
+    store(h, 0, a);
+    store(h, 1, b);
+    unsigned u;
+    memcpy(&u, h, 4);
+    return u;
+}
 
 /* Where a unit's data lies: the offsets of dy[n][p][q][k0] and x[n][h][w0][c0] (h = p + row
  * - pad_h, w0 its window's first column), and whether the unit is in the segment and its row
  * of x in the image. */
 struct nhwc_place {
     long long dy0, x0;
-    int w0, in, h_in, unused;
+    int w0, in, h_in;
 };
 
 /* Places of steps s .. s + PLACE_STEPS - 1 are kept: a step's are worked out three steps before
@@ -103,7 +88,6 @@ static __device__ __forceinline__ void place_step(const dims &d, const fused_pro
     pl.in = u0 + t < b.end;
     pl.h_in = h >= 0 && h < d.h;
     pl.w0 = w0;
-    pl.unused = 0;
     pl.dy0 = (((long long)n * d.p + p) * d.q + q) * d.k + b.k0;
     pl.x0 = (((long long)n * d.h + h) * d.w + w0) * d.c + b.c0;
     out[t] = pl;
@@ -157,9 +141,9 @@ static __device__ void diag_fragments(const float (&m)[A][A], unsigned (&hi)[4],
         float e[2];
         for (int j = 0; j < 2; j++)
             e[j] = row / A == (col + j) / A ? m[row % A][(col + j) % A] : 0.0f;
-        hi[i] = pair16<T>::pack(e[0], e[1]);
-        const float2 h = pair16<T>::unpack(hi[i]);
-        lo[i] = pair16<T>::pack(e[0] - h.x, e[1] - h.y);
+        hi[i] = pack16<T>(e[0], e[1]);
+        const float2 h = unpack16<T>(hi[i]);
+        lo[i] = pack16<T>(e[0] - h.x, e[1] - h.y);
     }
 }
 
@@ -190,7 +174,7 @@ static __device__ __forceinline__ void transform_jobs(const unsigned (&hi)[4],
             for (int half = 0; half < 2; half++) {
                 const int r = rows + lane / 4 + 8 * half, unit = r / A, a = r % A;
                 *(unsigned *)&tf[kind][a][unit * ROW + c] =
-                    pair16<T>::pack(acc[2 * half], acc[2 * half + 1]);
+                    pack16<T>(acc[2 * half], acc[2 * half + 1]);
             }
         }
     }
@@ -365,11 +349,10 @@ __global__ void __launch_bounds__(NHWC_THREADS, 1)
     }
 }
 
-int winrs_fused_nhwc_cluster_max(void)
+int winrs_fused_nhwc_cluster_max(int device)
 {
-    int device = 0, major = 0;
-    if (cudaGetDevice(&device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess)
+    int major = 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess)
         return 1;
     return major >= 9 ? WINRS_CLUSTER_MAX : 1;
 }
@@ -395,12 +378,11 @@ static int cheapest(long units, int blocks, int sms, int first, int most, double
     return best;
 }
 
-int winrs_fused_nhwc_segments(const dims &d, long units, int blocks, int cluster_most,
+int winrs_fused_nhwc_segments(int device, long units, int blocks, int cluster_most,
                               int bucket_most, int *in_cluster)
 {
-    int device = 0, sms = 0;
-    if (cudaGetDevice(&device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
+    int sms = 0;
+    if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
         sms < 1)
         sms = 132;
     double bucket_cost = 0.0, cluster_cost = 0.0;
@@ -431,18 +413,32 @@ bool winrs_fused_nhwc_fits(const dims &d, size_t element_bytes, const void *x, c
            (uintptr_t)dy % 16 == 0;
 }
 
+template <typename T, int A> static cudaError_t allow_smem(void)
+{
+    static_assert(A * 8 * NHWC_THREADS * sizeof(float) <= sizeof(nhwc_smem<T, A>),
+                  "a block's taps fit in its shared memory");
+    return cudaFuncSetAttribute(fused_nhwc<T, A>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                (int)sizeof(nhwc_smem<T, A>));
+}
+
+cudaError_t winrs_fused_nhwc_prepare(void)
+{
+    cudaError_t e = allow_smem<__half, 4>();
+    if (e == cudaSuccess)
+        e = allow_smem<__half, WINRS_FUSED_MAX_ALPHA>();
+    if (e == cudaSuccess)
+        e = allow_smem<__nv_bfloat16, 4>();
+    if (e == cudaSuccess)
+        e = allow_smem<__nv_bfloat16, WINRS_FUSED_MAX_ALPHA>();
+    return e;
+}
+
 template <typename T, int A>
 cudaError_t winrs_fused_nhwc_launch(const dims &d, const fused_problem<A> &f, dim3 grid,
                                     int in_cluster, const T *x, const T *dy, T *dw,
                                     float *buckets, int overwrite, cudaStream_t stream)
 {
-    static_assert(A * 8 * NHWC_THREADS * sizeof(float) <= sizeof(nhwc_smem<T, A>),
-                  "a block's taps fit in its shared memory");
     const int smem = (int)sizeof(nhwc_smem<T, A>);
-    const cudaError_t e = cudaFuncSetAttribute(
-        fused_nhwc<T, A>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
-    if (e != cudaSuccess)
-        return e;
     cudaLaunchConfig_t config = {};
     cudaLaunchAttribute cluster[1];
     config.gridDim = grid;

@@ -82,13 +82,15 @@ static __device__ __forceinline__ void put(const dims &d, T *dw, float *buckets,
  * or __nv_bfloat16, A 4 or WINRS_FUSED_MAX_ALPHA. */
 bool winrs_fused_nhwc_takes(const dims &d, size_t element_bytes);
 bool winrs_fused_nhwc_fits(const dims &d, size_t element_bytes, const void *x, const void *dy);
-/* The most segments it sums across a thread-block cluster on the current device (1: none). */
-int winrs_fused_nhwc_cluster_max(void);
+/* The most segments it sums across a thread-block cluster on device (1: none). */
+int winrs_fused_nhwc_cluster_max(int device);
 /* Its segments: of units units, blocks thread blocks per segment, at most bucket_most summed in
  * buckets or (*in_cluster = 1) at most cluster_most summed in a cluster; from a model of its
- * waves over the current device's SMs. */
-int winrs_fused_nhwc_segments(const dims &d, long units, int blocks, int cluster_most,
+ * waves over device's SMs. */
+int winrs_fused_nhwc_segments(int device, long units, int blocks, int cluster_most,
                               int bucket_most, int *in_cluster);
+/* Lets its kernels have the shared memory they need on the current device (once, at create). */
+cudaError_t winrs_fused_nhwc_prepare(void);
 /* Launches it on grid (K x C blocks, filter rows x tiles, segments); in_cluster: the segments
  * are one cluster and block 0 of each writes dw (buckets unused). */
 template <typename T, int A>
