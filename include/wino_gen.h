@@ -99,7 +99,9 @@ WINO_API enum wino_status wino_tile_op_counts(const wino_tile *tile, enum wino_t
 
 enum wino_emit_lang {
     WINO_EMIT_C = 0,   /* C99 functions transforming a lane-contiguous batch of tiles */
-    WINO_EMIT_CUDA = 1 /* CUDA C __device__ functions transforming one tile in registers */
+    WINO_EMIT_CUDA = 1,  /* CUDA C __device__ functions transforming one tile in registers */
+    WINO_EMIT_OPENCL = 2 /* OpenCL C functions transforming one tile in private memory, named
+                          * wino_f32_<stage>_transform_<tile>__opencl. Since 0.3 */
 };
 
 /* Emits the three 2D transforms of F(m x m, r x r) as source code into buf (cap bytes, NUL

@@ -72,7 +72,7 @@ static int test_tile_bad_input(void)
     ok &= expect(wino_tile_op_counts(NULL, WINO_TRANSFORM_INPUT, &c, &c), bad, "tile NULL");
     ok &= expect(wino_tile_op_counts(t, (enum wino_transform)3, &c, &c), bad, "transform 3");
     ok &= expect(wino_tile_emit(NULL, WINO_EMIT_C, NULL, 0, &need), bad, "tile NULL");
-    ok &= expect(wino_tile_emit(t, (enum wino_emit_lang)2, NULL, 0, &need), bad, "lang 2");
+    ok &= expect(wino_tile_emit(t, (enum wino_emit_lang)3, NULL, 0, &need), bad, "lang 3");
     ok &= expect(wino_tile_emit(t, WINO_EMIT_C, NULL, 0, NULL), bad, "buf and needed NULL");
     ok &= wino_tile_m(NULL) == 0 && wino_tile_alpha(NULL) == 0 && wino_tile_r(NULL) == 0;
     wino_tile_destroy(t);

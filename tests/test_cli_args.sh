@@ -40,7 +40,7 @@ expect_usage_message "gen modes" "^wino gen: --op-table cannot be combined with 
     --m 4 --r 3 --op-table
 expect_usage_message "gen modes, =" "^wino gen: --m cannot be combined with --write-defaults" \
     --write-defaults=x --m=4
-expect_usage_message "choice" '^wino gen: --emit: "fortran" is not one of c\|cuda' \
+expect_usage_message "choice" '^wino gen: --emit: "fortran" is not one of c\|cuda\|opencl' \
     --m 4 --r 3 --emit=fortran
 verb=points
 expect_usage_message "points modes" "^wino points: --tie cannot be combined with --eval" \
@@ -79,6 +79,11 @@ else fail "gen --emit c: stdout is not C alone"; fi
 if "$wino" gen --m 2 --r 3 --emit c --out "$tmp/out.c" >"$tmp/out" && [ ! -s "$tmp/out" ] &&
     cc -std=c99 -c "$tmp/out.c" -o "$tmp/out.o"; then ok
 else fail "gen --emit c --out: stdout not empty or the file does not compile"; fi
+# OpenCL C with one builtin, fma: compiled here as C (the OpenCL tests compile it as OpenCL).
+if "$wino" gen --m 4 --r 3 --emit opencl >"$tmp/emit.cl" && ! grep -q '^A^T' "$tmp/emit.cl" &&
+    grep -q 'void wino_f32_input_transform_f4x4_3x3__opencl(' "$tmp/emit.cl" &&
+    cc -std=c99 -Dfma=__builtin_fmaf -c -x c - -o "$tmp/emit_cl.o" <"$tmp/emit.cl"; then ok
+else fail "gen --emit opencl: stdout is not the OpenCL transforms alone"; fi
 
 # Layer sets: by name from any working directory, as a file (absolute or with .txt), inline.
 expect_run "set from another directory" bash -c "cd '$tmp' && '$wino' bench --set smoke ${small[*]}"

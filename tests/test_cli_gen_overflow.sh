@@ -28,7 +28,7 @@ expect_refused() {
     fi
 }
 
-for lang in c cuda; do
+for lang in c cuda opencl; do
     expect_refused "1e40 point, $lang" "$huge" gen --m 2 --r 3 --points "0,1,$huge" --emit "$lang"
     expect_refused "1e-50 point, $lang" "$tiny" gen --m 2 --r 3 --points "0,1,$tiny" --emit "$lang"
     expect_refused "constant 1e48, $lang" "1000000000000000000000192000000000000000000009216" \

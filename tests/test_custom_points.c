@@ -111,7 +111,7 @@ static void check_emit_refusals(void)
         const struct emit_case *c = &cases[i];
         wino_tile *t = NULL;
         int ok = !wino_tile_create(c->m, c->r, c->points, 0, &t);
-        for (int lang = WINO_EMIT_C; ok && lang <= WINO_EMIT_CUDA; lang++) {
+        for (int lang = WINO_EMIT_C; ok && lang <= WINO_EMIT_OPENCL; lang++) {
             size_t need = 0;
             char buf[64];
             ok = wino_tile_emit(t, (enum wino_emit_lang)lang, NULL, 0, &need) ==

@@ -1,13 +1,14 @@
 /* Tests of the transform emitters (src/gen/transform_ops.c) and of the committed generated code.
- *  (a) Reproducibility: for every default tile the C and CUDA text of wino_tile_emit equals the
- *      committed file byte for byte; so do src/cpu/generated/transform_table.c and the op-count
+ *  (a) Reproducibility: for every default tile the C, CUDA and OpenCL text of wino_tile_emit
+ *      equals the committed file byte for byte; so do src/cpu/generated/transform_table.c and the op-count
  *      table in docs/transform-ops.md. Emission is deterministic and follows the buffer rules.
  *  (b) Numerics: every committed C transform, reached through wino_f32_transforms_for, on random
  *      inputs in (-1, 1) with 1, 3, 17 and 64 lanes and three memory layouts (gathered,
  *      transposed, padded with gaps), outputs poisoned with NaN first, against M X M^T in double
  *      from the exact matrices: |error| <= TOL * (|M| |X| |M|^T) element by element, and nothing
  *      written outside the output elements.
- *  (c) The committed CUDA functions, compiled here as C, checked the same way on single tiles.
+ *  (c) The committed CUDA and OpenCL functions, compiled here as C, checked the same way on
+ *      single tiles.
  *  (d) Float literals: the nearest float to a rational, and the shortest text reading back as it.
  * Usage: test_emit (WINO_TEST_SEED=N to replay the random inputs). */
 #include "cpu/transform_table.h"
@@ -61,11 +62,47 @@
 #include "cuda/generated/wino_f32_transforms_f3x3_7x7.cuh"
 #include "cuda/generated/wino_f32_transforms_f4x4_7x7.cuh"
 
+/* The OpenCL emission compiled as C: its one builtin is fma. */
+#define fma fmaf
+#include "opencl/generated/wino_f32_transforms_f2x2_2x2.cl"
+#include "opencl/generated/wino_f32_transforms_f3x3_2x2.cl"
+#include "opencl/generated/wino_f32_transforms_f4x4_2x2.cl"
+#include "opencl/generated/wino_f32_transforms_f5x5_2x2.cl"
+#include "opencl/generated/wino_f32_transforms_f6x6_2x2.cl"
+#include "opencl/generated/wino_f32_transforms_f7x7_2x2.cl"
+#include "opencl/generated/wino_f32_transforms_f8x8_2x2.cl"
+#include "opencl/generated/wino_f32_transforms_f2x2_3x3.cl"
+#include "opencl/generated/wino_f32_transforms_f3x3_3x3.cl"
+#include "opencl/generated/wino_f32_transforms_f4x4_3x3.cl"
+#include "opencl/generated/wino_f32_transforms_f5x5_3x3.cl"
+#include "opencl/generated/wino_f32_transforms_f6x6_3x3.cl"
+#include "opencl/generated/wino_f32_transforms_f7x7_3x3.cl"
+#include "opencl/generated/wino_f32_transforms_f8x8_3x3.cl"
+#include "opencl/generated/wino_f32_transforms_f2x2_4x4.cl"
+#include "opencl/generated/wino_f32_transforms_f3x3_4x4.cl"
+#include "opencl/generated/wino_f32_transforms_f4x4_4x4.cl"
+#include "opencl/generated/wino_f32_transforms_f5x5_4x4.cl"
+#include "opencl/generated/wino_f32_transforms_f6x6_4x4.cl"
+#include "opencl/generated/wino_f32_transforms_f7x7_4x4.cl"
+#include "opencl/generated/wino_f32_transforms_f2x2_5x5.cl"
+#include "opencl/generated/wino_f32_transforms_f3x3_5x5.cl"
+#include "opencl/generated/wino_f32_transforms_f4x4_5x5.cl"
+#include "opencl/generated/wino_f32_transforms_f5x5_5x5.cl"
+#include "opencl/generated/wino_f32_transforms_f6x6_5x5.cl"
+#include "opencl/generated/wino_f32_transforms_f2x2_6x6.cl"
+#include "opencl/generated/wino_f32_transforms_f3x3_6x6.cl"
+#include "opencl/generated/wino_f32_transforms_f4x4_6x6.cl"
+#include "opencl/generated/wino_f32_transforms_f5x5_6x6.cl"
+#include "opencl/generated/wino_f32_transforms_f2x2_7x7.cl"
+#include "opencl/generated/wino_f32_transforms_f3x3_7x7.cl"
+#include "opencl/generated/wino_f32_transforms_f4x4_7x7.cl"
+#undef fma
+
 /* Error bound relative to |M| |X| |M|^T, which bounds every intermediate of a recipe: the
  * deepest default recipes chain 7 operations per pass, 14 per 2D transform, each rounding once
  * and its constant once, so at most 28 * 2^-24 = 14 FLT_EPSILON; 2 to 4 is what is measured. */
 #define TOL (16 * FLT_EPSILON)
-#define CUDA_TILES_PER_FUNCTION 8
+#define TILES_PER_FUNCTION 8
 
 static const int lane_counts[] = {1, 3, 17, 64};
 static const char *const stage_names[3] = {"input", "filter", "output"};
@@ -191,7 +228,7 @@ static void check_reproducible(void)
                 test_check(&counts, 0, wino_last_error());
                 continue;
             }
-            for (int lang = WINO_EMIT_C; lang <= WINO_EMIT_CUDA; lang++) {
+            for (int lang = WINO_EMIT_C; lang <= WINO_EMIT_OPENCL; lang++) {
                 char *text = emit(tile, (enum wino_emit_lang)lang),
                      *again = emit(tile, (enum wino_emit_lang)lang);
                 wino_default_tile_path(m, r, (enum wino_emit_lang)lang, path, sizeof path);
@@ -394,80 +431,93 @@ static void check_c_transforms(void)
         }
 }
 
-/* Uniform signatures around the CUDA functions of one tile (they take fixed-size arrays). */
-typedef void cuda_fn(const float *in, float *out);
-#define WRAP_CUDA(M, R)                                                                            \
-    static void cuda_input_##M##_##R(const float *in, float *out)                                  \
+/* Uniform signatures around the single-tile functions of one tile (they take fixed-size
+ * arrays): SUFFIX is empty for CUDA's names, __opencl for OpenCL's. */
+typedef void tile_fn(const float *in, float *out);
+#define WRAP_TILE(M, R, SUFFIX)                                                                    \
+    static void wrap##SUFFIX##_input_##M##_##R(const float *in, float *out)                       \
     {                                                                                              \
-        wino_f32_input_transform_f##M##x##M##_##R##x##R((const float(*)[M + R - 1]) in,            \
-                                                        (float(*)[M + R - 1]) out);                \
+        wino_f32_input_transform_f##M##x##M##_##R##x##R##SUFFIX((const float(*)[M + R - 1]) in,    \
+                                                                (float(*)[M + R - 1]) out);        \
     }                                                                                              \
-    static void cuda_filter_##M##_##R(const float *in, float *out)                                 \
+    static void wrap##SUFFIX##_filter_##M##_##R(const float *in, float *out)                      \
     {                                                                                              \
-        wino_f32_filter_transform_f##M##x##M##_##R##x##R((const float(*)[R])in,                    \
-                                                         (float(*)[M + R - 1]) out);               \
+        wino_f32_filter_transform_f##M##x##M##_##R##x##R##SUFFIX((const float(*)[R])in,            \
+                                                                 (float(*)[M + R - 1]) out);       \
     }                                                                                              \
-    static void cuda_output_##M##_##R(const float *in, float *out)                                 \
+    static void wrap##SUFFIX##_output_##M##_##R(const float *in, float *out)                      \
     {                                                                                              \
-        wino_f32_output_transform_f##M##x##M##_##R##x##R((const float(*)[M + R - 1]) in,           \
-                                                         (float(*)[M])out);                        \
+        wino_f32_output_transform_f##M##x##M##_##R##x##R##SUFFIX((const float(*)[M + R - 1]) in,   \
+                                                                 (float(*)[M])out);                \
     }
-#define CUDA_TILES(X)                                                                              \
+#define WRAP_BOTH(M, R) WRAP_TILE(M, R, ) WRAP_TILE(M, R, __opencl)
+#define DEFAULT_TILES(X)                                                                           \
     X(2, 2)                                                                                        \
     X(3, 2)                                                                                        \
     X(4, 2) X(5, 2) X(6, 2) X(7, 2) X(8, 2) X(2, 3) X(3, 3) X(4, 3) X(5, 3) X(6, 3) X(7, 3)        \
         X(8, 3) X(2, 4) X(3, 4) X(4, 4) X(5, 4) X(6, 4) X(7, 4) X(2, 5) X(3, 5) X(4, 5) X(5, 5)    \
             X(6, 5) X(2, 6) X(3, 6) X(4, 6) X(5, 6) X(2, 7) X(3, 7) X(4, 7)
-CUDA_TILES(WRAP_CUDA)
-#define CUDA_ENTRY(M, R)                                                                           \
-    {M, R, {cuda_input_##M##_##R, cuda_filter_##M##_##R, cuda_output_##M##_##R}},
+DEFAULT_TILES(WRAP_BOTH)
+#define TILE_ENTRY(M, R)                                                                           \
+    {M,                                                                                            \
+     R,                                                                                            \
+     {{wrap_input_##M##_##R, wrap_filter_##M##_##R, wrap_output_##M##_##R},                        \
+      {wrap__opencl_input_##M##_##R, wrap__opencl_filter_##M##_##R,                                \
+       wrap__opencl_output_##M##_##R}}},
 static const struct {
     int m, r;
-    cuda_fn *fn[3];
-} cuda_tiles[] = {CUDA_TILES(CUDA_ENTRY)};
+    tile_fn *fn[2][3]; /* [CUDA, OpenCL][stage] */
+} single_tiles[] = {DEFAULT_TILES(TILE_ENTRY)};
+static const char *const single_tile_langs[2] = {"CUDA", "OpenCL"};
 
-static void check_cuda_transforms(void)
+static void check_single_tile_transforms(void)
 {
     char what[400], why[200];
-    const int n_tiles = (int)(sizeof cuda_tiles / sizeof cuda_tiles[0]);
+    const int n_tiles = (int)(sizeof single_tiles / sizeof single_tiles[0]);
     int listed = 0;
     for (int r = WINO_DEFAULT_MIN_R; r <= WINO_DEFAULT_MAX_R; r++)
         for (int m = WINO_DEFAULT_MIN_M; m <= WINO_DEFAULT_MAX_M; m++)
             listed += wino_is_default_tile(m, r);
-    test_check(&counts, listed == n_tiles, "this test includes every default tile's .cuh");
+    test_check(&counts, listed == n_tiles,
+               "this test includes every default tile's .cuh and .cl");
     for (int k = 0; k < n_tiles; k++) {
         wino_tile *tile;
-        if (wino_tile_create(cuda_tiles[k].m, cuda_tiles[k].r, NULL, 0, &tile)) {
+        if (wino_tile_create(single_tiles[k].m, single_tiles[k].r, NULL, 0, &tile)) {
             test_check(&counts, 0, wino_last_error());
             continue;
         }
-        for (int s = 0; s < 3; s++) {
-            struct xform t;
-            int ok = load_xform(tile, s, &t);
-            snprintf(why, sizeof why, "no matrix");
-            for (int rep = 0; ok && rep < CUDA_TILES_PER_FUNCTION; rep++) {
-                float in[WINO_MAX_ALPHA * WINO_MAX_ALPHA], out[WINO_MAX_ALPHA * WINO_MAX_ALPHA];
-                double x[WINO_MAX_ALPHA * WINO_MAX_ALPHA], y[WINO_MAX_ALPHA * WINO_MAX_ALPHA];
-                for (int e = 0; e < t.n * t.n; e++)
-                    x[e] = in[e] = (float)test_rng_sym(&rng);
-                for (int e = 0; e < WINO_MAX_ALPHA * WINO_MAX_ALPHA; e++)
-                    out[e] = NAN;
-                cuda_tiles[k].fn[s](in, out);
-                for (int e = 0; e < t.p * t.p; e++)
-                    y[e] = out[e];
-                ok = tile_close(&t, x, y, why, sizeof why);
-                for (int e = t.p * t.p; ok && e < WINO_MAX_ALPHA * WINO_MAX_ALPHA; e++)
-                    if (!isnan(out[e])) {
-                        snprintf(why, sizeof why, "wrote float %d, past the output tile", e);
-                        ok = 0;
-                    }
+        for (int lang = 0; lang < 2; lang++)
+            for (int s = 0; s < 3; s++) {
+                struct xform t;
+                int ok = load_xform(tile, s, &t);
+                snprintf(why, sizeof why, "no matrix");
+                for (int rep = 0; ok && rep < TILES_PER_FUNCTION; rep++) {
+                    float in[WINO_MAX_ALPHA * WINO_MAX_ALPHA],
+                        out[WINO_MAX_ALPHA * WINO_MAX_ALPHA];
+                    double x[WINO_MAX_ALPHA * WINO_MAX_ALPHA],
+                        y[WINO_MAX_ALPHA * WINO_MAX_ALPHA];
+                    for (int e = 0; e < t.n * t.n; e++)
+                        x[e] = in[e] = (float)test_rng_sym(&rng);
+                    for (int e = 0; e < WINO_MAX_ALPHA * WINO_MAX_ALPHA; e++)
+                        out[e] = NAN;
+                    single_tiles[k].fn[lang][s](in, out);
+                    for (int e = 0; e < t.p * t.p; e++)
+                        y[e] = out[e];
+                    ok = tile_close(&t, x, y, why, sizeof why);
+                    for (int e = t.p * t.p; ok && e < WINO_MAX_ALPHA * WINO_MAX_ALPHA; e++)
+                        if (!isnan(out[e])) {
+                            snprintf(why, sizeof why, "wrote float %d, past the output tile", e);
+                            ok = 0;
+                        }
+                }
+                snprintf(what, sizeof what,
+                         "%s %s transform of F(%dx%d, %dx%d), compiled as C, matches its "
+                         "matrix%s%s",
+                         single_tile_langs[lang], stage_names[s], single_tiles[k].m,
+                         single_tiles[k].m, single_tiles[k].r, single_tiles[k].r, ok ? "" : ": ",
+                         ok ? "" : why);
+                test_check(&counts, ok, what);
             }
-            snprintf(what, sizeof what,
-                     "CUDA %s transform of F(%dx%d, %dx%d), compiled as C, matches its matrix%s%s",
-                     stage_names[s], cuda_tiles[k].m, cuda_tiles[k].m, cuda_tiles[k].r,
-                     cuda_tiles[k].r, ok ? "" : ": ", ok ? "" : why);
-            test_check(&counts, ok, what);
-        }
         wino_tile_destroy(tile);
     }
 }
@@ -548,16 +598,21 @@ static void check_emit_basics(void)
         test_check(&counts, 0, wino_last_error());
         return;
     }
-    char *c = emit(tile, WINO_EMIT_C), *cu = emit(tile, WINO_EMIT_CUDA);
+    char *c = emit(tile, WINO_EMIT_C), *cu = emit(tile, WINO_EMIT_CUDA),
+         *cl = emit(tile, WINO_EMIT_OPENCL);
     static const char c_banner[] =
         "/* Generated by wino's transform generator: wino gen --m 4 --r 3 "
         "--points 0,1,-1,2,-2 --emit c --out FILE. Do not edit by hand. */\n";
     static const char cuda_banner[] =
         "/* Generated by wino's transform generator: wino gen --m 4 --r 3 "
         "--points 0,1,-1,2,-2 --emit cuda --out FILE. Do not edit by hand. */\n";
+    static const char opencl_banner[] =
+        "/* Generated by wino's transform generator: wino gen --m 4 --r 3 "
+        "--points 0,1,-1,2,-2 --emit opencl --out FILE. Do not edit by hand. */\n";
     test_check(&counts,
-               c && cu && !strncmp(c, c_banner, strlen(c_banner)) &&
-                   !strncmp(cu, cuda_banner, strlen(cuda_banner)),
+               c && cu && cl && !strncmp(c, c_banner, strlen(c_banner)) &&
+                   !strncmp(cu, cuda_banner, strlen(cuda_banner)) &&
+                   !strncmp(cl, opencl_banner, strlen(opencl_banner)),
                "F(4, 3) emission: buffer rules, banner naming the command");
     struct wino_op_counts b, o;
     test_check(&counts,
@@ -566,6 +621,7 @@ static void check_emit_basics(void)
                "F(4x4, 3x3) input transform: 792 dense operations, 144 in the recipe");
     free(c);
     free(cu);
+    free(cl);
     wino_tile_destroy(tile);
 }
 
@@ -576,6 +632,6 @@ int main(void)
     check_literals();
     check_reproducible();
     check_c_transforms();
-    check_cuda_transforms();
+    check_single_tile_transforms();
     return test_report(&counts);
 }

@@ -10,15 +10,16 @@
 
 static const char *const usage_text =
     "usage: wino gen --m M --r R [--points P] [--integer-bt] [--integer-at] [--json]\n"
-    "                [--emit c|cuda [--out FILE]]\n"
+    "                [--emit c|cuda|opencl [--out FILE]]\n"
     "  Prints the points, the exact A^T, G, B^T of F(M, R) and the op counts of the 2D\n"
     "  transforms F(MxM, RxR) before and after the recipe optimizer.\n"
     "  --points P     comma-separated alpha-1 distinct rationals, e.g. 0,1,-1,2,-2 (default:\n"
     "                 the recorded most accurate points; infinity is always added last)\n"
     "  --integer-bt   rescale B^T rows to integers (factors moved into G)\n"
     "  --integer-at   rescale A^T columns to integers (factors moved into G)\n"
-    "  --emit LANG    print the generated transforms as C or CUDA source instead of the report:\n"
-    "                 standard output then holds the source alone (wino gen ... --emit c > f.c)\n"
+    "  --emit LANG    print the generated transforms as C, CUDA or OpenCL source instead of the\n"
+    "                 report: standard output then holds the source alone\n"
+    "                 (wino gen ... --emit c > f.c)\n"
     "  --out FILE     with --emit: write the source to FILE (standard output stays empty)\n"
     "  --json         print one JSON object with exact rational strings; with --emit and no\n"
     "                 --out, its \"code\" member holds the source\n"
@@ -26,7 +27,8 @@ static const char *const usage_text =
     "  Prints the op-count table of docs/transform-ops.md (m in [2,10], r in {3,5,7}).\n"
     "usage: wino gen --write-defaults DIR\n"
     "  Regenerates the committed transforms of the default tiles (DIR/src/cpu/generated,\n"
-    "  DIR/src/cuda/generated) and the table in DIR/docs/transform-ops.md.\n"
+    "  DIR/src/cuda/generated, DIR/src/opencl/generated) and the table in\n"
+    "  DIR/docs/transform-ops.md.\n"
     "Options may also be written --name=value.\n";
 
 static const char *const matrix_names[3] = {"AT", "G", "BT"};
@@ -251,7 +253,7 @@ int wino_cmd_gen(int argc, char **argv)
         {"--points", CLI_STRING, &points, TILE, 0, 0, NULL, NULL},
         {"--integer-bt", CLI_FLAG, &integer_bt, TILE, 0, 0, NULL, NULL},
         {"--integer-at", CLI_FLAG, &integer_at, TILE, 0, 0, NULL, NULL},
-        {"--emit", CLI_CHOICE, &lang, TILE, 0, 0, "c|cuda", NULL},
+        {"--emit", CLI_CHOICE, &lang, TILE, 0, 0, "c|cuda|opencl", NULL},
         {"--out", CLI_STRING, &out_path, TILE, 0, 0, NULL, NULL},
         {"--json", CLI_FLAG, &json, TILE, 0, 0, NULL, NULL},
         {"--op-table", CLI_FLAG, &table, OP_TABLE, 0, 0, NULL, NULL},
@@ -276,7 +278,7 @@ int wino_cmd_gen(int argc, char **argv)
         fprintf(stderr, "wino gen: %s\n", wino_last_error());
         return st == WINO_INVALID_ARGUMENT ? 2 : 1;
     }
-    char *code = lang >= 0 ? emit(t, lang ? WINO_EMIT_CUDA : WINO_EMIT_C) : NULL;
+    char *code = lang >= 0 ? emit(t, (enum wino_emit_lang)lang) : NULL; /* choices in enum order */
     int rc = lang >= 0 && !code;
     if (!rc && code && (out_path || !json))
         rc = write_code(code, out_path);

@@ -17,7 +17,9 @@ int wino_is_default_tile(int m, int r)
 
 void wino_default_tile_path(int m, int r, enum wino_emit_lang lang, char *buf, size_t cap)
 {
-    if (lang == WINO_EMIT_CUDA)
+    if (lang == WINO_EMIT_OPENCL)
+        snprintf(buf, cap, "src/opencl/generated/wino_f32_transforms_f%dx%d_%dx%d.cl", m, m, r, r);
+    else if (lang == WINO_EMIT_CUDA)
         snprintf(buf, cap, "src/cuda/generated/wino_f32_transforms_f%dx%d_%dx%d.cuh", m, m, r, r);
     else
         snprintf(buf, cap, "src/cpu/generated/wino_f32_transforms_f%dx%d_%dx%d.c", m, m, r, r);
@@ -190,7 +192,7 @@ int wino_gen_write_defaults(const char *repo_root)
         return wino_fail(WINO_INVALID_ARGUMENT, "wino_gen_write_defaults: repo_root is NULL");
     for (int r = WINO_DEFAULT_MIN_R; r <= WINO_DEFAULT_MAX_R; r++)
         for (int m = WINO_DEFAULT_MIN_M; m <= WINO_DEFAULT_MAX_M; m++)
-            for (int lang = WINO_EMIT_C; lang <= WINO_EMIT_CUDA && wino_is_default_tile(m, r);
+            for (int lang = WINO_EMIT_C; lang <= WINO_EMIT_OPENCL && wino_is_default_tile(m, r);
                  lang++) {
                 enum wino_status st = write_tile(repo_root, m, r, (enum wino_emit_lang)lang);
                 if (st)

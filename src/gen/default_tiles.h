@@ -1,7 +1,7 @@
 /* The default tiles, whose transforms are emitted with the default points and committed:
- * C in src/cpu/generated/, CUDA in src/cuda/generated/. Rerun wino_gen_write_defaults whenever
- * the generator or the recorded points (src/gen/point_db.c) change; tests/test_emit.c fails
- * until then. */
+ * C in src/cpu/generated/, CUDA in src/cuda/generated/, OpenCL in src/opencl/generated/. Rerun
+ * wino_gen_write_defaults whenever the generator or the recorded points (src/gen/point_db.c)
+ * change; tests/test_emit.c fails until then. */
 #ifndef WINO_GEN_DEFAULT_TILES_H
 #define WINO_GEN_DEFAULT_TILES_H
 

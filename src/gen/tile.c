@@ -231,7 +231,7 @@ enum wino_status wino_tile_emit(const wino_tile *tile, enum wino_emit_lang lang,
     wino_ok();
     if (!tile)
         return wino_fail(WINO_INVALID_ARGUMENT, "wino_tile_emit: tile is NULL");
-    if (lang != WINO_EMIT_C && lang != WINO_EMIT_CUDA)
+    if (lang != WINO_EMIT_C && lang != WINO_EMIT_CUDA && lang != WINO_EMIT_OPENCL)
         return wino_fail(WINO_INVALID_ARGUMENT, "unknown emit language %d", (int)lang);
     if (!buf && !needed)
         return wino_fail(WINO_INVALID_ARGUMENT, "wino_tile_emit: buf and needed are both NULL");

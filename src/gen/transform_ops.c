@@ -1,4 +1,4 @@
-/* Op counts and C / CUDA source of the 2D transforms of a tile.
+/* Op counts and C / CUDA / OpenCL source of the 2D transforms of a tile.
  *
  * All three 2D transforms have the form Y = M X M^T with the 1D matrix M (p x n): the input
  * transform V = B^T d B (M = B^T), the filter transform U = G g G^T (M = G) and the output
@@ -145,9 +145,11 @@ static void emit_recipe(struct wino_strbuf *sb, const wino_recipe *rc, enum wino
             wino_strbuf_printf(sb, "%sconst %s x%d = %s;\n", ind, type, k, in[k]);
     free(used);
 
-    /* CUDA rounds each fma once with __fmaf_rn; the C lanes write c * a + b, which the build
-     * contracts to one fma where the ISA has it (-ffp-contract=fast). */
-    const int cuda = lang == WINO_EMIT_CUDA;
+    /* CUDA and OpenCL round each fma once (__fmaf_rn, fma); the C lanes write c * a + b, which
+     * the build contracts to one fma where the ISA has it (-ffp-contract=fast). */
+    const char *fma_fn = lang == WINO_EMIT_CUDA     ? "__fmaf_rn"
+                         : lang == WINO_EMIT_OPENCL ? "fma"
+                                                    : NULL;
     for (int k = 0; k < rc->n_inst; k++) {
         const struct wino_rinst *x = &rc->inst[k];
         wino_strbuf_printf(sb, "%sconst %s t%d = ", ind, type, k);
@@ -163,17 +165,17 @@ static void emit_recipe(struct wino_strbuf *sb, const wino_recipe *rc, enum wino
             put_value(sb, rc, x->a);
             break;
         case WINO_ROP_FMA:
-            if (cuda)
-                wino_strbuf_printf(sb, "__fmaf_rn(");
+            if (fma_fn)
+                wino_strbuf_printf(sb, "%s(", fma_fn);
             put_constant(sb, x->c);
-            wino_strbuf_printf(sb, cuda ? ", " : " * ");
+            wino_strbuf_printf(sb, fma_fn ? ", " : " * ");
             put_value(sb, rc, x->a);
-            if (cuda)
+            if (fma_fn)
                 wino_strbuf_printf(sb, ", %s", x->sb > 0 ? "" : "-");
             else
                 wino_strbuf_printf(sb, " %c ", x->sb > 0 ? '+' : '-');
             put_value(sb, rc, x->b);
-            if (cuda)
+            if (fma_fn)
                 wino_strbuf_printf(sb, ")");
             break;
         case WINO_ROP_NEG:
@@ -277,23 +279,27 @@ static void emit_c(struct wino_strbuf *sb, const struct transform *x, const wino
         n, n, i_, is, is, x->stage, tile, n, p, p, p, o_, os, os);
 }
 
-/* CUDA: one tile in registers, both passes unrolled. */
-static void emit_cuda(struct wino_strbuf *sb, const struct transform *x, const wino_recipe *rc,
-                      const char *tile, char (*in)[NAME_CAP], char (*out)[NAME_CAP])
+/* CUDA and OpenCL: one tile in registers (private memory), both passes unrolled. The OpenCL
+ * names end in __opencl so that both emissions compile as C side by side (tests/test_emit.c). */
+static void emit_one_tile(struct wino_strbuf *sb, const struct transform *x,
+                          const wino_recipe *rc, const char *tile, char (*in)[NAME_CAP],
+                          char (*out)[NAME_CAP], enum wino_emit_lang lang)
 {
     const int n = x->mat->cols, p = x->mat->rows;
+    const int cuda = lang == WINO_EMIT_CUDA;
     emit_summary(sb, x, rc);
     wino_strbuf_printf(sb,
-                       "__device__ __forceinline__ void wino_f32_%s_transform_%s(const float "
+                       "%svoid wino_f32_%s_transform_%s%s(const float "
                        "%s[%d][%d], float %s[%d][%d])\n{\n    float tmp[%d][%d]; /* M X */\n",
-                       x->stage, tile, x->in, n, n, x->out, p, p, p, n);
+                       cuda ? "__device__ __forceinline__ " : "", x->stage, tile,
+                       cuda ? "" : "__opencl", x->in, n, n, x->out, p, p, p, n);
     for (int j = 0; j < n; j++) {
         wino_strbuf_printf(sb, "    { /* column %d of X */\n", j);
         for (int k = 0; k < n; k++)
             snprintf(in[k], NAME_CAP, "%s[%d][%d]", x->in, k, j);
         for (int i = 0; i < p; i++)
             snprintf(out[i], NAME_CAP, "tmp[%d][%d] = ", i, j);
-        emit_recipe(sb, rc, WINO_EMIT_CUDA, "float", "        ", in, out, "");
+        emit_recipe(sb, rc, lang, "float", "        ", in, out, "");
         wino_strbuf_printf(sb, "    }\n");
     }
     for (int i = 0; i < p; i++) {
@@ -302,7 +308,7 @@ static void emit_cuda(struct wino_strbuf *sb, const struct transform *x, const w
             snprintf(in[k], NAME_CAP, "tmp[%d][%d]", i, k);
         for (int c = 0; c < p; c++)
             snprintf(out[c], NAME_CAP, "%s[%d][%d] = ", x->out, i, c);
-        emit_recipe(sb, rc, WINO_EMIT_CUDA, "float", "        ", in, out, "");
+        emit_recipe(sb, rc, lang, "float", "        ", in, out, "");
         wino_strbuf_printf(sb, "    }\n");
     }
     wino_strbuf_printf(sb, "}\n");
@@ -317,15 +323,22 @@ static void emit_banner(struct wino_strbuf *sb, const wino_toom *t, enum wino_em
         sb->failed = 1;
         return;
     }
-    const int cuda = lang == WINO_EMIT_CUDA;
+    static const char *const lang_names[3] = {"c", "cuda", "opencl"};
     wino_strbuf_printf(sb,
                        "/* Generated by wino's transform generator: wino gen --m %d --r %d%s%s"
                        " --emit %s --out FILE. Do not edit by hand. */\n",
-                       t->m, t->r, t->npoints ? " --points " : "", points, cuda ? "cuda" : "c");
+                       t->m, t->r, t->npoints ? " --points " : "", points, lang_names[lang]);
     free(points);
     wino_strbuf_printf(sb, "/* The 2D transforms of Winograd F(%dx%d, %dx%d), alpha = %d", t->m,
                        t->m, t->r, t->r, t->alpha);
-    if (cuda)
+    if (lang == WINO_EMIT_OPENCL)
+        wino_strbuf_printf(sb,
+                           ", for one tile in private memory.\n"
+                           " * OpenCL C 1.2; they compile as C too, with fma defined as fmaf. */\n"
+                           "#ifndef WINO_F32_TRANSFORMS_F%dX%d_%dX%d_CL\n"
+                           "#define WINO_F32_TRANSFORMS_F%dX%d_%dX%d_CL\n",
+                           t->m, t->m, t->r, t->r, t->m, t->m, t->r, t->r);
+    else if (lang == WINO_EMIT_CUDA)
         wino_strbuf_printf(sb,
                            ", for one tile in registers.\n"
                            " * They compile as C too, with __device__ defined empty,"
@@ -388,11 +401,15 @@ enum wino_status wino_gen_emit(const wino_toom *t, enum wino_emit_lang lang, cha
             break;
         }
         wino_strbuf_printf(&sb, "\n");
-        if (!(st = check_constants(t, &x, &rc)))
-            (lang == WINO_EMIT_CUDA ? emit_cuda : emit_c)(&sb, &x, &rc, tile, in, out);
+        if (!(st = check_constants(t, &x, &rc))) {
+            if (lang == WINO_EMIT_C)
+                emit_c(&sb, &x, &rc, tile, in, out);
+            else
+                emit_one_tile(&sb, &x, &rc, tile, in, out, lang);
+        }
         wino_recipe_clear(&rc);
     }
-    if (lang == WINO_EMIT_CUDA)
+    if (lang != WINO_EMIT_C)
         wino_strbuf_printf(&sb, "\n#endif\n");
     free(in);
     free(out);

@@ -201,6 +201,7 @@ static void check_tile(const wino_tile *t, int m, int r, unsigned flags, size_t 
     check_counts(t);
     check_emit(t, WINO_EMIT_C, first_cap);
     check_emit(t, WINO_EMIT_CUDA, first_cap);
+    check_emit(t, WINO_EMIT_OPENCL, first_cap);
 }
 
 /* Input: "<m><r><flags><mode>points". m, r and flags are characters counted from '0' ('4' is 4,
