@@ -115,8 +115,11 @@ WINO_API enum wino_status wino_conv2d_output_size(const struct wino_conv2d_desc 
                                                   int *q);
 
 enum wino_backend {
-    WINO_BACKEND_CPU = 0, /* x86-64 (any other CPU runs the portable paths) */
-    WINO_BACKEND_CUDA = 1 /* an NVIDIA GPU: x, y, weights and workspace in device memory */
+    WINO_BACKEND_CPU = 0,   /* x86-64 (any other CPU runs the portable paths) */
+    WINO_BACKEND_CUDA = 1,  /* an NVIDIA GPU: x, y, weights and workspace in device memory */
+    WINO_BACKEND_OPENCL = 2 /* an OpenCL device (since 0.3): x, y, weights and workspace are
+                             * cl_mem buffers of the context's cl_context; forward Winograd,
+                             * FP32 (docs/opencl.md) */
 };
 
 /* The most CPU threads an operator may use (struct wino_context.threads). */
@@ -148,7 +151,12 @@ struct wino_context {
     enum wino_backend backend; /* WINO_BACKEND_CPU by default */
     int device;               /* CUDA: the device ordinal */
     void *stream;             /* CUDA: the cudaStream_t that run() enqueues on (NULL: the
-                               * default stream); it must belong to device */
+                               * default stream); it must belong to device. OpenCL: the
+                               * cl_command_queue that run() enqueues on (required, in-order),
+                               * of cl_context and cl_device */
+    void *cl_context;         /* OpenCL (since 0.3): the cl_context of the buffers */
+    void *cl_device;          /* OpenCL (since 0.3): the cl_device_id the kernels are built
+                               * for */
 };
 
 /* The largest Winograd tile, alpha = m + r - 1. */

@@ -12,53 +12,82 @@
 #include "test_util.h"
 #include "wino.h"
 
+/* One case's data: random x and w in (-1, 1), y poisoned with NaN, the FP64 reference with the
+ * epilogue applied, and the options with the case's bias and ReLU. */
+struct conv_case_data {
+    struct wino_conv2d_options o;
+    float *x, *w, *y, *bias;
+    double *ref;
+    size_t xe, we, ye; /* elements of x, w, y */
+};
+
+/* Fills cd for desc (valid, with output). With epilogue set, a random bias and a random ReLU
+ * choice are added to the options (and to the reference). */
+static inline void conv_case_make(const struct wino_conv2d_desc *d,
+                                  const struct wino_conv2d_options *options,
+                                  struct test_rng *rng, int epilogue, struct conv_case_data *cd)
+{
+    cd->o = *options;
+    cd->bias = (float *)malloc(sizeof(float) * (size_t)d->k);
+    for (int k = 0; k < d->k; k++)
+        cd->bias[k] = (float)test_rng_sym(rng);
+    if (epilogue) {
+        cd->o.bias = cd->bias;
+        cd->o.relu = (int)(test_rng_next(rng) & 1);
+    }
+    int p = 0, q = 0;
+    wino_conv2d_output_size(d, &p, &q);
+    cd->xe = (size_t)d->n * d->c * d->h * d->w;
+    cd->we = (size_t)d->k * d->c * d->r * d->s;
+    cd->ye = (size_t)d->n * d->k * p * q;
+    cd->x = (float *)malloc(cd->xe * 4);
+    cd->w = (float *)malloc(cd->we * 4);
+    cd->y = (float *)malloc(cd->ye * 4);
+    cd->ref = (double *)malloc(cd->ye * 8);
+    for (size_t i = 0; i < cd->xe; i++)
+        cd->x[i] = (float)test_rng_sym(rng);
+    for (size_t i = 0; i < cd->we; i++)
+        cd->w[i] = (float)test_rng_sym(rng);
+    for (size_t i = 0; i < cd->ye; i++)
+        cd->y[i] = NAN;
+    wino_ref_conv2d_fwd(d, cd->x, cd->w, cd->ref);
+    for (size_t i = 0; i < cd->ye && (cd->o.bias || cd->o.relu); i++) {
+        const size_t k = d->layout == WINO_LAYOUT_NHWC ? i % (size_t)d->k
+                                                       : i / ((size_t)p * q) % (size_t)d->k;
+        cd->ref[i] += cd->o.bias ? cd->o.bias[k] : 0.0;
+        if (cd->o.relu && cd->ref[i] < 0.0)
+            cd->ref[i] = 0.0;
+    }
+}
+
+static inline void conv_case_free(struct conv_case_data *cd)
+{
+    free(cd->x), free(cd->w), free(cd->y), free(cd->ref), free(cd->bias);
+}
+
 /* Relative L1 error of wino's output for desc (valid, with output) against the reference, or
- * NaN when a call failed. With epilogue set, a random bias and a random ReLU choice are added to
- * the options (and to the reference). *variant (optional) receives the variant used. */
+ * NaN when a call failed. epilogue as conv_case_make's. *variant (optional) receives the
+ * variant used. */
 static inline double conv_check(const struct wino_conv2d_desc *d,
                                 const struct wino_conv2d_options *options,
                                 const struct wino_context *ctx, struct test_rng *rng,
                                 int epilogue, enum wino_variant *variant)
 {
-    struct wino_conv2d_options o = *options;
-    float *bias = malloc(sizeof(float) * (size_t)d->k);
-    for (int k = 0; k < d->k; k++)
-        bias[k] = (float)test_rng_sym(rng);
-    if (epilogue) {
-        o.bias = bias;
-        o.relu = (int)(test_rng_next(rng) & 1);
-    }
-    int p = 0, q = 0;
-    wino_conv2d_output_size(d, &p, &q);
-    const size_t xe = (size_t)d->n * d->c * d->h * d->w, we = (size_t)d->k * d->c * d->r * d->s,
-                 ye = (size_t)d->n * d->k * p * q;
-    float *x = malloc(xe * 4), *w = malloc(we * 4), *y = malloc(ye * 4);
-    double *ref = malloc(ye * 8);
-    for (size_t i = 0; i < xe; i++)
-        x[i] = (float)test_rng_sym(rng);
-    for (size_t i = 0; i < we; i++)
-        w[i] = (float)test_rng_sym(rng);
-    for (size_t i = 0; i < ye; i++)
-        y[i] = NAN;
-    wino_ref_conv2d_fwd(d, x, w, ref);
-    for (size_t i = 0; i < ye && (o.bias || o.relu); i++) {
-        const size_t k = d->layout == WINO_LAYOUT_NHWC ? i % (size_t)d->k
-                                                       : i / ((size_t)p * q) % (size_t)d->k;
-        ref[i] += o.bias ? o.bias[k] : 0.0;
-        if (o.relu && ref[i] < 0.0)
-            ref[i] = 0.0;
-    }
+    struct conv_case_data cd;
+    conv_case_make(d, options, rng, epilogue, &cd);
     wino_conv2d *op = NULL;
     size_t bytes = 0;
     void *ws = NULL;
-    int ok = !wino_conv2d_create(d, w, ctx, &o, &op) && !wino_conv2d_workspace_size(op, &bytes) &&
-             !posix_memalign(&ws, 64, bytes ? bytes : 64) && !wino_conv2d_run(op, x, y, ws, bytes);
+    int ok = !wino_conv2d_create(d, cd.w, ctx, &cd.o, &op) &&
+             !wino_conv2d_workspace_size(op, &bytes) &&
+             !posix_memalign(&ws, 64, bytes ? bytes : 64) &&
+             !wino_conv2d_run(op, cd.x, cd.y, ws, bytes);
     if (ok && variant)
         ok = !wino_conv2d_variant(op, variant);
-    const double err = ok ? wino_rel_l1_f32(y, ref, ye) : NAN;
+    const double err = ok ? wino_rel_l1_f32(cd.y, cd.ref, cd.ye) : NAN;
     free(ws);
     wino_conv2d_destroy(op);
-    free(x), free(w), free(y), free(ref), free(bias);
+    conv_case_free(&cd);
     return err;
 }
 

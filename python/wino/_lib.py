@@ -54,7 +54,8 @@ class Desc(ctypes.Structure):
 class Context(ctypes.Structure):
     _fields_ = [("threads", ctypes.c_int), ("tuning_cache", ctypes.c_char_p),
                 ("backend", ctypes.c_int), ("device", ctypes.c_int),
-                ("stream", ctypes.c_void_p)]
+                ("stream", ctypes.c_void_p), ("cl_context", ctypes.c_void_p),
+                ("cl_device", ctypes.c_void_p)]
 
 
 class TileMatrices(ctypes.Structure):

@@ -494,8 +494,8 @@ static enum wino_status conv_create_int8(const struct wino_conv2d_desc *desc,
 }
 
 /* The component's one export (default visibility; everything else is hidden). */
-extern "C" __attribute__((visibility("default"))) const struct wino_cuda_ops *
-wino_cuda_component(const struct wino_cuda_services *services)
+extern "C" __attribute__((visibility("default"))) const void *
+wino_cuda_component(const struct wino_component_services *services)
 {
     static const struct wino_cuda_ops ops = {WINO_CUDA_ABI,   conv_create,  conv_create_int8,
                                              copy_to_host,    conv_reshape, conv_run,
@@ -503,5 +503,5 @@ wino_cuda_component(const struct wino_cuda_services *services)
                                              rotated_filters_create, rotate_filters,
                                              &wino_cuda_winrs_ops, &wino_cuda_vendor_ops,
                                              device_zeros,    device_free,  time_run};
-    return wino_cuda_use_services(services) ? &ops : NULL;
+    return wino_component_use_services(services, WINO_CUDA_ABI) ? &ops : NULL;
 }

@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "base/conv_desc.h"
+#include "component/component_error.h"
 #include "cuda/vendor_conv.h"
 #include "cuda/winrs_cuda.h"
 #include "op/int8_layer.h"
@@ -20,7 +21,7 @@ extern "C" {
 
 /* Changes whenever a structure below, or a structure they point to (wino.h's, conv_desc.h's,
  * int8_layer.h's), changes. */
-#define WINO_CUDA_ABI 5
+#define WINO_CUDA_ABI 6
 
 /* The name the component is loaded by (also its SONAME). */
 #define WINO_CUDA_STR_(x) #x
@@ -31,14 +32,6 @@ extern "C" {
 #define WINO_CUDA_ENTRY "wino_cuda_component"
 
 struct wino_cuda_conv;
-
-/* What the runtime gives the component: the error reporting of src/base/error.h, so that
- * wino_last_error() shows the component's messages. */
-struct wino_cuda_services {
-    int abi; /* WINO_CUDA_ABI */
-    enum wino_status (*fail)(enum wino_status status, const char *fmt, ...);
-    enum wino_status (*ok)(void);
-};
 
 /* What the component gives the runtime: the functions of src/cuda/conv2d_cuda.h. */
 struct wino_cuda_ops {
@@ -79,10 +72,10 @@ struct wino_cuda_ops {
                                  double *ms);
 };
 
-/* The component's one export: its table, or NULL when services is of another ABI. */
-typedef const struct wino_cuda_ops *(*wino_cuda_component_fn)(
-    const struct wino_cuda_services *services);
-const struct wino_cuda_ops *wino_cuda_component(const struct wino_cuda_services *services);
+/* The component's one export (src/op/component_loader.h's wino_component_entry_fn): its
+ * struct wino_cuda_ops, or NULL when services (the runtime's error reporting,
+ * src/component/component_error.h) are of another ABI than WINO_CUDA_ABI. */
+const void *wino_cuda_component(const struct wino_component_services *services);
 
 #ifdef __cplusplus
 }

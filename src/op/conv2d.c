@@ -178,6 +178,17 @@ static const struct wino_conv2d_path cpu_winograd_scalar = {run_scalar, reshape_
                                                             wino_variant_none, release_scalar,
                                                             NULL};
 
+enum wino_status wino_conv2d_check_create(const struct wino_conv2d_desc *desc,
+                                          const struct wino_conv2d_options *options,
+                                          const struct wino_conv2d_options **o,
+                                          struct wino_conv_sizes *sizes)
+{
+    static const struct wino_conv2d_options defaults;
+    *o = options ? options : &defaults;
+    const enum wino_status st = wino_conv_desc_check(desc, sizes);
+    return st ? st : wino_conv2d_check_options(*o);
+}
+
 enum wino_status wino_conv2d_check_options(const struct wino_conv2d_options *o)
 {
     if (o->algo != WINO_ALGO_AUTO && o->algo != WINO_ALGO_DIRECT &&
@@ -344,6 +355,8 @@ static enum wino_status create_planned(const struct wino_conv2d_desc *desc, cons
         return st;
     if (ctx && ctx->backend == WINO_BACKEND_CUDA)
         return wino_conv2d_create_cuda(desc, weights, ctx, options, op);
+    if (ctx && ctx->backend == WINO_BACKEND_OPENCL)
+        return wino_conv2d_create_opencl(desc, weights, ctx, options, op);
     const int threads = wino_context_threads(ctx);
     struct wino_conv2d_options tuned;
     const struct wino_conv2d_options *requested = options;
@@ -439,7 +452,8 @@ enum wino_status wino_conv2d_check_workspace(const wino_conv2d *op, const void *
     if (!workspace || workspace_bytes < op->workspace_bytes)
         return wino_fail(WINO_INSUFFICIENT_WORKSPACE, "workspace of %zu bytes, %zu needed",
                          workspace ? workspace_bytes : 0, op->workspace_bytes);
-    if ((uintptr_t)workspace % 64)
+    /* an OpenCL workspace is a cl_mem handle, not an address (the device aligns buffers) */
+    if (op->backend != WINO_BACKEND_OPENCL && (uintptr_t)workspace % 64)
         return wino_fail(WINO_INSUFFICIENT_WORKSPACE, "workspace is not 64-byte aligned");
     return WINO_SUCCESS;
 }
@@ -456,9 +470,12 @@ enum wino_status wino_conv2d_run_stream(const wino_conv2d *op, const void *x, vo
     wino_ok();
     if (!op || !x || !y)
         return wino_fail(WINO_INVALID_ARGUMENT, "wino_conv2d_run: op, x or y is NULL");
-    if (op->backend != WINO_BACKEND_CUDA && stream)
+    if (op->backend == WINO_BACKEND_CPU && stream)
         return wino_fail(WINO_INVALID_ARGUMENT,
                          "wino_conv2d_run_stream: a CPU operator takes stream NULL only");
+    if (op->backend == WINO_BACKEND_OPENCL && !stream)
+        return wino_fail(WINO_INVALID_ARGUMENT, "wino_conv2d_run_stream: an OpenCL operator "
+                                                "needs a command queue");
     if (op->kind == WINO_CONV2D_BACKWARD_FILTER)
         return wino_fail(WINO_INVALID_ARGUMENT, "a backward-filter operator runs with "
                                                 "wino_conv2d_backward_filter_run");
@@ -478,7 +495,7 @@ enum wino_status wino_conv2d_set_weights(wino_conv2d *op, const void *weights, v
     wino_ok();
     if (!op || !weights)
         return wino_fail(WINO_INVALID_ARGUMENT, "wino_conv2d_set_weights: op or weights is NULL");
-    if (op->backend != WINO_BACKEND_CUDA && stream)
+    if (op->backend == WINO_BACKEND_CPU && stream)
         return wino_fail(WINO_INVALID_ARGUMENT,
                          "wino_conv2d_set_weights: a CPU operator takes stream NULL only");
     if (op->kind == WINO_CONV2D_BACKWARD_FILTER)

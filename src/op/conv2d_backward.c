@@ -183,7 +183,11 @@ static enum wino_status check_create(const struct wino_context *ctx, wino_conv2d
     if (!op)
         return wino_fail(WINO_INVALID_ARGUMENT, "%s: op is NULL", what);
     *op = NULL;
-    return wino_context_check(ctx);
+    const enum wino_status st = wino_context_check(ctx);
+    if (!st && ctx && ctx->backend == WINO_BACKEND_OPENCL)
+        return wino_fail(WINO_UNSUPPORTED, "%s: the OpenCL backend runs forward convolutions "
+                                           "only", what);
+    return st;
 }
 
 /* The reason of a direct path's prepare failing (st), recorded. */

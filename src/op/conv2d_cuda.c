@@ -1,5 +1,6 @@
-/* The context check shared by every create, and wino_conv2d_create on the CUDA backend: what
- * it accepts, before the backend (src/cuda) builds the operator. */
+/* The context check shared by every create, the GPU backends' shared parts of a create, and
+ * wino_conv2d_create on the CUDA backend: what it accepts, before the backend (src/cuda) builds
+ * the operator. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -15,10 +16,16 @@ enum wino_status wino_context_check(const struct wino_context *ctx)
                          "context threads = %d outside [0, %d] (0: the threads this process "
                          "may use)",
                          ctx->threads, WINO_MAX_THREADS);
-    if (ctx->backend != WINO_BACKEND_CPU && ctx->backend != WINO_BACKEND_CUDA)
+    if (ctx->backend != WINO_BACKEND_CPU && ctx->backend != WINO_BACKEND_CUDA &&
+        ctx->backend != WINO_BACKEND_OPENCL)
         return wino_fail(WINO_INVALID_ARGUMENT, "unknown backend %d", (int)ctx->backend);
     if (ctx->backend == WINO_BACKEND_CUDA && ctx->device < 0)
         return wino_fail(WINO_INVALID_ARGUMENT, "CUDA device %d must be >= 0", ctx->device);
+    if (ctx->backend == WINO_BACKEND_OPENCL && (!ctx->cl_context || !ctx->cl_device ||
+                                                !ctx->stream))
+        return wino_fail(WINO_INVALID_ARGUMENT, "the OpenCL backend needs the context's "
+                                                "cl_context, cl_device and stream (a "
+                                                "cl_command_queue)");
     return WINO_SUCCESS;
 }
 
@@ -56,11 +63,27 @@ const struct wino_conv2d_path wino_path_cuda = {run_cuda, reshape_cuda, variant_
 /* The largest FP16 tile: measured relative L1 errors 8e-3 at alpha 8, 3e-2 to 3e-1 beyond. */
 #define WINO_CUDA_F16_MAX_ALPHA 8
 
-/* F(4x4, 3x3) and smaller filters' m = 4 keep the GEMMs large; bigger filters take m = 2, whose
- * alpha stays small enough for one thread's registers. */
-static int cuda_default_tile_m(const struct wino_conv2d_desc *d)
+int wino_gpu_default_tile_m(const struct wino_conv2d_desc *d)
 {
     return d->r <= 3 ? 4 : 2;
+}
+
+struct wino_conv2d *wino_gpu_winograd_new(const struct wino_conv2d_desc *desc,
+                                          const struct wino_conv_sizes *sizes, int tile_m,
+                                          const struct wino_context *ctx,
+                                          const struct wino_conv2d_path *path)
+{
+    struct wino_conv2d *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->desc = *desc;
+    c->sizes = *sizes;
+    c->algo = WINO_ALGO_WINOGRAD;
+    c->tile_m = tile_m;
+    c->backend = ctx->backend;
+    c->stream = ctx->stream;
+    c->path = path;
+    return c;
 }
 
 /* Why wino's own FP32 / FP16 Winograd cannot serve desc with F(tile_m, r), or NULL; *status
@@ -97,33 +120,23 @@ enum wino_status wino_conv2d_create_cuda(const struct wino_conv2d_desc *desc,
                                          const struct wino_conv2d_options *options,
                                          wino_conv2d **op)
 {
-    static const struct wino_conv2d_options defaults;
-    const struct wino_conv2d_options *o = options ? options : &defaults;
+    const struct wino_conv2d_options *o;
     struct wino_conv_sizes sizes;
-    enum wino_status st = wino_conv_desc_check(desc, &sizes);
-    if (!st)
-        st = wino_conv2d_check_options(o);
+    enum wino_status st = wino_conv2d_check_create(desc, options, &o, &sizes);
     if (st)
         return st;
     if (o->algo == WINO_ALGO_DIRECT || o->algo == WINO_ALGO_VENDOR)
         return wino_vendor_create(WINO_CONV2D_FORWARD, desc, &sizes, weights, ctx, o, op);
-    const int tile_m = o->tile_m ? o->tile_m : cuda_default_tile_m(desc);
+    const int tile_m = o->tile_m ? o->tile_m : wino_gpu_default_tile_m(desc);
     char buf[160];
     const char *why = own_refusal(desc, o, tile_m, buf, sizeof buf, &st);
     if (why && st == WINO_UNSUPPORTED && wino_options_leave_choice(o))
         return wino_vendor_instead(WINO_CONV2D_FORWARD, desc, &sizes, weights, ctx, o, why, op);
     if (why)
         return wino_fail(st, "%s", why);
-    struct wino_conv2d *c = calloc(1, sizeof *c);
+    struct wino_conv2d *c = wino_gpu_winograd_new(desc, &sizes, tile_m, ctx, &wino_path_cuda);
     if (!c)
         return wino_fail(WINO_OUT_OF_MEMORY, "wino_conv2d_create: out of memory");
-    c->desc = *desc;
-    c->sizes = sizes;
-    c->algo = WINO_ALGO_WINOGRAD;
-    c->tile_m = tile_m;
-    c->backend = WINO_BACKEND_CUDA;
-    c->stream = ctx->stream;
-    c->path = &wino_path_cuda;
     st = wino_cuda_conv_create(desc, &sizes, weights, ctx, tile_m, o->variant, o->bias, o->relu,
                                o->tf32, &c->cuda, &c->workspace_bytes);
     if (st) {

@@ -2,10 +2,11 @@
  *
  * An operator is tagged twice: its kind (forward, backward-data, backward-filter: what the
  * caller asked) and its path (how it computes: CPU direct, the CPU Winograd engine, ..., the
- * CUDA component). The path is a small table of operations chosen at create, defined beside
- * the state it drives (conv2d.c: the CPU FP32 forward paths; conv2d_int8.c: CPU INT8;
- * conv2d_cuda.c: CUDA; conv2d_backward.c: the training paths), so the shared entry points
- * (run, reshape, variant, destroy) check their arguments once and hold no per-path branches. */
+ * CUDA and OpenCL components). The path is a small table of operations chosen at create,
+ * defined beside the state it drives (conv2d.c: the CPU FP32 forward paths; conv2d_int8.c: CPU
+ * INT8; conv2d_cuda.c: CUDA; conv2d_opencl.c: OpenCL; conv2d_backward.c: the training paths),
+ * so the shared entry points (run, reshape, variant, destroy) check their arguments once and
+ * hold no per-path branches. */
 #ifndef WINO_OP_CONV2D_IMPL_H
 #define WINO_OP_CONV2D_IMPL_H
 
@@ -31,13 +32,15 @@ struct wino_conv2d {
     struct wino_f32_winograd winograd; /* WINOGRAD on the scalar path otherwise */
     struct wino_s8_engine *int8;      /* INT8 Winograd, or NULL */
     struct wino_cuda_conv *cuda;      /* on the CUDA backend, or NULL */
-    enum wino_backend backend;        /* CUDA: run_stream takes the device's streams */
-    void *stream;                     /* CUDA: the context's stream, wino_conv2d_run's */
+    enum wino_backend backend;        /* CUDA, OpenCL: run_stream takes the device's streams */
+    void *stream;                     /* CUDA, OpenCL: the context's stream (command queue),
+                                       * wino_conv2d_run's */
     int tile_m;                       /* Winograd's tile (0 otherwise; INT8: see int8) */
     size_t workspace_bytes;
     enum wino_conv2d_kind kind;
     struct wino_conv2d_backward *backward; /* backward-data / -filter state, or NULL */
-    void *state;                      /* a path's own state (CUDA backward-filter), or NULL */
+    void *state;                      /* a path's own state (CUDA backward-filter, OpenCL), or
+                                       * NULL */
     int unshaped;                     /* created without sizes: run() waits for a reshape */
     char reason[200];                 /* why it runs what it runs, or "" (wino_conv2d_reason) */
 };
@@ -87,11 +90,36 @@ enum wino_status wino_conv2d_shaped(enum wino_status st, wino_conv2d **op, int u
 /* Checks the fields of options that mean the same on every backend. */
 enum wino_status wino_conv2d_check_options(const struct wino_conv2d_options *options);
 
+/* The first checks of a backend's create: desc (its sizes into *sizes) and the options, *o
+ * pointing at options or, for NULL, the defaults. */
+enum wino_status wino_conv2d_check_create(const struct wino_conv2d_desc *desc,
+                                          const struct wino_conv2d_options *options,
+                                          const struct wino_conv2d_options **o,
+                                          struct wino_conv_sizes *sizes);
+
+/* A new Winograd operator of a GPU backend (ctx's backend and stream) on path, or NULL when
+ * out of memory (src/op/conv2d_cuda.c). */
+struct wino_conv2d *wino_gpu_winograd_new(const struct wino_conv2d_desc *desc,
+                                          const struct wino_conv_sizes *sizes, int tile_m,
+                                          const struct wino_context *ctx,
+                                          const struct wino_conv2d_path *path);
+
 /* Checks the backend, device and threads of ctx (NULL is the default CPU context). */
 enum wino_status wino_context_check(const struct wino_context *ctx);
 
 /* Why Winograd F(tile_m, r) cannot serve desc, or NULL when it can. */
 const char *wino_winograd_refusal(const struct wino_conv2d_desc *desc, int tile_m);
+
+/* The tile of a GPU backend (CUDA, OpenCL) when the options leave it to wino: F(4x4, 3x3) and
+ * smaller filters' m = 4 keep the GEMMs large; bigger filters take m = 2, whose alpha stays
+ * small enough for one thread's registers. */
+int wino_gpu_default_tile_m(const struct wino_conv2d_desc *desc);
+
+/* wino_conv2d_create for ctx->backend == WINO_BACKEND_OPENCL (src/op/conv2d_opencl.c). */
+enum wino_status wino_conv2d_create_opencl(const struct wino_conv2d_desc *desc,
+                                           const void *weights, const struct wino_context *ctx,
+                                           const struct wino_conv2d_options *options,
+                                           wino_conv2d **op);
 
 /* Checks run()'s workspace against the operator's size and its 64-byte alignment. */
 enum wino_status wino_conv2d_check_workspace(const wino_conv2d *op, const void *workspace,

@@ -168,6 +168,8 @@ static enum wino_status create_int8_planned(const struct wino_conv2d_desc *desc,
     enum wino_status st = wino_context_check(ctx);
     if (st)
         return st;
+    if (ctx && ctx->backend == WINO_BACKEND_OPENCL)
+        return wino_fail(WINO_UNSUPPORTED, "INT8 runs on the CPU and CUDA backends");
     if (options && (st = wino_conv2d_check_options(options)))
         return st;
     const enum wino_algo algo = options ? options->algo : WINO_ALGO_AUTO;

@@ -9,120 +9,28 @@
  *   3. libwino_cuda.so.MAJOR through the dynamic linker's search (RUNPATH, LD_LIBRARY_PATH,
  *      the system's directories).
  * Without a component every call answers WINO_UNSUPPORTED with what was tried and why it
- * failed. The component is never unloaded: operators and the shared cuBLAS handles live in it. */
-#define _GNU_SOURCE /* dladdr1 and struct link_map */
-#include <dlfcn.h>
-#include <link.h>
-#include <limits.h>
-#include <pthread.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-
+ * failed (src/op/component_loader.c). The component is never unloaded: operators and the shared
+ * cuBLAS handles live in it. */
 #include "base/error.h"
 #include "cuda/conv2d_cuda.h"
 #include "cuda/cuda_component.h"
+#include "op/component_loader.h"
 
-static const struct wino_cuda_services services = {WINO_CUDA_ABI, wino_fail, wino_ok};
-
-static pthread_once_t load_once = PTHREAD_ONCE_INIT;
-static const struct wino_cuda_ops *ops;   /* the component's table, or NULL */
-static char load_failure[1024];           /* why ops is NULL: each file tried and its error */
-
-/* Appends printf-style text to load_failure, separated by "; ". */
-static void note_failure(const char *fmt, ...)
-{
-    size_t used = strlen(load_failure);
-    if (used && used + 2 < sizeof load_failure) {
-        memcpy(load_failure + used, "; ", 3);
-        used += 2;
-    }
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(load_failure + used, sizeof load_failure - used, fmt, ap);
-    va_end(ap);
-}
-
-/* dlopen(path), then its table: 1 when ops is set, else 0 with the reason noted. */
-static int try_component(const char *path)
-{
-    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-        const char *why = dlerror();
-        note_failure("%s", why ? why : path);
-        return 0;
-    }
-    wino_cuda_component_fn entry = NULL;
-    void *symbol = dlsym(lib, WINO_CUDA_ENTRY);
-    memcpy(&entry, &symbol, sizeof entry); /* ISO C has no object-to-function pointer cast */
-    const struct wino_cuda_ops *table = entry ? entry(&services) : NULL;
-    if (!entry)
-        note_failure("%s: not a wino CUDA component (no %s)", path, WINO_CUDA_ENTRY);
-    else if (!table || table->abi != WINO_CUDA_ABI)
-        note_failure("%s: a component of another build (ABI %d, this libwino's is %d)", path,
-                     table ? table->abi : -1, WINO_CUDA_ABI);
-    if (!table || table->abi != WINO_CUDA_ABI) {
-        dlclose(lib);
-        return 0;
-    }
-    ops = table;
-    return 1;
-}
-
-/* The directory of the file that holds this code into dir (without the final '/'): 1, or 0
- * when it cannot be told. The main program's name in the link map is empty (a static libwino),
- * so its file is read from /proc/self/exe. */
-static int own_directory(char *dir, size_t cap)
-{
-    Dl_info info;
-    struct link_map *map = NULL;
-    void *self = NULL;
-    enum wino_status (*here)(void) = wino_ok;
-    memcpy(&self, &here, sizeof self);
-    if (!dladdr1(self, &info, (void **)&map, RTLD_DL_LINKMAP) || !map)
-        return 0;
-    if (map->l_name && map->l_name[0]) {
-        if (strlen(map->l_name) >= cap)
-            return 0;
-        strcpy(dir, map->l_name);
-    } else {
-        const ssize_t n = readlink("/proc/self/exe", dir, cap - 1);
-        if (n <= 0)
-            return 0;
-        dir[n] = '\0';
-    }
-    char *slash = strrchr(dir, '/');
-    if (!slash)
-        return 0;
-    *slash = '\0';
-    return 1;
-}
+static const struct wino_component_services services = {WINO_CUDA_ABI, wino_fail, wino_ok};
+static struct wino_component cuda = {"CUDA", "WINO_CUDA_LIBRARY", WINO_CUDA_LIBRARY_NAME,
+                                     WINO_CUDA_ENTRY, &services, PTHREAD_ONCE_INIT, NULL, ""};
+static const struct wino_cuda_ops *ops; /* the table, once component() returned it */
 
 static void load(void)
 {
-    const char *named = getenv("WINO_CUDA_LIBRARY");
-    if (named && named[0]) {
-        try_component(named);
-        return;
-    }
-    char path[PATH_MAX + sizeof WINO_CUDA_LIBRARY_NAME + 1];
-    if (own_directory(path, PATH_MAX)) {
-        strcat(path, "/" WINO_CUDA_LIBRARY_NAME);
-        if (try_component(path))
-            return;
-    }
-    try_component(WINO_CUDA_LIBRARY_NAME);
+    wino_component_load(&cuda);
+    ops = cuda.table;
 }
 
 /* The component's table, or NULL with the reason recorded for wino_last_error(). */
 static const struct wino_cuda_ops *component(void)
 {
-    pthread_once(&load_once, load);
-    if (!ops)
-        wino_fail(WINO_UNSUPPORTED, "the CUDA backend is not available: %s", load_failure);
-    return ops;
+    return wino_component_table(&cuda, load);
 }
 
 enum wino_status wino_cuda_conv_create(const struct wino_conv2d_desc *desc,

@@ -66,6 +66,8 @@ enum wino_status wino_tune(const struct wino_conv2d_desc *desc, const struct win
         return wino_fail(WINO_UNSUPPORTED, "wino_tune: only FP32 is implemented so far");
     if ((st = wino_context_check(ctx)))
         return st;
+    if (ctx && ctx->backend == WINO_BACKEND_OPENCL)
+        return wino_fail(WINO_UNSUPPORTED, "wino_tune times the CPU's choices");
     float *x = malloc(sizeof(float) * sz.x_elems), *w = malloc(sizeof(float) * sz.w_elems);
     float *y = malloc(sizeof(float) * sz.y_elems);
     double *times = malloc(sizeof(double) * (size_t)reps);

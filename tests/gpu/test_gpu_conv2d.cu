@@ -16,6 +16,7 @@
  * Usage: test_gpu_conv2d (WINO_TEST_SEED=N to replay; WINO_GPU_TEST_SMALL=1 without the medium
  * layers). */
 #include "gpu_test_util.h"
+#include "winograd_shapes.h"
 
 enum precision { FP32 = 0, FP16 = 1, TF32 = 2 };
 static const char *precision_name[3] = {"fp32", "fp16", "tf32"};
@@ -106,50 +107,6 @@ static void run_case(const struct conv_case *cs, int id, struct test_rng *rng, c
                cs->with_bias ? " bias" : "", cs->relu ? " relu" : "",
                ctx.stream ? "own" : "default", (unsigned long long)seed, what, (int)res.algo,
                res.tile_m, gpu_variant_name(res.variant), res.err, b);
-}
-
-static const int channel_picks[4] = {1, 3, 17, 61};
-
-static int random_channels(struct test_rng *rng)
-{
-    const int i = (int)(test_rng_next(rng) % 6);
-    return i < 4 ? channel_picks[i] : 1 + (int)(test_rng_next(rng) % 24);
-}
-
-/* A random Winograd-able descriptor for F(m x m, r x r). kind 0: a 1x1 image with padding r - 1;
- * 1: one input channel; 2: P and Q one more than a multiple of m; else a free draw. */
-static struct wino_conv2d_desc random_desc(struct test_rng *rng, int m, int r, int kind,
-                                           enum wino_dtype dtype, enum wino_layout layout)
-{
-    struct wino_conv2d_desc d;
-    memset(&d, 0, sizeof d);
-    d.c = kind == 1 ? 1 : random_channels(rng);
-    d.k = random_channels(rng);
-    d.n = d.c * d.k > 600 ? 1 : 1 + (int)(test_rng_next(rng) % 3);
-    d.r = d.s = r;
-    d.pad_h = (int)(test_rng_next(rng) % (unsigned)r);
-    d.pad_w = (int)(test_rng_next(rng) % (unsigned)r);
-    const int lo_h = r - 2 * d.pad_h > 1 ? r - 2 * d.pad_h : 1;
-    const int lo_w = r - 2 * d.pad_w > 1 ? r - 2 * d.pad_w : 1;
-    d.h = lo_h + (int)(test_rng_next(rng) % (unsigned)(2 * m + 8));
-    d.w = lo_w + (int)(test_rng_next(rng) % (unsigned)(2 * m + 8));
-    if (kind == 0) {
-        d.h = d.w = 1;
-        d.pad_h = d.pad_w = r - 1;
-    } else if (kind == 2) {
-        const int p = m * (1 + (int)(test_rng_next(rng) % 3)) + 1;
-        const int q = m * (1 + (int)(test_rng_next(rng) % 3)) + 1;
-        if (p + r - 1 - 2 * d.pad_h < 1)
-            d.pad_h = 0;
-        if (q + r - 1 - 2 * d.pad_w < 1)
-            d.pad_w = 0;
-        d.h = p + r - 1 - 2 * d.pad_h;
-        d.w = q + r - 1 - 2 * d.pad_w;
-    }
-    d.stride_h = d.stride_w = d.dilation_h = d.dilation_w = 1;
-    d.layout = layout;
-    d.dtype = dtype;
-    return d;
 }
 
 /* count random cases of F(m x m, r x r) of kinds first_kind, first_kind + 1, ...: the variant

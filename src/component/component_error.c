@@ -1,17 +1,17 @@
-/* wino_fail() and wino_ok() inside the CUDA component: the message is formatted here and handed
- * to the runtime's services, which keep it for wino_last_error(). Hidden like every symbol of
- * the component but wino_cuda_component. */
+/* wino_fail() and wino_ok() inside a backend component: the message is formatted here and
+ * handed to the runtime's services, which keep it for wino_last_error(). Hidden like every
+ * symbol of the component but its entry. */
 #include <stdarg.h>
 #include <stdio.h>
 
 #include "base/error.h"
-#include "cuda/component_error.h"
+#include "component/component_error.h"
 
-static const struct wino_cuda_services *services;
+static const struct wino_component_services *services;
 
-int wino_cuda_use_services(const struct wino_cuda_services *s)
+int wino_component_use_services(const struct wino_component_services *s, int abi)
 {
-    if (!s || s->abi != WINO_CUDA_ABI || !s->fail || !s->ok)
+    if (!s || s->abi != abi || !s->fail || !s->ok)
         return 0;
     services = s;
     return 1;

@@ -1,0 +1,234 @@
+/* The OpenCL kernels of wino's Winograd convolution (FP32), built at run time for one layer by
+ * src/opencl/conv2d_opencl.c: every size is a compile-time constant (-D), and the tile's
+ * transforms are the generator's emission (src/opencl/generated) prepended to this text.
+ *
+ * Layer constants: N C H W K R PAD_H PAD_W P Q ALPHA TILE_M TILES_H TILES_W TILES (= N TILES_H
+ * TILES_W), NHWC (0: NCHW), RELU, HAS_BIAS; INPUT_TRANSFORM, FILTER_TRANSFORM, OUTPUT_TRANSFORM
+ * name the tile's functions.
+ * Tensors: U[pos][K][C] (pos = alpha^2 positions), V[pos][TILES][C], M[pos][TILES][K]; the
+ * workspace holds V, then M at M_OFFSET floats.
+ * Kernel parameters (searched by the tuner, docs/opencl.md): GEMM_BM x GEMM_BN outputs (tiles x
+ * output channels) per work-group, GEMM_RM x GEMM_RN per work-item, GEMM_BK channels per step,
+ * GEMM_LOCAL (1: the operands staged in local memory); FUSED_FT tiles x FUSED_FK output channels
+ * per fused work-group, FUSED_KPT channels per work-item, FUSED_FC channels per step. */
+
+#define ALPHA2 (ALPHA * ALPHA)
+
+/* x's element (n, c, i, j), or 0 outside the image. */
+float x_at(__global const float *x, int n, int c, int i, int j)
+{
+    if (i < 0 || i >= H || j < 0 || j >= W)
+        return 0.0f;
+    return NHWC ? x[(((size_t)n * H + i) * W + j) * C + c]
+                : x[(((size_t)n * C + c) * H + i) * W + j];
+}
+
+/* The input window of tile t (row-major over n, tile row, tile column) and channel c, after
+ * the input transform. */
+void transformed_input(__global const float *x, int t, int c, float v[ALPHA][ALPHA])
+{
+    const int n = t / (TILES_H * TILES_W), th = t / TILES_W % TILES_H, tw = t % TILES_W;
+    const int i0 = th * TILE_M - PAD_H, j0 = tw * TILE_M - PAD_W;
+    float d[ALPHA][ALPHA];
+    for (int a = 0; a < ALPHA; a++)
+        for (int b = 0; b < ALPHA; b++)
+            d[a][b] = x_at(x, n, c, i0 + a, j0 + b);
+    INPUT_TRANSFORM(d, v);
+}
+
+/* Output transform of tile t, channel k from its alpha^2 products; bias, ReLU; writes the part
+ * of the m x m tile inside the output. */
+void write_output(const float mm[ALPHA][ALPHA], int t, int k, __global const float *bias,
+                  __global float *y)
+{
+    const int n = t / (TILES_H * TILES_W), th = t / TILES_W % TILES_H, tw = t % TILES_W;
+    float o[TILE_M][TILE_M];
+    OUTPUT_TRANSFORM(mm, o);
+    const float b = HAS_BIAS ? bias[k] : 0.0f;
+    for (int a = 0; a < TILE_M; a++)
+        for (int e = 0; e < TILE_M; e++) {
+            const int p = th * TILE_M + a, q = tw * TILE_M + e;
+            if (p >= P || q >= Q)
+                continue;
+            float value = o[a][e] + b;
+            if (RELU)
+                value = fmax(value, 0.0f);
+            if (NHWC)
+                y[(((size_t)n * P + p) * Q + q) * K + k] = value;
+            else
+                y[(((size_t)n * K + k) * P + p) * Q + q] = value;
+        }
+}
+
+/* U = G g G^T, one work-item per (k, c). */
+__kernel void filter_transform(__global const float *w, __global float *u)
+{
+    const size_t id = get_global_id(0);
+    if (id >= (size_t)K * C)
+        return;
+    const int k = (int)(id / C), c = (int)(id % C);
+    float g[R][R], t[ALPHA][ALPHA];
+    for (int i = 0; i < R; i++)
+        for (int j = 0; j < R; j++)
+            g[i][j] = NHWC ? w[(((size_t)k * R + i) * R + j) * C + c]
+                           : w[(((size_t)k * C + c) * R + i) * R + j];
+    FILTER_TRANSFORM(g, t);
+    for (int pos = 0; pos < ALPHA2; pos++)
+        u[((size_t)pos * K + k) * C + c] = t[pos / ALPHA][pos % ALPHA];
+}
+
+/* V = B^T d B, one work-item per (tile, c): consecutive work-items write consecutive c. */
+__kernel void input_transform(__global const float *x, __global float *ws)
+{
+    const size_t id = get_global_id(0);
+    if (id >= (size_t)TILES * C)
+        return;
+    const int c = (int)(id % C), t = (int)(id / C);
+    float v[ALPHA][ALPHA];
+    transformed_input(x, t, c, v);
+    for (int pos = 0; pos < ALPHA2; pos++)
+        ws[((size_t)pos * TILES + t) * C + c] = v[pos / ALPHA][pos % ALPHA];
+}
+
+#define GEMM_WG_M (GEMM_BM / GEMM_RM)
+#define GEMM_WG_N (GEMM_BN / GEMM_RN)
+
+/* M[pos] = V[pos] U[pos]^T for every pos (the group's third index): a work-group computes
+ * GEMM_BM tiles x GEMM_BN output channels, a work-item GEMM_RM x GEMM_RN of them, strided by
+ * the work-group's shape so that neighbouring work-items touch neighbouring elements. */
+__kernel __attribute__((reqd_work_group_size(GEMM_WG_N, GEMM_WG_M, 1))) void
+gemm(__global float *ws, __global const float *u)
+{
+    const int pos = (int)get_group_id(2);
+    const int lx = (int)get_local_id(0), ly = (int)get_local_id(1);
+    const int t0 = (int)get_group_id(1) * GEMM_BM, k0 = (int)get_group_id(0) * GEMM_BN;
+    __global const float *a = ws + (size_t)pos * TILES * C;
+    __global const float *b = u + (size_t)pos * K * C;
+    float acc[GEMM_RM][GEMM_RN];
+    for (int i = 0; i < GEMM_RM; i++)
+        for (int j = 0; j < GEMM_RN; j++)
+            acc[i][j] = 0.0f;
+#if GEMM_LOCAL
+    __local float as[GEMM_BK][GEMM_BM], bs[GEMM_BK][GEMM_BN];
+    const int lid = ly * GEMM_WG_N + lx, threads = GEMM_WG_M * GEMM_WG_N;
+    for (int c0 = 0; c0 < C; c0 += GEMM_BK) {
+        for (int e = lid; e < GEMM_BM * GEMM_BK; e += threads) {
+            const int i = e / GEMM_BK, cc = e % GEMM_BK, t = t0 + i, c = c0 + cc;
+            as[cc][i] = t < TILES && c < C ? a[(size_t)t * C + c] : 0.0f;
+        }
+        for (int e = lid; e < GEMM_BN * GEMM_BK; e += threads) {
+            const int j = e / GEMM_BK, cc = e % GEMM_BK, k = k0 + j, c = c0 + cc;
+            bs[cc][j] = k < K && c < C ? b[(size_t)k * C + c] : 0.0f;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int cc = 0; cc < GEMM_BK; cc++) {
+            float ar[GEMM_RM], br[GEMM_RN];
+            for (int i = 0; i < GEMM_RM; i++)
+                ar[i] = as[cc][ly + i * GEMM_WG_M];
+            for (int j = 0; j < GEMM_RN; j++)
+                br[j] = bs[cc][lx + j * GEMM_WG_N];
+            for (int i = 0; i < GEMM_RM; i++)
+                for (int j = 0; j < GEMM_RN; j++)
+                    acc[i][j] = fma(ar[i], br[j], acc[i][j]);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+#else
+    /* rows past the end read row 0 (their results are not written) */
+    int rows[GEMM_RM], cols[GEMM_RN];
+    for (int i = 0; i < GEMM_RM; i++) {
+        const int t = t0 + ly + i * GEMM_WG_M;
+        rows[i] = t < TILES ? t : 0;
+    }
+    for (int j = 0; j < GEMM_RN; j++) {
+        const int k = k0 + lx + j * GEMM_WG_N;
+        cols[j] = k < K ? k : 0;
+    }
+    for (int c = 0; c < C; c++) {
+        float ar[GEMM_RM], br[GEMM_RN];
+        for (int i = 0; i < GEMM_RM; i++)
+            ar[i] = a[(size_t)rows[i] * C + c];
+        for (int j = 0; j < GEMM_RN; j++)
+            br[j] = b[(size_t)cols[j] * C + c];
+        for (int i = 0; i < GEMM_RM; i++)
+            for (int j = 0; j < GEMM_RN; j++)
+                acc[i][j] = fma(ar[i], br[j], acc[i][j]);
+    }
+#endif
+    __global float *m = ws + M_OFFSET + (size_t)pos * TILES * K;
+    for (int i = 0; i < GEMM_RM; i++)
+        for (int j = 0; j < GEMM_RN; j++) {
+            const int t = t0 + ly + i * GEMM_WG_M, k = k0 + lx + j * GEMM_WG_N;
+            if (t < TILES && k < K)
+                m[(size_t)t * K + k] = acc[i][j];
+        }
+}
+
+/* Y = A^T M A, bias, ReLU: one work-item per (tile, k), consecutive work-items consecutive k. */
+__kernel void output_transform(__global const float *ws, __global const float *bias,
+                               __global float *y)
+{
+    const size_t id = get_global_id(0);
+    if (id >= (size_t)TILES * K)
+        return;
+    const int k = (int)(id % K), t = (int)(id / K);
+    __global const float *m = ws + M_OFFSET;
+    float mm[ALPHA][ALPHA];
+    for (int pos = 0; pos < ALPHA2; pos++)
+        mm[pos / ALPHA][pos % ALPHA] = m[((size_t)pos * TILES + t) * K + k];
+    write_output(mm, t, k, bias, y);
+}
+
+#define FUSED_WG (FUSED_FT * (FUSED_FK / FUSED_KPT))
+
+/* All three stages in one kernel: a work-group takes FUSED_FT tiles x FUSED_FK output channels,
+ * transforms its tiles' windows for FUSED_FC channels at a time into local memory, and each
+ * work-item accumulates the alpha^2 products of one tile and FUSED_KPT output channels in
+ * private memory, then transforms them back and writes y. Nothing goes through global memory
+ * but x, U and y. */
+__kernel __attribute__((reqd_work_group_size(FUSED_WG, 1, 1))) void
+fused(__global const float *x, __global const float *u, __global const float *bias,
+      __global float *y)
+{
+    __local float vs[ALPHA2][FUSED_FC][FUSED_FT];
+    const int l = (int)get_local_id(0), lt = l % FUSED_FT, lk = l / FUSED_FT;
+    const int t0 = (int)get_group_id(0) * FUSED_FT, k0 = (int)get_group_id(1) * FUSED_FK;
+    float acc[FUSED_KPT][ALPHA2];
+    for (int j = 0; j < FUSED_KPT; j++)
+        for (int pos = 0; pos < ALPHA2; pos++)
+            acc[j][pos] = 0.0f;
+    for (int c0 = 0; c0 < C; c0 += FUSED_FC) {
+        for (int e = l; e < FUSED_FT * FUSED_FC; e += FUSED_WG) {
+            const int tt = e % FUSED_FT, cc = e / FUSED_FT, t = t0 + tt, c = c0 + cc;
+            float v[ALPHA][ALPHA];
+            if (t < TILES && c < C)
+                transformed_input(x, t, c, v);
+            else
+                for (int pos = 0; pos < ALPHA2; pos++)
+                    v[pos / ALPHA][pos % ALPHA] = 0.0f;
+            for (int pos = 0; pos < ALPHA2; pos++)
+                vs[pos][cc][tt] = v[pos / ALPHA][pos % ALPHA];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int cc = 0; cc < FUSED_FC && c0 + cc < C; cc++)
+            for (int j = 0; j < FUSED_KPT; j++) {
+                const int k = k0 + lk + j * (FUSED_FK / FUSED_KPT);
+                if (k >= K)
+                    continue;
+                __global const float *uk = u + (size_t)k * C + c0 + cc;
+                for (int pos = 0; pos < ALPHA2; pos++)
+                    acc[j][pos] = fma(vs[pos][cc][lt], uk[(size_t)pos * K * C], acc[j][pos]);
+            }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    const int t = t0 + lt;
+    for (int j = 0; j < FUSED_KPT; j++) {
+        const int k = k0 + lk + j * (FUSED_FK / FUSED_KPT);
+        if (t >= TILES || k >= K)
+            continue;
+        float mm[ALPHA][ALPHA];
+        for (int pos = 0; pos < ALPHA2; pos++)
+            mm[pos / ALPHA][pos % ALPHA] = acc[j][pos];
+        write_output(mm, t, k, bias, y);
+    }
+}
