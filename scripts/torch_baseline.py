@@ -9,7 +9,8 @@ dy) alone, on the layer's dy (uniform in (-1, 1), like x and w); the op column s
 Timing as `wino bench`: cudnn.benchmark = True, W warm-up calls (the first one lets cuDNN pick its
 engine for the shape), then R calls enqueued back to back with a CUDA event between consecutive
 calls; the median of the R intervals. f16 and bf16 run in channels_last (NHWC, like wino), f32
-in NCHW with TF32 off (torch's default for convolutions is TF32 on). --dtype int8 times f16:
+with TF32 off (torch's default for convolutions is TF32 on) in NCHW, torch's default, and in
+channels_last (wino's layout): a row each (--layout picks one). --dtype int8 times f16:
 torch has no INT8 convolution on CUDA, and FP16 is what wino's INT8 kernels must beat.
 
 Columns are taken from the CSV that --append names (its header line), or the bench's header;
@@ -18,7 +19,8 @@ error / rel_l1 = relative L1 error against torch's float64 convolution of the sa
 the GPU; prepare_ms = the first call's wall time (cuDNN's engine search included).
 
 usage: torch_baseline.py --set NAME [--dtype f16|bf16|f32|int8] [--op fwd|bwd-data|bwd-filter]
-                         [--batch N] [--reps R] [--warmup W] [--sets-dir DIR] [--append CSV]
+                         [--layout nchw|nhwc] [--batch N] [--reps R] [--warmup W]
+                         [--sets-dir DIR] [--append CSV]
 """
 import argparse
 import csv
@@ -59,7 +61,7 @@ def median_ms(torch, call, warmup, reps):
     return statistics.median(events[i].elapsed_time(events[i + 1]) for i in range(reps))
 
 
-def layer_row(torch, index, layer, args, dtype, device_name):
+def layer_row(torch, index, layer, args, dtype, nhwc, device_name):
     import torch.nn.functional as F
     name, n, c, h, w, k, r, s, pad, stride = layer
     if args.batch:
@@ -69,7 +71,6 @@ def layer_row(torch, index, layer, args, dtype, device_name):
     wt = torch.rand(k, c, r, s, device='cuda', generator=gen) * 2 - 1
     p, q = (h + 2 * pad - r) // stride + 1, (w + 2 * pad - s) // stride + 1
     dy = torch.rand(n, k, p, q, device='cuda', generator=gen) * 2 - 1
-    nhwc = dtype != torch.float32
     x, wt, dy = x.to(dtype), wt.to(dtype), dy.to(dtype)
     if nhwc:
         x = x.contiguous(memory_format=torch.channels_last)
@@ -112,6 +113,8 @@ def main():
     ap.add_argument('--set', required=True)
     ap.add_argument('--dtype', default='f32', choices=['f32', 'f16', 'bf16', 'int8'])
     ap.add_argument('--op', default='fwd', choices=['fwd', 'bwd-data', 'bwd-filter'])
+    ap.add_argument('--layout', choices=['nchw', 'nhwc'],
+                    help='only this layout (default: nhwc; f32 both)')
     ap.add_argument('--batch', type=int, default=0, help='override every layer\'s batch size')
     ap.add_argument('--reps', type=int, default=30)
     ap.add_argument('--warmup', type=int, default=5)
@@ -142,15 +145,19 @@ def main():
                             lineterminator='\n')
     if not args.append or out.tell() == 0:
         writer.writeheader()
-    total = 0.0
-    for index, layer in enumerate(layers):
-        row = layer_row(torch, index, layer, args, dtype, device_name)
-        total += float(row['ms'])
-        writer.writerow(row)
-        out.flush()
-    print(f'torch_baseline: {args.set} {args.torch_dtype} {args.op}: {len(layers)} layers, '
-          f'{total:.4f} ms total (torch {torch.__version__}, cuDNN '
-          f'{torch.backends.cudnn.version()}, {device_name})', file=sys.stderr)
+    layouts = [args.layout == 'nhwc'] if args.layout else \
+        [False, True] if dtype == torch.float32 else [True]
+    for nhwc in layouts:
+        total = 0.0
+        for index, layer in enumerate(layers):
+            row = layer_row(torch, index, layer, args, dtype, nhwc, device_name)
+            total += float(row['ms'])
+            writer.writerow(row)
+            out.flush()
+        print(f'torch_baseline: {args.set} {args.torch_dtype} {args.op} '
+              f'{"NHWC" if nhwc else "NCHW"}: {len(layers)} layers, {total:.4f} ms total '
+              f'(torch {torch.__version__}, cuDNN {torch.backends.cudnn.version()}, '
+              f'{device_name})', file=sys.stderr)
 
 
 if __name__ == '__main__':

@@ -1,6 +1,6 @@
 /* The PTX the tensor-core kernels share (winograd_fused_kernels.cu, winrs_fused_nhwc.cu):
  * asynchronous 16-byte copies into shared memory, fragment loads, and the warp-level products
- * mma.sync for FP16, BF16 (FP32 accumulators) and INT8 (INT32). */
+ * mma.sync for FP16, BF16, TF32 (FP32 accumulators) and INT8 (INT32). */
 #ifndef WINO_CUDA_TENSOR_CORE_PTX_CUH
 #define WINO_CUDA_TENSOR_CORE_PTX_CUH
 
@@ -28,8 +28,17 @@ static __device__ __forceinline__ void cp_async_wait_all()
     cp_async_wait<0>();
 }
 
-/* Four 8 x 8 matrices of 16-bit elements, transposed: lane l gives the address of row l % 8 of
- * matrix l / 8 (16 contiguous bytes); r[m] is lane's fragment of matrix m. */
+/* Four 8 x 8 matrices of 16-bit elements (or 8 x 4 of 32-bit ones): lane l gives the address
+ * of row l % 8 of matrix l / 8 (16 contiguous bytes); r[m] is lane's fragment of matrix m, its
+ * row l / 4, 32-bit column l % 4. */
+static __device__ __forceinline__ void ldmatrix_x4(unsigned r[4], const void *row)
+{
+    const unsigned a = (unsigned)__cvta_generic_to_shared(row);
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(a));
+}
+/* The same, transposed (16-bit elements): r[m] is lane's fragment of matrix m transposed. */
 static __device__ __forceinline__ void ldmatrix_x4_trans(unsigned r[4], const void *row)
 {
     const unsigned a = (unsigned)__cvta_generic_to_shared(row);
@@ -57,6 +66,31 @@ template <typename E> struct mma_op;
 WINO_MMA_16BIT(__half, "f16")
 WINO_MMA_16BIT(__nv_bfloat16, "bf16")
 #undef WINO_MMA_16BIT
+/* FP32 operands as TF32 (m16n8k8): the fragments hold to_tf32's bit patterns. */
+template <> struct mma_op<float> {
+    typedef float acc_t;
+    static __device__ __forceinline__ void run(float d[4], const unsigned a[4], const unsigned b[2])
+    {
+        asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, "
+                     "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+    }
+};
+/* v rounded to the nearest TF32 value (10 significand bits), as bits. */
+static __device__ __forceinline__ unsigned to_tf32(float v)
+{
+    unsigned r;
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(v));
+    return r;
+}
+/* v as the sum of two TF32 values, hi nearest to v and lo nearest to the rest: their products
+ * (hi hi' + hi lo' + lo hi', "3xTF32") are within about 2^-20 of the exact product, relatively. */
+static __device__ __forceinline__ void split_tf32(float v, unsigned &hi, unsigned &lo)
+{
+    hi = to_tf32(v);
+    lo = to_tf32(v - __uint_as_float(hi));
+}
 template <> struct mma_op<int8_t> {
     typedef int acc_t;
     static __device__ __forceinline__ void run(int d[4], const unsigned a[4], const unsigned b[2])

@@ -300,8 +300,8 @@ int winrs_fused_segments(const dims &d, const wino_cuda_winrs_problem &pr, size_
     *in_cluster = 0;
     if (winrs_fused_nhwc_takes(d, element_bytes)) {
         const int cluster_most = (int)fmin(by_units, (double)winrs_fused_nhwc_cluster_max(device));
-        return winrs_fused_nhwc_segments(device, (long)units, (int)blocks, cluster_most,
-                                         most < 2 ? 1 : (int)most, in_cluster);
+        return winrs_fused_nhwc_segments(device, element_bytes, (long)units, (int)blocks,
+                                         cluster_most, most < 2 ? 1 : (int)most, in_cluster);
     }
     if (most < 2)
         return 1;
@@ -317,16 +317,7 @@ size_t winrs_fused_bucket_bytes(const dims &d, int segments, int in_cluster)
 }
 
 /* The NHWC kernel where it fits (nhwc: with the segments in a cluster, or in buckets), the
- * other kernels elsewhere. */
-template <int A>
-static cudaError_t launch(const dims &d, const fused_problem<A> &f, dim3 grid, int, int,
-                          const float *x, const float *dy, float *dw, float *buckets,
-                          int overwrite, cudaStream_t s)
-{
-    fused_fma<A><<<grid, fma_threads(A), 0, s>>>(d, f, x, dy, dw, buckets, overwrite);
-    return cudaGetLastError();
-}
-
+ * other kernels elsewhere: FP32 on CUDA cores, 16 bits with wmma. */
 template <int A, typename T>
 static cudaError_t launch(const dims &d, const fused_problem<A> &f, dim3 grid, int nhwc,
                           int in_cluster, const T *x, const T *dy, T *dw, float *buckets,
@@ -335,7 +326,10 @@ static cudaError_t launch(const dims &d, const fused_problem<A> &f, dim3 grid, i
     if (nhwc)
         return winrs_fused_nhwc_launch<T, A>(d, f, grid, in_cluster, x, dy, dw, buckets,
                                              overwrite, s);
-    fused_mma<T, A><<<grid, THREADS, 0, s>>>(d, f, x, dy, dw, buckets, overwrite);
+    if constexpr (sizeof(T) == 4)
+        fused_fma<A><<<grid, fma_threads(A), 0, s>>>(d, f, x, dy, dw, buckets, overwrite);
+    else
+        fused_mma<T, A><<<grid, THREADS, 0, s>>>(d, f, x, dy, dw, buckets, overwrite);
     return cudaGetLastError();
 }
 

@@ -1,23 +1,30 @@
-/* Fused WinRS on tensor cores for 16-bit NHWC tensors whose channels come in 16-byte pieces
- * (see winrs_fused_parts.cuh). A thread block owns 64 x 64 of K x C, one filter row and tile,
- * one segment of units, and goes through its units NHWC_UNITS at a time in three overlapping
- * stages:
+/* Fused WinRS on tensor cores for NHWC tensors whose channels come in 16-byte pieces (see
+ * winrs_fused_parts.cuh): FP16 and BF16, and FP32 as "3xTF32" (each operand split into two TF32
+ * values, three products: about FP32's accuracy). A thread block owns 64 x 64 of K x C, one
+ * filter row and tile, one segment of units, and goes through its units UNITS at a time in
+ * three overlapping stages:
  *   1. fetch: cp.async copies the step's units of dy (r taps x 64 channels) and windows of x
  *      (alpha columns x 64 channels) into shared memory, two steps ahead, zeros where a unit is
  *      past the segment, a channel past K or C, or a column in the padding;
- *   2. transform, on tensor cores as well: 16 / A units of dy (or x) stacked, taps x 8
- *      channels, times diag(G, ..., G) (or diag(B^T, ...)) gives U (V) of those units and
- *      channels in one m16n8k16 product with FP32 sums. The matrices' entries are split into
+ *   2. transform, on tensor cores as well, with FP32 sums. 16 bits: 16 / A units of dy (or x)
+ *      stacked, taps x 8 channels, times diag(G, ..., G) (or diag(B^T, ...)) gives U (V) of
+ *      those units and channels in one m16n8k16 product; the matrices' entries are split into
  *      their nearest 16-bit values and the rest (a second product where the rest is not zero),
- *      so the transforms are as exact as FP32 ones; U and V are rounded to T into
- *      [alpha][unit][channel] planes;
+ *      so the transforms are as exact as FP32 ones, and U and V are rounded to T. FP32: 16
+ *      channels x 8 / A units' taps times diag(G^T, ...) in m16n8k8 TF32 products, data and
+ *      matrix split into two TF32 values each, and U and V split again into two planes of TF32
+ *      values, high and low parts. U and V go into planes per alpha, [unit][channel] for 16 bits
+ *      and [channel][unit] for TF32;
  *   3. multiply: per alpha, each of the 16 warps adds the 16 x 16 product of its rows of U and
- *      columns of V (ldmatrix.trans, mma.sync m16n8k16) to its FP32 accumulators.
- * One barrier per step: the raw data has three buffers and the transformed two, so a warp may
- * transform step s + 1 while another still multiplies step s. At the end A^T turns the alpha
- * accumulators into the n taps in registers, as in winrs_fused.cu, and the block writes them to
- * dw or its segment's bucket, or (segments in a thread-block cluster) block 0 of the cluster
- * sums every block's taps through distributed shared memory (cluster_sum). */
+ *      columns of V to its FP32 accumulators (16 bits: ldmatrix.trans, mma.sync m16n8k16;
+ *      TF32: ldmatrix of both parts, three m16n8k8 products, the small ones first).
+ * One barrier per step: after it, the copies of step s + 2 start into the raw buffer that step
+ * s's transforms have left, and warps multiply step s and transform step s + 1 (two buffers
+ * each of raw and transformed data, so that a warp may transform while another still
+ * multiplies). At the end A^T turns the alpha accumulators into the n taps in registers, as in
+ * winrs_fused.cu, and the block writes them to dw or its segment's bucket, or (segments in a
+ * thread-block cluster) block 0 of the cluster sums every block's taps through distributed
+ * shared memory (cluster_sum). */
 #include <cooperative_groups.h>
 #include <limits.h>
 
@@ -25,13 +32,38 @@
 #include "cuda/winrs_fused_parts.cuh"
 
 #define NHWC_THREADS 512
-#define NHWC_UNITS 16 /* units per step: the depth of one m16n8k16 product */
-#define PIECE 8       /* 16-bit channels in 16 bytes */
-/* Pitch of a row of 64 channels, and of a plane of a step's transformed rows: 16 bytes past a
- * multiple of 128, so that ldmatrix's 8 rows and the transforms' stores of 8 planes fall on
- * distinct banks. */
-#define ROW (BLOCK + 8)
-#define PLANE (NHWC_UNITS * ROW + 8)
+
+/* The kernel's sizes for elements of T. */
+template <typename T> struct nhwc_shape {
+    static constexpr bool TF32 = sizeof(T) == 4;
+    /* units per step: the depth of one product (m16n8k16, or m16n8k8 for TF32) */
+    static constexpr int UNITS = TF32 ? 8 : 16;
+    static constexpr int PIECE = 16 / (int)sizeof(T); /* channels in 16 bytes */
+    /* Pitch of a row of 64 channels: 16-bit, 16 bytes past a multiple of 128, so that
+     * ldmatrix's 8 rows fall on distinct banks; FP32, 8 banks past a multiple of 32, so that a
+     * fragment's 4 rows x 8 columns do. */
+    static constexpr int ROW = BLOCK + 8;
+    /* Transformed planes of a step per alpha: 16 bits, one of UNITS rows of ROW, 16 bytes past
+     * a multiple of 128 so that the transforms' stores to 8 planes fall on distinct banks; TF32,
+     * a high and a low part of 64 channels x 8 units each (at tf32_at). */
+    static constexpr int PARTS = TF32 ? 2 : 1;
+    static constexpr int PLANE = TF32 ? BLOCK * 8 : UNITS * ROW + 8;
+};
+
+/* Where unit u of channel c lies in the TF32 planes of alpha a. The two halves of a channel's 8
+ * units trade places every 4 channels, so that ldmatrix's 8 rows of 16 bytes fall on distinct
+ * banks; within a half the units are permuted by a, so that the transforms' stores of one
+ * fragment (4 planes, or 2 planes of 2 units) do. The products see the same permutation of the
+ * units in U and V and sum over all of them. */
+static __device__ __forceinline__ int tf32_row(int c, int half) /* units 4 half .. + 3 */
+{
+    return c * 8 + (half ^ ((c >> 2) & 1)) * 4;
+}
+template <int A> static __device__ __forceinline__ int tf32_at(int c, int u, int a)
+{
+    const int mix = A == 8 ? (a >> 1) & 3 : a & 2;
+    return tf32_row(c, u >> 2) + ((u & 3) ^ mix);
+}
 
 /* Two packed 16-bit values to FP32 and back (round to nearest), by winrs_tensors.cuh's element
  * conversions. */
@@ -63,23 +95,30 @@ struct nhwc_place {
  * its copies start. */
 #define PLACE_STEPS 4
 
+/* A step's transformed planes of one buffer: [U, V][part][a][...]. */
+template <typename T, int A>
+using tf_planes = T[2][nhwc_shape<T>::PARTS][A][nhwc_shape<T>::PLANE];
+/* A step's raw units of one buffer: [dy, x][unit * A + tap][channel]. */
+template <typename T, int A>
+using raw_rows = T[2][nhwc_shape<T>::UNITS * A][nhwc_shape<T>::ROW];
+
 /* The shared memory of a block: the places of the coming steps' units, their raw units of dy
  * and windows of x (every tap written at each step, zeros past r or alpha), and their
  * transforms U and V. */
 template <typename T, int A> struct nhwc_smem {
-    nhwc_place place[PLACE_STEPS][NHWC_UNITS];
-    T raw[3][2][NHWC_UNITS * A][ROW]; /* [buffer][dy, x][unit * A + tap][channel] */
-    T tf[2][2][A][PLANE];             /* [buffer][U, V][a][unit * ROW + channel] */
+    nhwc_place place[PLACE_STEPS][nhwc_shape<T>::UNITS];
+    raw_rows<T, A> raw[2];
+    tf_planes<T, A> tf[2];
 };
 
-/* Thread t < NHWC_UNITS works out the place of unit u0 + t. */
-template <int A>
+/* Thread t < UNITS works out the place of unit u0 + t. */
+template <typename T, int A>
 static __device__ __forceinline__ void place_step(const dims &d, const fused_problem<A> &f,
                                                   const block_place &b, long u0,
                                                   nhwc_place *out)
 {
     const int t = threadIdx.x;
-    if (t >= NHWC_UNITS)
+    if (t >= nhwc_shape<T>::UNITS)
         return;
     const int unit = (int)(u0 + t), row = unit / f.units, n = row / d.p, p = row - n * d.p;
     const int q = f.q0 + (unit - row * f.units) * f.r;
@@ -93,23 +132,26 @@ static __device__ __forceinline__ void place_step(const dims &d, const fused_pro
     out[t] = pl;
 }
 
-/* Stage 1 for a step: warp w of the first half copies the r taps of dy of units 2 w and 2 w + 1
+/* Stage 1 for a step: warp w of the first half copies the r taps of dy of its UNITS / 8 units
  * (NHWC: 64 contiguous channels each), warp w of the second half the alpha columns of x of the
- * same units; lane l takes the 16-byte piece l % 8 of taps l / 8, l / 8 + 4, ... (zeros past r
- * or alpha, past the segment, K or C, and in the padding). */
+ * same units; a lane takes one 16-byte piece of a tap at a time (zeros past r or alpha, past
+ * the segment, K or C, and in the padding). */
 template <typename T, int A>
 static __device__ __forceinline__ void fetch_step(const dims &d, const fused_problem<A> &f,
                                                   const block_place &b, const nhwc_place *place,
                                                   const T *x, const T *dy,
-                                                  T (*raw)[NHWC_UNITS * A][ROW])
+                                                  raw_rows<T, A> &raw)
 {
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, ch = lane % PIECE * PIECE;
-    const int kind = warp / 8, u0 = 2 * (warp % 8);
+    typedef nhwc_shape<T> S;
+    constexpr int LANES = BLOCK / S::PIECE, TAPS = 32 / LANES; /* per tap, taps per copy */
+    constexpr int UNITS = S::UNITS / 8;                        /* per warp */
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, ch = lane % LANES * S::PIECE;
+    const int kind = warp / 8, u0 = UNITS * (warp % 8);
     if (kind == 0) {
         const bool k_in = b.k0 + ch < d.k;
 #pragma unroll
-        for (int i = 0; i < A / 2; i++) {
-            const int e = lane / PIECE + 4 * i, ul = u0 + e / A, tap = e % A;
+        for (int i = 0; i < UNITS * A / TAPS; i++) {
+            const int e = lane / LANES + TAPS * i, ul = u0 + e / A, tap = e % A;
             const nhwc_place &pl = place[ul];
             const bool ok = pl.in && k_in && tap < f.r;
             cp_async16(&raw[0][ul * A + tap][ch], dy + (ok ? pl.dy0 + (long long)tap * d.k + ch : 0),
@@ -118,8 +160,8 @@ static __device__ __forceinline__ void fetch_step(const dims &d, const fused_pro
     } else {
         const bool c_in = b.c0 + ch < d.c;
 #pragma unroll
-        for (int i = 0; i < A / 2; i++) {
-            const int e = lane / PIECE + 4 * i, ul = u0 + e / A, j = e % A;
+        for (int i = 0; i < UNITS * A / TAPS; i++) {
+            const int e = lane / LANES + TAPS * i, ul = u0 + e / A, j = e % A;
             const nhwc_place &pl = place[ul];
             const int w = pl.w0 + j;
             const bool ok = pl.in && pl.h_in && c_in && j < f.alpha && w >= 0 && w < d.w;
@@ -129,33 +171,45 @@ static __device__ __forceinline__ void fetch_step(const dims &d, const fused_pro
     }
 }
 
-/* diag(m, ..., m) (16 / A copies of m, A x A) as lane's A operand of m16n8k16: T's nearest
- * values (hi) and the rest (lo). */
+/* The transforms' matrix m as lane's operand: 16 bits, diag(m, ..., m) (16 / A copies, A x A)
+ * as the A operand of m16n8k16 in T's nearest values (hi) and the rest (lo); TF32,
+ * diag(m^T, ..., m^T) (8 / A copies) as the B operand of m16n8k8 in two TF32 parts (hi[0..1],
+ * lo[0..1]). */
 template <typename T, int A>
 static __device__ void diag_fragments(const float (&m)[A][A], unsigned (&hi)[4],
                                       unsigned (&lo)[4])
 {
     const int lane = threadIdx.x % 32;
-    for (int i = 0; i < 4; i++) {
-        const int row = lane / 4 + 8 * (i % 2), col = 2 * (lane % 4) + 8 * (i / 2);
-        float e[2];
-        for (int j = 0; j < 2; j++)
-            e[j] = row / A == (col + j) / A ? m[row % A][(col + j) % A] : 0.0f;
-        hi[i] = pack16<T>(e[0], e[1]);
-        const float2 h = unpack16<T>(hi[i]);
-        lo[i] = pack16<T>(e[0] - h.x, e[1] - h.y);
+    if constexpr (nhwc_shape<T>::TF32) {
+        for (int i = 0; i < 4; i++) {
+            const int k = lane % 4 + 4 * i, n = lane / 4;
+            hi[i] = lo[i] = 0;
+            if (i < 2 && k / A == n / A)
+                split_tf32(m[n % A][k % A], hi[i], lo[i]);
+        }
+    } else {
+        for (int i = 0; i < 4; i++) {
+            const int row = lane / 4 + 8 * (i % 2), col = 2 * (lane % 4) + 8 * (i / 2);
+            float e[2];
+            for (int j = 0; j < 2; j++)
+                e[j] = row / A == (col + j) / A ? m[row % A][(col + j) % A] : 0.0f;
+            hi[i] = pack16<T>(e[0], e[1]);
+            const float2 h = unpack16<T>(hi[i]);
+            lo[i] = pack16<T>(e[0] - h.x, e[1] - h.y);
+        }
     }
 }
 
-/* Stage 2: warps 0-7 transform the units of dy into U, warps 8-15 the windows of x into V; a
- * warp takes NHWC_UNITS * A / 128 groups of 16 / A units x 16 channels. */
+/* Stage 2: warps 0-7 transform the units of dy into U, warps 8-15 the windows of x into V.
+ * 16 bits: a warp takes UNITS * A / 128 groups of 16 / A units x 16 channels. TWO: the matrix
+ * of the warp's kind needs its second product (the same in the whole warp). */
 template <typename T, int A, bool TWO>
 static __device__ __forceinline__ void transform_jobs(const unsigned (&hi)[4],
                                                       const unsigned (&lo)[4],
-                                                      const T (*raw)[NHWC_UNITS * A][ROW],
-                                                      T (*tf)[A][PLANE])
+                                                      const raw_rows<T, A> &raw,
+                                                      tf_planes<T, A> &tf)
 {
-    constexpr int JOBS = NHWC_UNITS * A / 16 * (BLOCK / 16) / 8; /* per warp */
+    constexpr int ROW = nhwc_shape<T>::ROW, JOBS = A * (BLOCK / 16) / 8; /* per warp */
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, kind = warp / 8;
 #pragma unroll
     for (int i = 0; i < JOBS; i++) {
@@ -173,44 +227,109 @@ static __device__ __forceinline__ void transform_jobs(const unsigned (&hi)[4],
 #pragma unroll
             for (int half = 0; half < 2; half++) {
                 const int r = rows + lane / 4 + 8 * half, unit = r / A, a = r % A;
-                *(unsigned *)&tf[kind][a][unit * ROW + c] =
+                *(unsigned *)&tf[kind][0][a][unit * ROW + c] =
                     pack16<T>(acc[2 * half], acc[2 * half + 1]);
             }
         }
     }
 }
 
-/* two: the matrix of the warp's kind needs its second product (the same in the whole warp). */
+/* Stage 2 in TF32: a warp takes A / 2 groups of 16 channels x 8 raw rows (8 / A units' taps),
+ * split into TF32 pairs; the small products first. The results, split again, go to the high
+ * and low planes. */
+template <int A, bool TWO>
+static __device__ __forceinline__ void transform_jobs_tf32(const unsigned (&hi)[4],
+                                                           const unsigned (&lo)[4],
+                                                           const raw_rows<float, A> &raw,
+                                                           tf_planes<float, A> &tf)
+{
+    constexpr int JOBS = A * (BLOCK / 16) / 8; /* per warp */
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, kind = warp / 8;
+    const int g = lane / 4, t = lane % 4;
+#pragma unroll
+    for (int i = 0; i < JOBS; i++) {
+        const int job = warp % 8 * JOBS + i, rows = job / (BLOCK / 16) * 8;
+        const int ch = job % (BLOCK / 16) * 16;
+        unsigned a_hi[4], a_lo[4];
+#pragma unroll
+        for (int e = 0; e < 4; e++) /* (channel g + 8 (e % 2), row t + 4 (e / 2)) */
+            split_tf32(raw[kind][rows + t + 4 * (e / 2)][ch + g + 8 * (e % 2)], a_hi[e], a_lo[e]);
+        float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        mma_op<float>::run(acc, a_lo, hi);
+        if (TWO)
+            mma_op<float>::run(acc, a_hi, lo);
+        mma_op<float>::run(acc, a_hi, hi);
+#pragma unroll
+        for (int e = 0; e < 4; e++) { /* (channel g + 8 (e / 2), unit's a: column 2 t + e % 2) */
+            const int n = 2 * t + e % 2;
+            const int at = tf32_at<A>(ch + g + 8 * (e / 2), rows / A + n / A, n % A);
+            unsigned h, l;
+            split_tf32(acc[e], h, l);
+            tf[kind][0][n % A][at] = __uint_as_float(h);
+            tf[kind][1][n % A][at] = __uint_as_float(l);
+        }
+    }
+}
+
 template <typename T, int A>
 static __device__ __forceinline__ void transform_step(const unsigned (&hi)[4],
                                                       const unsigned (&lo)[4], bool two,
-                                                      const T (*raw)[NHWC_UNITS * A][ROW],
-                                                      T (*tf)[A][PLANE])
+                                                      const raw_rows<T, A> &raw,
+                                                      tf_planes<T, A> &tf)
 {
-    if (two)
-        transform_jobs<T, A, true>(hi, lo, raw, tf);
-    else
-        transform_jobs<T, A, false>(hi, lo, raw, tf);
+    if constexpr (nhwc_shape<T>::TF32) {
+        if (two)
+            transform_jobs_tf32<A, true>(hi, lo, raw, tf);
+        else
+            transform_jobs_tf32<A, false>(hi, lo, raw, tf);
+    } else {
+        if (two)
+            transform_jobs<T, A, true>(hi, lo, raw, tf);
+        else
+            transform_jobs<T, A, false>(hi, lo, raw, tf);
+    }
 }
 
 /* Stage 3: warp w adds U[a] (its 16 rows of K) x V[a] (its 16 columns of C) to acc[a], for
  * every a < A: the planes past alpha hold zeros, and without a bound the loads of all planes can
  * be issued ahead of the products. */
 template <typename T, int A>
-static __device__ __forceinline__ void multiply_step(const T (*tf)[A][PLANE],
+static __device__ __forceinline__ void multiply_step(const tf_planes<T, A> &tf,
                                                      float (&acc)[A][2][4])
 {
+    constexpr int ROW = nhwc_shape<T>::ROW;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, m = lane / 8, r = lane % 8;
     const int wk = 16 * (warp / 4), wc = 16 * (warp % 4);
+    if constexpr (nhwc_shape<T>::TF32) {
+        /* A's fragments: (k 0-7, units 0-3), (k 8-15, 0-3), (k 0-7, 4-7), (k 8-15, 4-7);
+         * B's: (c 0-7, units 0-3), (c 0-7, 4-7), (c 8-15, 0-3), (c 8-15, 4-7). */
+        const int u_at = tf32_row(wk + r + 8 * (m % 2), m / 2);
+        const int v_at = tf32_row(wc + r + 8 * (m / 2), m % 2);
 #pragma unroll
-    for (int a = 0; a < A; a++) {
-        unsigned fu[4], fv[4];
-        /* A's fragments: (k 0-7, units 0-7), (k 8-15, 0-7), (k 0-7, 8-15), (k 8-15, 8-15);
-         * B's: (units 0-7, c 0-7), (8-15, c 0-7), (0-7, c 8-15), (8-15, c 8-15). */
-        ldmatrix_x4_trans(fu, &tf[0][a][(r + 8 * (m / 2)) * ROW + wk + 8 * (m % 2)]);
-        ldmatrix_x4_trans(fv, &tf[1][a][(r + 8 * (m % 2)) * ROW + wc + 8 * (m / 2)]);
-        mma_op<T>::run(acc[a][0], fu, fv);
-        mma_op<T>::run(acc[a][1], fu, fv + 2);
+        for (int a = 0; a < A; a++) {
+            unsigned u_hi[4], u_lo[4], v_hi[4], v_lo[4];
+            ldmatrix_x4(u_hi, &tf[0][0][a][u_at]);
+            ldmatrix_x4(u_lo, &tf[0][1][a][u_at]);
+            ldmatrix_x4(v_hi, &tf[1][0][a][v_at]);
+            ldmatrix_x4(v_lo, &tf[1][1][a][v_at]);
+#pragma unroll
+            for (int nt = 0; nt < 2; nt++) {
+                mma_op<float>::run(acc[a][nt], u_lo, v_hi + 2 * nt);
+                mma_op<float>::run(acc[a][nt], u_hi, v_lo + 2 * nt);
+                mma_op<float>::run(acc[a][nt], u_hi, v_hi + 2 * nt);
+            }
+        }
+    } else {
+#pragma unroll
+        for (int a = 0; a < A; a++) {
+            unsigned fu[4], fv[4];
+            /* A's fragments: (k 0-7, units 0-7), (k 8-15, 0-7), (k 0-7, 8-15), (k 8-15, 8-15);
+             * B's: (units 0-7, c 0-7), (8-15, c 0-7), (0-7, c 8-15), (8-15, c 8-15). */
+            ldmatrix_x4_trans(fu, &tf[0][0][a][(r + 8 * (m / 2)) * ROW + wk + 8 * (m % 2)]);
+            ldmatrix_x4_trans(fv, &tf[1][0][a][(r + 8 * (m % 2)) * ROW + wc + 8 * (m / 2)]);
+            mma_op<T>::run(acc[a][0], fu, fv);
+            mma_op<T>::run(acc[a][1], fu, fv + 2);
+        }
     }
 }
 
@@ -283,7 +402,8 @@ __global__ void __launch_bounds__(NHWC_THREADS, 1)
     extern __shared__ __align__(16) unsigned char smem_bytes[];
     nhwc_smem<T, A> &sm = *(nhwc_smem<T, A> *)smem_bytes;
     const block_place b = place_of(d, f);
-    const int steps = b.end > b.begin ? (int)((b.end - b.begin + NHWC_UNITS - 1) / NHWC_UNITS) : 0;
+    constexpr int UNITS = nhwc_shape<T>::UNITS;
+    const int steps = b.end > b.begin ? (int)((b.end - b.begin + UNITS - 1) / UNITS) : 0;
     const int kind = threadIdx.x / (NHWC_THREADS / 2);
     unsigned hi[4], lo[4];
     diag_fragments<T, A>(kind ? f.bt : f.g, hi, lo);
@@ -299,33 +419,31 @@ __global__ void __launch_bounds__(NHWC_THREADS, 1)
             for (int e = 0; e < 4; e++)
                 acc[a][t][e] = 0.0f;
     for (int s = 0; s < PLACE_STEPS; s++)
-        place_step(d, f, b, b.begin + (long)s * NHWC_UNITS, sm.place[s]);
+        place_step<T>(d, f, b, b.begin + (long)s * UNITS, sm.place[s]);
     __syncthreads(); /* the first places are in */
-    for (int s = 0; s < 2; s++) {
-        if (s < steps)
-            fetch_step(d, f, b, sm.place[s], x, dy, sm.raw[s]);
-        cp_async_commit();
-    }
-    cp_async_wait<1>();
+    if (steps > 0)
+        fetch_step(d, f, b, sm.place[0], x, dy, sm.raw[0]);
+    cp_async_wait_all();
     __syncthreads();
     if (steps > 0)
         transform_step<T, A>(hi, lo, two, sm.raw[0], sm.tf[0]);
-    /* step s's places in sm.place[s % 4], raw data in sm.raw[s % 3], transforms in sm.tf[s % 2] */
-    for (int s = 0, now = 0, next_raw = 1, fetch_raw = 2; s < steps; s++) {
-        if (s + 2 < steps)
-            fetch_step(d, f, b, sm.place[(s + 2) % PLACE_STEPS], x, dy, sm.raw[fetch_raw]);
-        cp_async_commit();
-        cp_async_wait<1>(); /* this thread's copies of step s + 1 are in */
-        __syncthreads();    /* everyone's, the transforms of step s, the places of s + 3 */
+    if (steps > 1)
+        fetch_step(d, f, b, sm.place[1], x, dy, sm.raw[1]);
+    cp_async_commit();
+    /* step s's places in sm.place[s % 4], raw data in sm.raw[s % 2], transforms in sm.tf[s % 2] */
+    for (int s = 0; s < steps; s++) {
+        const int now = s % 2;
+        cp_async_wait<0>(); /* this thread's copies of step s + 1 are in */
+        __syncthreads(); /* everyone's, the transforms of step s, the places of s + 3 */
         if (s + PLACE_STEPS < steps) /* its slot's last reader, step s's fetch, is done */
-            place_step(d, f, b, b.begin + (long)(s + PLACE_STEPS) * NHWC_UNITS,
-                       sm.place[s % PLACE_STEPS]);
+            place_step<T>(d, f, b, b.begin + (long)(s + PLACE_STEPS) * UNITS,
+                          sm.place[s % PLACE_STEPS]);
+        if (s + 2 < steps) /* into step s's raw data, transformed before the barrier */
+            fetch_step(d, f, b, sm.place[(s + 2) % PLACE_STEPS], x, dy, sm.raw[now]);
+        cp_async_commit();
         multiply_step<T, A>(sm.tf[now], acc);
         if (s + 1 < steps)
-            transform_step<T, A>(hi, lo, two, sm.raw[next_raw], sm.tf[now ^ 1]);
-        now ^= 1;
-        next_raw = next_raw == 2 ? 0 : next_raw + 1;
-        fetch_raw = fetch_raw == 2 ? 0 : fetch_raw + 1;
+            transform_step<T, A>(hi, lo, two, sm.raw[now ^ 1], sm.tf[now ^ 1]);
     }
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int k0 = b.k0 + 16 * (warp / 4) + lane / 4, c0 = b.c0 + 16 * (warp % 4) + 2 * (lane % 4);
@@ -357,36 +475,37 @@ int winrs_fused_nhwc_cluster_max(int device)
     return major >= 9 ? WINRS_CLUSTER_MAX : 1;
 }
 
-/* The model's cost of s segments: one block per SM; a block costs its steps plus about
- * OVERHEAD steps of filling the pipeline and writing its accumulators. */
-static double waves_cost(long units, int blocks, int sms, int s)
+/* The model's cost of s segments: one block per SM; a block costs its steps of `step` units
+ * plus about OVERHEAD steps of filling the pipeline and writing its accumulators. */
+static double waves_cost(long units, int step, int blocks, int sms, int s)
 {
     const double OVERHEAD = 4.0;
-    return ceil((double)blocks * s / sms) * (ceil((double)units / s / NHWC_UNITS) + OVERHEAD);
+    return ceil((double)blocks * s / sms) * (ceil((double)units / s / step) + OVERHEAD);
 }
 
 /* The fewest segments up to most within 3% of the cheapest (fewer partial sums), and its cost. */
-static int cheapest(long units, int blocks, int sms, int first, int most, double *cost)
+static int cheapest(long units, int step, int blocks, int sms, int first, int most, double *cost)
 {
     int best = first;
-    *cost = waves_cost(units, blocks, sms, first);
+    *cost = waves_cost(units, step, blocks, sms, first);
     for (int s = first + 1; s <= most; s++) {
-        const double c = waves_cost(units, blocks, sms, s);
+        const double c = waves_cost(units, step, blocks, sms, s);
         if (c < *cost * 0.97)
             *cost = c, best = s;
     }
     return best;
 }
 
-int winrs_fused_nhwc_segments(int device, long units, int blocks, int cluster_most,
-                              int bucket_most, int *in_cluster)
+int winrs_fused_nhwc_segments(int device, size_t element_bytes, long units, int blocks,
+                              int cluster_most, int bucket_most, int *in_cluster)
 {
+    const int step = element_bytes == 4 ? nhwc_shape<float>::UNITS : nhwc_shape<__half>::UNITS;
     int sms = 0;
     if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
         sms < 1)
         sms = 132;
     double bucket_cost = 0.0, cluster_cost = 0.0;
-    const int in_buckets = cheapest(units, blocks, sms, 1, bucket_most, &bucket_cost);
+    const int in_buckets = cheapest(units, step, blocks, sms, 1, bucket_most, &bucket_cost);
     *in_cluster = 0;
     if (cluster_most < 2)
         return in_buckets;
@@ -394,7 +513,7 @@ int winrs_fused_nhwc_segments(int device, long units, int blocks, int cluster_mo
      * clusters of eight ran up to 1.4x slower than the same eight in buckets (VGG-16 conv3_2
      * and conv4_1, FP16, batch 32), where two in clusters of two gained 1.4x over one segment
      * (ResNet-18 conv4_x). */
-    const int clustered = cheapest(units, blocks, sms, 2, cluster_most, &cluster_cost);
+    const int clustered = cheapest(units, step, blocks, sms, 2, cluster_most, &cluster_cost);
     if (cluster_cost >= bucket_cost * 0.85)
         return in_buckets;
     *in_cluster = 1;
@@ -403,7 +522,9 @@ int winrs_fused_nhwc_segments(int device, long units, int blocks, int cluster_mo
 
 bool winrs_fused_nhwc_takes(const dims &d, size_t element_bytes)
 {
-    return element_bytes == 2 && d.nhwc && d.k % PIECE == 0 && d.c % PIECE == 0 &&
+    const int piece = 16 / (int)element_bytes;
+    return (element_bytes == 2 || element_bytes == 4) && d.nhwc && d.k % piece == 0 &&
+           d.c % piece == 0 &&
            (long)d.n * d.p * d.q < INT_MAX;
 }
 
@@ -423,7 +544,11 @@ template <typename T, int A> static cudaError_t allow_smem(void)
 
 cudaError_t winrs_fused_nhwc_prepare(void)
 {
-    cudaError_t e = allow_smem<__half, 4>();
+    cudaError_t e = allow_smem<float, 4>();
+    if (e == cudaSuccess)
+        e = allow_smem<float, WINRS_FUSED_MAX_ALPHA>();
+    if (e == cudaSuccess)
+        e = allow_smem<__half, 4>();
     if (e == cudaSuccess)
         e = allow_smem<__half, WINRS_FUSED_MAX_ALPHA>();
     if (e == cudaSuccess)
@@ -461,6 +586,8 @@ cudaError_t winrs_fused_nhwc_launch(const dims &d, const fused_problem<A> &f, di
     template cudaError_t winrs_fused_nhwc_launch<T, A>(const dims &, const fused_problem<A> &, \
                                                        dim3, int, const T *, const T *, T *,    \
                                                        float *, int, cudaStream_t);
+WINO_NHWC_LAUNCH(float, 4)
+WINO_NHWC_LAUNCH(float, WINRS_FUSED_MAX_ALPHA)
 WINO_NHWC_LAUNCH(__half, 4)
 WINO_NHWC_LAUNCH(__half, WINRS_FUSED_MAX_ALPHA)
 WINO_NHWC_LAUNCH(__nv_bfloat16, 4)

@@ -77,18 +77,18 @@ static __device__ __forceinline__ void put(const dims &d, T *dw, float *buckets,
         store(dw, at, overwrite ? value : load(dw, at) + value);
 }
 
-/* The tensor-core kernel of winrs_fused_nhwc.cu takes 16-bit NHWC tensors with K and C
- * multiples of 8 (takes), at run time with x and dy on 16-byte boundaries (fits); T is __half
- * or __nv_bfloat16, A 4 or WINRS_FUSED_MAX_ALPHA. */
+/* The tensor-core kernel of winrs_fused_nhwc.cu takes NHWC tensors with K and C in 16-byte
+ * pieces (multiples of 8 for 16 bits, 4 for FP32) (takes), at run time with x and dy on 16-byte
+ * boundaries (fits); T is float, __half or __nv_bfloat16, A 4 or WINRS_FUSED_MAX_ALPHA. */
 bool winrs_fused_nhwc_takes(const dims &d, size_t element_bytes);
 bool winrs_fused_nhwc_fits(const dims &d, size_t element_bytes, const void *x, const void *dy);
 /* The most segments it sums across a thread-block cluster on device (1: none). */
 int winrs_fused_nhwc_cluster_max(int device);
 /* Its segments: of units units, blocks thread blocks per segment, at most bucket_most summed in
  * buckets or (*in_cluster = 1) at most cluster_most summed in a cluster; from a model of its
- * waves over device's SMs. */
-int winrs_fused_nhwc_segments(int device, long units, int blocks, int cluster_most,
-                              int bucket_most, int *in_cluster);
+ * waves over device's SMs for elements of element_bytes. */
+int winrs_fused_nhwc_segments(int device, size_t element_bytes, long units, int blocks,
+                              int cluster_most, int bucket_most, int *in_cluster);
 /* Lets its kernels have the shared memory they need on the current device (once, at create). */
 cudaError_t winrs_fused_nhwc_prepare(void);
 /* Launches it on grid (K x C blocks, filter rows x tiles, segments); in_cluster: the segments

@@ -41,8 +41,9 @@ struct filter_cuda {
 
 static int fused_by_default(const struct wino_conv2d_desc *d, const struct wino_conv_sizes *s)
 {
-    const int tensor_nhwc = d->dtype != WINO_DTYPE_F32 && d->layout == WINO_LAYOUT_NHWC &&
-                            d->k % 8 == 0 && d->c % 8 == 0;
+    const int piece = d->dtype == WINO_DTYPE_F32 ? 4 : 8; /* channels in 16 bytes */
+    const int tensor_nhwc =
+        d->layout == WINO_LAYOUT_NHWC && d->k % piece == 0 && d->c % piece == 0;
     return tensor_nhwc || (long)((d->k + 63) / 64) * ((d->c + 63) / 64) <= FUSED_MAX_BLOCKS ||
            (long)s->p * s->q <= FUSED_MAX_PIXELS;
 }

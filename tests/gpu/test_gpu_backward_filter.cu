@@ -1,8 +1,8 @@
 /* Backward-filter on the CUDA backend (WinRS in the CUDA component, src/cuda/winrs_cuda.h):
  *  - layers of awkward shapes (filter widths 1 to 7, R != S, padding up to R - 1, batch 1 to 8,
  *    one channel, channels past a multiple of the fused kernels' 64 x 64 blocks, both layouts,
- *    units of two widths, a rest tile, NHWC channels in 16-byte pieces for the 16-bit NHWC
- *    kernel), FP32, FP16 and BF16, fused and non-fused, dw = dW and
+ *    units of two widths, a rest tile, NHWC channels in 16-byte pieces for the tensor-core NHWC
+ *    kernel: multiples of 4 for FP32's, 8 for 16 bits'), FP32, FP16 and BF16, fused and non-fused, dw = dW and
  *    dw += dW: each result against the FP64 reference (wino_ref_conv2d_bwd_filter) on inputs
  *    uniform in (-1, 1) (rounded to 16 bits for FP16 and BF16), dw poisoned with NaN first (or random values
  *    to accumulate onto);
@@ -323,11 +323,13 @@ int main(void)
         {8, 8, 128, 128, 8, 3, 3, 1, 1, WINO_LAYOUT_NCHW}, /* several chunks, segments */
         {2, 70, 9, 10, 130, 3, 3, 1, 1, WINO_LAYOUT_NHWC},  /* past 64 x 64 blocks */
         {1, 65, 7, 7, 66, 5, 5, 2, 2, WINO_LAYOUT_NCHW},
-        /* NHWC with channels in 16-byte pieces: the 16-bit tensor-core kernel of
-         * winrs_fused_nhwc.cu, past 64 x 64 blocks, many segments, a 1 x 7 filter */
+        /* NHWC with channels in 16-byte pieces: the tensor-core kernel of
+         * winrs_fused_nhwc.cu, past 64 x 64 blocks, many segments, a 1 x 7 filter, channels
+         * in FP32's pieces of 4 only */
         {4, 72, 20, 30, 136, 3, 3, 1, 1, WINO_LAYOUT_NHWC},
         {8, 8, 64, 64, 16, 5, 5, 2, 2, WINO_LAYOUT_NHWC},
         {1, 8, 12, 20, 16, 1, 7, 0, 3, WINO_LAYOUT_NHWC},
+        {3, 12, 11, 9, 20, 3, 3, 1, 1, WINO_LAYOUT_NHWC},
     };
     static const enum wino_variant variants[2] = {WINO_VARIANT_FUSED, WINO_VARIANT_NON_FUSED};
     static const enum wino_dtype dtypes[3] = {WINO_DTYPE_F32, WINO_DTYPE_F16, WINO_DTYPE_BF16};
