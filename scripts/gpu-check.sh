@@ -35,6 +35,7 @@
 # GMP: a machine without libgmp-dev can provide gmp.h and libgmp.so (or .a, not for the shared
 # libraries) in .gpu-deps/{include,lib};
 # cuDNN's headers may come the same way, its library from the Python wheel nvidia-cudnn.
+# OpenCL's headers and loader may come in .gpu-ocl/{include,lib} (see below).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-gpu-out}
@@ -53,6 +54,17 @@ if [ -n "$wheel" ] && [ -f "$wheel/lib/libcudnn.so.9" ]; then
   deps+=(-DCUDNN_LIBRARY="$PWD/build-gpu-cudnn/libcudnn.so")
   [ -f .gpu-deps/include/cudnn.h ] && deps+=(-DCUDNN_INCLUDE_DIR="$PWD/.gpu-deps/include")
   export LD_LIBRARY_PATH="$wheel/lib:${LD_LIBRARY_PATH:-}"
+fi
+# OpenCL: headers and the ICD loader from .gpu-ocl/{include,lib} where the machine has none, and
+# NVIDIA's driver (libnvidia-opencl.so.1) registered through OCL_ICD_VENDORS where no ICD file
+# names it; test_opencl then runs on the GPU (a row "test_opencl").
+if [ -f .gpu-ocl/include/CL/cl.h ]; then
+  deps+=(-DOpenCL_INCLUDE_DIR="$PWD/.gpu-ocl/include" -DOpenCL_LIBRARY="$PWD/.gpu-ocl/lib/libOpenCL.so.1")
+  export LD_LIBRARY_PATH="$PWD/.gpu-ocl/lib:${LD_LIBRARY_PATH:-}"
+fi
+if ! grep -qs libnvidia-opencl /etc/OpenCL/vendors/*.icd; then
+  mkdir -p build-gpu-icd && echo libnvidia-opencl.so.1 >build-gpu-icd/nvidia.icd
+  export OCL_ICD_VENDORS="$PWD/build-gpu-icd" WINO_OPENCL_CACHE="$PWD/build-gpu-icd/cache"
 fi
 {
   cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
@@ -75,6 +87,11 @@ only=${WINO_GPU_TEST_ONLY:-.}
   if build-gpu/"$t" >>"$log" 2>&1; then result=pass; else result=fail; status=1; fi
   echo "$date,$commit,$device,$t,$result,$((($(date +%s%N) - start) / 1000000))" >>"$csv"
 done
+if [ "$tests" = 1 ] && [ -x build-gpu/test_opencl ] && [[ test_opencl =~ $only ]]; then
+  start=$(date +%s%N)
+  if build-gpu/test_opencl >>"$log" 2>&1; then result=pass; else result=fail status=1; fi
+  echo "$date,$commit,$device,test_opencl,$result,$((($(date +%s%N) - start) / 1000000))" >>"$csv"
+fi
 if [ "$tests" = 1 ] && [ "${WINO_GPU_CPU_TESTS:-0}" = 1 ]; then
   grep -m1 -o -w -E 'amx_tile|avx512f' /proc/cpuinfo | sort -u | tr '\n' ' ' >>"$log"
   for t in $(ctest --test-dir build-gpu -LE gpu -N | sed -n 's/^ *Test *#[0-9]*: //p'); do
