@@ -1,7 +1,8 @@
 /* Fused WinRS kernels (src/cuda/winrs_fused.cu): one kernel per F(n, r) problem fetches units
  * of dy and windows of x, transforms them in registers (U = G dy, V = B^T x), multiplies them
- * in shared memory (alpha products M[a] += U[a]^T V[a] of a 64 x 64 block of K x C: FP32 on
- * CUDA cores, FP16 and BF16 on tensor cores with FP32 accumulation) and transforms M to dW with
+ * in shared memory (alpha products M[a] += U[a]^T V[a] of a 64 x 64 block of K x C: FP16 and
+ * BF16 on tensor cores with FP32 accumulation, FP32 as 3xTF32 on tensor cores in NHWC and on
+ * CUDA cores otherwise) and transforms M to dW with
  * A^T while it is still in registers: U, V and M never reach device memory. The units of a
  * problem are cut into segments, one thread block per segment, filter row, tile and block of
  * K x C; with more than one segment each writes its part of dW into a bucket of the workspace

@@ -19,10 +19,11 @@ struct filter_cuda {
     int fused; /* the fused kernels or the non-fused stages */
 };
 
-/* AUTO's choice, made at create: the fused kernels for 16-bit NHWC tensors with K and C
- * multiples of 8 (the tensor-core kernel of src/cuda/winrs_fused_nhwc.cu: 1.3-6x faster than
+/* AUTO's choice, made at create: the fused kernels for NHWC tensors with K and C in 16-byte
+ * pieces (the tensor-core kernel of src/cuda/winrs_fused_nhwc.cu; 16 bits: 1.3-6x faster than
  * the non-fused stages on every 3 x 3 layer of ResNet-18 and VGG-16 at batch 32 on the H100,
- * bench/results/2026-11-24_cuda-*_b32_bwd-filter-nhwc_h100.csv); otherwise the fused kernels
+ * bench/results/2026-11-24_cuda-*_b32_bwd-filter-nhwc_h100.csv; FP32: faster on 35 of the 40
+ * layers of winrs-bfc, 2026-11-25_cuda-f32_winrs-bfc_b32_bwd-filter-tf32_h100.csv); otherwise the fused kernels
  * where K x C is at most FUSED_MAX_BLOCKS blocks of 64 x 64 or dy's maps at most
  * FUSED_MAX_PIXELS, the non-fused stages elsewhere (unless their workspace is too large:
  * NON_FUSED_MAX_WORKSPACE). On
