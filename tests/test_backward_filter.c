@@ -2,7 +2,7 @@
  *  - every WinRS kernel wino offers, and wider ones, through src/cpu/winrs_f32.h with the kernel
  *    forced, on every ISA of this CPU: MARE and relative L1 on inputs in [0, 1) (the WinRS
  *    paper's Table 4 setting), bounded by docs/training.md's table;
- *  - long accumulations (N P Q >= 2^18) and segment counts 1 and many;
+ *  - long accumulations (N P Q >= 2^18) and segment counts 1 and many; CUDA's ragged plans;
  *  - the public API on random shapes (stride, dilation, padding larger than the filter, 1x1
  *    maps, one channel, both layouts, 1 and 2 threads), AUTO, DIRECT and WINOGRAD, beta 0 and 1,
  *    dw and workspace poisoned with NaN;
@@ -130,7 +130,7 @@ static void test_kernels(struct test_counts *tc, struct test_rng *rng)
         struct wino_conv2d_desc d = wino_conv2d_desc_make(2, 7, 5, 1, 5, 3, s, 1, s > 1);
         d.w = q + s - 1 - 2 * d.pad_w;
         d.layout = t % 2 ? WINO_LAYOUT_NHWC : WINO_LAYOUT_NCHW;
-        const struct wino_winrs_request req = {{k[0], k[2]}, {k[1], k[3]}, 0, 0};
+        const struct wino_winrs_request req = {.n = {k[0], k[2]}, .r = {k[1], k[3]}};
         struct problem pr;
         problem_make(&pr, &d, rng, 1, 0);
         for (int isa = (int)wino_cpu_isa(); isa >= 0; isa--) {
@@ -188,7 +188,7 @@ static void test_segments(struct test_counts *tc, struct test_rng *rng)
         for (int acc = 0; acc < 2; acc++) {
             struct problem pr;
             problem_make(&pr, &d, rng, 0, acc);
-            const struct wino_winrs_request req = {{0, 0}, {0, 0}, counts[t], 0};
+            const struct wino_winrs_request req = {.segments = counts[t]};
             struct wino_f32_winrs w;
             float *dw = run_winrs(&pr, &req, wino_cpu_isa(), 2, &w);
             const double err = dw ? wino_rel_l1_f32(dw, pr.ref, pr.we) : NAN;
@@ -202,6 +202,44 @@ static void test_segments(struct test_counts *tc, struct test_rng *rng)
             wino_f32_winrs_release(&w);
             problem_free(&pr);
         }
+}
+
+/* The ragged plans of CUDA's tensor-core kernel: one kernel over ceil(q / r) units, the fewest
+ * units x tiles within alpha 8; the CPU engine refuses them. */
+static void test_ragged_plans(struct test_counts *tc)
+{
+    static const struct {
+        int s, q, n, r, units;
+    } want[] = {
+        {3, 56, 3, 6, 10}, /* ResNet-18 conv2_x: 9 full units and one of 2 columns */
+        {3, 28, 3, 6, 5},  {3, 7, 3, 6, 2}, {3, 6, 3, 6, 1}, {3, 1, 3, 6, 1},
+        {2, 112, 2, 3, 38}, /* where the exact pair is F(2, 3) + F(1, 1) */
+        {5, 56, 5, 4, 14},  /* one tile of 5 taps beats two of 4 and 1 */
+        {7, 56, 4, 5, 12},  /* two tiles of 5-column units beat one of 2-column units */
+        {1, 9, 1, 1, 9},
+    };
+    for (size_t t = 0; t < sizeof want / sizeof want[0]; t++) {
+        struct wino_conv2d_desc d = wino_conv2d_desc_make(1, 1, 4, want[t].q, 1, 1, want[t].s, 0, 0);
+        const struct wino_winrs_request req = {.max_alpha = 8, .ragged = 1};
+        struct wino_winrs_plan plan;
+        const enum wino_status st = wino_winrs_plan_kernels(&d, want[t].q, &req, &plan);
+        char what[128];
+        snprintf(what, sizeof what, "ragged plan S %d, Q %d: F(%d, %d) x %d units (want F(%d, %d) "
+                 "x %d)", want[t].s, want[t].q, plan.n[0], plan.r[0], plan.units[0], want[t].n,
+                 want[t].r, want[t].units);
+        test_check(tc, !st && plan.kinds == 1 && plan.n[0] == want[t].n &&
+                           plan.r[0] == want[t].r && plan.units[0] == want[t].units,
+                   what);
+    }
+    const struct wino_conv2d_desc d = wino_conv2d_desc_make(1, 2, 8, 8, 2, 3, 3, 1, 1);
+    const struct wino_winrs_request req = {.n = {3, 0}, .r = {6, 0}, .ragged = 1};
+    struct wino_winrs_plan plan;
+    test_check(tc, !wino_winrs_plan_kernels(&d, 8, &req, &plan) && plan.n[0] == 3 &&
+                       plan.r[0] == 6 && plan.units[0] == 2,
+               "a ragged plan keeps the requested kernel");
+    struct wino_f32_winrs w;
+    test_check(tc, wino_f32_winrs_prepare(&w, &d, 1, 0, &req) == WINO_INVALID_ARGUMENT,
+               "the CPU engine refuses a ragged plan");
 }
 
 /* One convolution through the public API; returns 1 when it passes. */
@@ -422,6 +460,7 @@ int main(void)
     test_kernels(&tc, &rng);
     test_long(&tc, &rng);
     test_segments(&tc, &rng);
+    test_ragged_plans(&tc);
     test_api_random(&tc, &rng);
     test_awkward(&tc, &rng);
     test_bad_input(&tc);

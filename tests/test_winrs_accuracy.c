@@ -49,7 +49,7 @@ static int measure_kernel(int n, int r, int images, int p, int q, enum wino_isa 
     bwd_fill(x, xe, rng, 1);
     bwd_fill(dy, ye, rng, 1);
     wino_ref_conv2d_bwd_filter(&d, x, dy, ref);
-    const struct wino_winrs_request req = {{n, 0}, {r, 0}, 0, 0};
+    const struct wino_winrs_request req = {.n = {n, 0}, .r = {r, 0}};
     struct wino_f32_winrs w;
     int status = -1;
     if (wino_f32_winrs_prepare(&w, &d, 2, 0, &req) != WINO_SUCCESS) {

@@ -174,6 +174,9 @@ enum wino_status wino_f32_winrs_prepare(struct wino_f32_winrs *w,
     if (!st && d->s > MAX_WIDTH)
         st = wino_fail(WINO_UNSUPPORTED, "WinRS: filter rows of %d taps (over %d)", d->s,
                        MAX_WIDTH);
+    if (!st && req && req->ragged)
+        st = wino_fail(WINO_INVALID_ARGUMENT, "WinRS on the CPU: plans cover each row exactly "
+                                              "(no ragged units)");
     if (!st)
         st = wino_winrs_plan_kernels(d, sz.q, req, &w->plan);
     if (st)

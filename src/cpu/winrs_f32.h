@@ -70,12 +70,16 @@ struct wino_winrs_request {
     int segments;      /* the baseline segment count Z^ of Algorithm 2 */
     int max_alpha;     /* the largest alpha of a kernel (0 = WINO_MAX_ALPHA): CUDA's FP16 keeps
                         * alpha <= 8, where FP16 GEMM operands stay accurate */
+    int ragged;        /* 1: one kind of units, the last of a row partial (dy read as zeros past
+                        * the row), chosen for the fewest units x tiles: for kernels whose time
+                        * goes by steps of units rather than by multiplications (CUDA's
+                        * tensor-core kernel), where a second kind would be a launch of its own */
 };
 
 /* The plan of WinRS for one descriptor (src/cpu/winrs_plan.c). */
 struct wino_winrs_plan {
     int kinds;
-    int n[2], r[2], units[2];
+    int n[2], r[2], units[2]; /* units of r columns a row (ragged: the last one partial) */
     int segment_h, segment_w; /* the usual shape; the last band and column may differ */
     int bands, columns;       /* segments: bands x columns; the last column also holds the
                                * units of kind 1 */

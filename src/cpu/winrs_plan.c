@@ -121,6 +121,32 @@ static void segment_shape(int z, int p, int pad_h, int r0, int w_max, int *sh, i
     *sh = *sh < 1 ? 1 : *sh > p ? p : *sh;
 }
 
+/* The request's ragged plan: one kernel (the requested one, or of the catalog within
+ * max_alpha) over ceil(q / r) units a row, the fewest units x tiles of a filter row (a tile of
+ * the rest counts as one more), the smaller alpha on a tie. */
+static enum wino_status choose_ragged(int s, int q, const struct wino_winrs_request *req,
+                                      struct wino_winrs_plan *plan)
+{
+    long best = LONG_MAX;
+    const int max_alpha = req->max_alpha ? req->max_alpha : WINO_MAX_ALPHA;
+    for (int a = req->r[0] > 0 ? -1 : 0; a < (req->r[0] > 0 ? 0 : CATALOG_SIZE); a++) {
+        const int n = a < 0 ? req->n[0] : catalog[a][0], r = a < 0 ? req->r[0] : catalog[a][1];
+        if (n < 1 || n > s || n + r - 1 > max_alpha)
+            continue;
+        const long units = (q + r - 1) / r, tiles = s / n + (s % n != 0);
+        const long cost = units * tiles;
+        if (cost < best || (cost == best && n + r < plan->n[0] + plan->r[0])) {
+            best = cost;
+            plan->kinds = 1;
+            plan->n[0] = n, plan->r[0] = r, plan->units[0] = (int)units;
+        }
+    }
+    if (best == LONG_MAX)
+        return wino_fail(WINO_INVALID_ARGUMENT, "no WinRS kernel within alpha %d serves a filter "
+                                                "row of %d taps as requested", max_alpha, s);
+    return WINO_SUCCESS;
+}
+
 enum wino_status wino_winrs_plan_kernels(const struct wino_conv2d_desc *d, int q,
                                          const struct wino_winrs_request *req,
                                          struct wino_winrs_plan *plan)
@@ -128,6 +154,8 @@ enum wino_status wino_winrs_plan_kernels(const struct wino_conv2d_desc *d, int q
     static const struct wino_winrs_request none;
     const struct wino_winrs_plan zero = {0};
     *plan = zero;
+    if (req && req->ragged)
+        return choose_ragged(d->s, q, req, plan);
     return choose_pair(d->s, q, req ? req : &none, plan);
 }
 

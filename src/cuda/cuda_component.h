@@ -20,8 +20,8 @@ extern "C" {
 #endif
 
 /* Changes whenever a structure below, or a structure they point to (wino.h's, conv_desc.h's,
- * int8_layer.h's), changes. */
-#define WINO_CUDA_ABI 6
+ * int8_layer.h's), or what they may hold changes (7: WinRS plans with a partial last unit). */
+#define WINO_CUDA_ABI 7
 
 /* The name the component is loaded by (also its SONAME). */
 #define WINO_CUDA_STR_(x) #x

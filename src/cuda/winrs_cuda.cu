@@ -61,8 +61,8 @@ __global__ void transform_dy(dims d, wino_cuda_winrs_problem pr, const T *dy, T 
     const int n = (int)(row / d.p), p = (int)(row % d.p);
     const int q = pr.q0 + (int)(unit % pr.units) * pr.r, alpha = pr.n + pr.r - 1;
     float g[WINO_MAX_ALPHA];
-    for (int l = 0; l < pr.r; l++) /* the chunk's units beyond lc are zero */
-        g[l] = u < lc ? load(dy, dy_at(d, n, k, p, q + l)) : 0.0f;
+    for (int l = 0; l < pr.r; l++) /* zero beyond the chunk's lc units and the row */
+        g[l] = u < lc && q + l < d.q ? load(dy, dy_at(d, n, k, p, q + l)) : 0.0f;
     for (int a = 0; a < alpha; a++) {
         float acc = 0.0f;
         for (int l = 0; l < pr.r; l++)

@@ -84,11 +84,11 @@ template <typename T> static __device__ __forceinline__ unsigned pack16(float a,
 }
 
 /* Where a unit's data lies: the offsets of dy[n][p][q][k0] and x[n][h][w0][c0] (h = p + row
- * - pad_h, w0 its window's first column), and whether the unit is in the segment and its row
- * of x in the image. */
+ * - pad_h, w0 its window's first column), whether the unit is in the segment and its row of x
+ * in the image, and its taps of dy in the row (fewer than r for a ragged plan's last unit). */
 struct nhwc_place {
     long long dy0, x0;
-    int w0, in, h_in;
+    int w0, in, h_in, taps;
 };
 
 /* Places of steps s .. s + PLACE_STEPS - 1 are kept: a step's are worked out three steps before
@@ -127,6 +127,7 @@ static __device__ __forceinline__ void place_step(const dims &d, const fused_pro
     pl.in = u0 + t < b.end;
     pl.h_in = h >= 0 && h < d.h;
     pl.w0 = w0;
+    pl.taps = min(f.r, d.q - q);
     pl.dy0 = (((long long)n * d.p + p) * d.q + q) * d.k + b.k0;
     pl.x0 = (((long long)n * d.h + h) * d.w + w0) * d.c + b.c0;
     out[t] = pl;
@@ -135,7 +136,7 @@ static __device__ __forceinline__ void place_step(const dims &d, const fused_pro
 /* Stage 1 for a step: warp w of the first half copies the r taps of dy of its UNITS / 8 units
  * (NHWC: 64 contiguous channels each), warp w of the second half the alpha columns of x of the
  * same units; a lane takes one 16-byte piece of a tap at a time (zeros past r or alpha, past
- * the segment, K or C, and in the padding). */
+ * the segment, the row of dy, K or C, and in the padding). */
 template <typename T, int A>
 static __device__ __forceinline__ void fetch_step(const dims &d, const fused_problem<A> &f,
                                                   const block_place &b, const nhwc_place *place,
@@ -153,7 +154,7 @@ static __device__ __forceinline__ void fetch_step(const dims &d, const fused_pro
         for (int i = 0; i < UNITS * A / TAPS; i++) {
             const int e = lane / LANES + TAPS * i, ul = u0 + e / A, tap = e % A;
             const nhwc_place &pl = place[ul];
-            const bool ok = pl.in && k_in && tap < f.r;
+            const bool ok = pl.in && k_in && tap < pl.taps;
             cp_async16(&raw[0][ul * A + tap][ch], dy + (ok ? pl.dy0 + (long long)tap * d.k + ch : 0),
                        ok ? 16 : 0);
         }

@@ -40,12 +40,18 @@ struct filter_cuda {
  * within half of it). */
 #define NON_FUSED_MAX_WORKSPACE 2.0
 
-static int fused_by_default(const struct wino_conv2d_desc *d, const struct wino_conv_sizes *s)
+/* The fused kernels of d run on the NHWC tensor-core kernel (where x and dy lie on 16-byte
+ * boundaries, as allocators give them). */
+static int tensor_core_nhwc(const struct wino_conv2d_desc *d)
 {
     const int piece = d->dtype == WINO_DTYPE_F32 ? 4 : 8; /* channels in 16 bytes */
-    const int tensor_nhwc =
-        d->layout == WINO_LAYOUT_NHWC && d->k % piece == 0 && d->c % piece == 0;
-    return tensor_nhwc || (long)((d->k + 63) / 64) * ((d->c + 63) / 64) <= FUSED_MAX_BLOCKS ||
+    return d->layout == WINO_LAYOUT_NHWC && d->k % piece == 0 && d->c % piece == 0;
+}
+
+static int fused_by_default(const struct wino_conv2d_desc *d, const struct wino_conv_sizes *s)
+{
+    return tensor_core_nhwc(d) ||
+           (long)((d->k + 63) / 64) * ((d->c + 63) / 64) <= FUSED_MAX_BLOCKS ||
            (long)s->p * s->q <= FUSED_MAX_PIXELS;
 }
 
@@ -92,12 +98,17 @@ static int max_alpha_of(const struct wino_conv2d_desc *d, int fused)
 }
 
 /* The component's plan for d (output width q): per kind of units, its tiles of n taps and the
- * tile of the rest; the first kind with units writes dw, the other adds to it. */
+ * tile of the rest; the first kind with units writes dw, the other adds to it. The tensor-core
+ * kernel takes one kind with a partial last unit a row (ragged): its time goes by steps of
+ * units whatever alpha (ResNet-18 conv3_x, FP16, H100: 15.6 ns a unit with alpha 8, 14.7 with
+ * alpha 4), and a second kind was a launch and a bucket sum of its own, a third of the layer's
+ * time (bench/results/2026-11-25_*ragged*). */
 static enum wino_status plan_of(const struct wino_conv2d_desc *d, int q, int accumulate,
                                 int fused, struct wino_winrs_plan *kernels,
                                 struct wino_cuda_winrs_plan *plan)
 {
-    const struct wino_winrs_request req = {.max_alpha = max_alpha_of(d, fused)};
+    const struct wino_winrs_request req = {.max_alpha = max_alpha_of(d, fused),
+                                           .ragged = fused && tensor_core_nhwc(d)};
     enum wino_status st = wino_winrs_plan_kernels(d, q, &req, kernels);
     if (st)
         return st;

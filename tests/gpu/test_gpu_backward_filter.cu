@@ -2,7 +2,8 @@
  *  - layers of awkward shapes (filter widths 1 to 7, R != S, padding up to R - 1, batch 1 to 8,
  *    one channel, channels past a multiple of the fused kernels' 64 x 64 blocks, both layouts,
  *    units of two widths, a rest tile, NHWC channels in 16-byte pieces for the tensor-core NHWC
- *    kernel: multiples of 4 for FP32's, 8 for 16 bits'), FP32, FP16 and BF16, fused and non-fused, dw = dW and
+ *    kernel: multiples of 4 for FP32's, 8 for 16 bits', whose plans have one width of units
+ *    with a partial last unit a row), FP32, FP16 and BF16, fused and non-fused, dw = dW and
  *    dw += dW: each result against the FP64 reference (wino_ref_conv2d_bwd_filter) on inputs
  *    uniform in (-1, 1) (rounded to 16 bits for FP16 and BF16), dw poisoned with NaN first (or random values
  *    to accumulate onto);
