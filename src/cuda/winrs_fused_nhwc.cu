@@ -15,16 +15,17 @@
  *      matrix split into two TF32 values each, and U and V split again into two planes of TF32
  *      values, high and low parts. U and V go into planes per alpha, [unit][channel] for 16 bits
  *      and [channel][unit] for TF32;
- *   3. multiply: per alpha, each of the 16 warps adds the 16 x 16 product of its rows of U and
- *      columns of V to its FP32 accumulators (16 bits: ldmatrix.trans, mma.sync m16n8k16;
- *      TF32: ldmatrix of both parts, three m16n8k8 products, the small ones first).
+ *   3. multiply: a warp owns one alpha and 64 / (16 / A) rows of K by all 64 columns of C, and
+ *      adds the product of its rows of U and V's columns to its FP32 accumulators (16 bits:
+ *      ldmatrix.trans, mma.sync m16n8k16; TF32: ldmatrix of both parts, three m16n8k8 products,
+ *      the small ones first).
  * One barrier per step: after it, the copies of step s + 2 start into the raw buffer that step
  * s's transforms have left, and warps multiply step s and transform step s + 1 (two buffers
  * each of raw and transformed data, so that a warp may transform while another still
- * multiplies). At the end A^T turns the alpha accumulators into the n taps in registers, as in
- * winrs_fused.cu, and the block writes them to dw or its segment's bucket, or (segments in a
- * thread-block cluster) block 0 of the cluster sums every block's taps through distributed
- * shared memory (cluster_sum). */
+ * multiplies). At the end the warps' alphas meet in shared memory, each thread applies A^T to
+ * the alphas of 8 pairs (k, c) and writes their n taps to dw or its segment's bucket, or
+ * (segments in a thread-block cluster) block 0 of the cluster sums every block's taps through
+ * distributed shared memory (cluster_sum). */
 #include <cooperative_groups.h>
 #include <limits.h>
 
@@ -291,66 +292,127 @@ static __device__ __forceinline__ void transform_step(const unsigned (&hi)[4],
     }
 }
 
-/* Stage 3: warp w adds U[a] (its 16 rows of K) x V[a] (its 16 columns of C) to acc[a], for
- * every a < A: the planes past alpha hold zeros, and without a bound the loads of all planes can
- * be issued ahead of the products. */
+/* Stage 3: each alpha's 64 x 64 product belongs to 16 / A warps, a warp to one alpha: warp w
+ * takes alpha w / (16 / A) and the rows of K that its place among them gives (32 for A = 8, 16
+ * for A = 4), all 64 columns of C. A warp then reads its rows of U once and V once per step:
+ * with 16 x 16 of every alpha per warp, the fragments' reads from shared memory were 2.7 times
+ * as many and kept it busy (ResNet-18 conv2_x, FP16: short-scoreboard stalls the first cause). */
+template <int A> struct warp_tile {
+    static constexpr int WARPS = 16 / A;                 /* per alpha */
+    static constexpr int ROWS = BLOCK / WARPS;           /* of K per warp */
+    static constexpr int MT = ROWS / 16;                 /* 16-row tiles per warp */
+    static constexpr int NT = BLOCK / 8;                 /* 8-column tiles of C */
+    static __device__ __forceinline__ int alpha() { return threadIdx.x / 32 / WARPS; }
+    static __device__ __forceinline__ int k0() { return threadIdx.x / 32 % WARPS * ROWS; }
+};
+template <int A> using accumulators = float[warp_tile<A>::MT][warp_tile<A>::NT][4];
+
+/* The planes past alpha hold zeros: their warps skip the products. */
 template <typename T, int A>
-static __device__ __forceinline__ void multiply_step(const tf_planes<T, A> &tf,
-                                                     float (&acc)[A][2][4])
+static __device__ __forceinline__ void multiply_step(const fused_problem<A> &f,
+                                                     const tf_planes<T, A> &tf,
+                                                     accumulators<A> &acc)
 {
+    typedef warp_tile<A> W;
     constexpr int ROW = nhwc_shape<T>::ROW;
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, m = lane / 8, r = lane % 8;
-    const int wk = 16 * (warp / 4), wc = 16 * (warp % 4);
+    const int a = W::alpha(), wk = W::k0(), lane = threadIdx.x % 32, m = lane / 8, r = lane % 8;
+    if (a >= f.alpha)
+        return;
     if constexpr (nhwc_shape<T>::TF32) {
         /* A's fragments: (k 0-7, units 0-3), (k 8-15, 0-3), (k 0-7, 4-7), (k 8-15, 4-7);
          * B's: (c 0-7, units 0-3), (c 0-7, 4-7), (c 8-15, 0-3), (c 8-15, 4-7). */
-        const int u_at = tf32_row(wk + r + 8 * (m % 2), m / 2);
-        const int v_at = tf32_row(wc + r + 8 * (m / 2), m % 2);
+        unsigned u_hi[W::MT][4], u_lo[W::MT][4];
 #pragma unroll
-        for (int a = 0; a < A; a++) {
-            unsigned u_hi[4], u_lo[4], v_hi[4], v_lo[4];
-            ldmatrix_x4(u_hi, &tf[0][0][a][u_at]);
-            ldmatrix_x4(u_lo, &tf[0][1][a][u_at]);
+        for (int mt = 0; mt < W::MT; mt++) {
+            const int u_at = tf32_row(wk + 16 * mt + r + 8 * (m % 2), m / 2);
+            ldmatrix_x4(u_hi[mt], &tf[0][0][a][u_at]);
+            ldmatrix_x4(u_lo[mt], &tf[0][1][a][u_at]);
+        }
+#pragma unroll
+        for (int ct = 0; ct < W::NT / 2; ct++) {
+            unsigned v_hi[4], v_lo[4];
+            const int v_at = tf32_row(16 * ct + r + 8 * (m / 2), m % 2);
             ldmatrix_x4(v_hi, &tf[1][0][a][v_at]);
             ldmatrix_x4(v_lo, &tf[1][1][a][v_at]);
 #pragma unroll
-            for (int nt = 0; nt < 2; nt++) {
-                /* The step's sum apart, then added in FP32: the tensor cores' own additions
-                 * truncate, and over the thousands of steps of a segment their bias grew to
-                 * 7e-5 relative L1 (winrs-bfc b8_64) where FP32 adds stay near 1e-6. */
-                float part[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-                mma_op<float>::run(part, u_lo, v_hi + 2 * nt);
-                mma_op<float>::run(part, u_hi, v_lo + 2 * nt);
-                mma_op<float>::run(part, u_hi, v_hi + 2 * nt);
+            for (int mt = 0; mt < W::MT; mt++)
 #pragma unroll
-                for (int e = 0; e < 4; e++)
-                    acc[a][nt][e] += part[e];
-            }
+                for (int h = 0; h < 2; h++) {
+                    /* The step's sum apart, then added in FP32: the tensor cores' own additions
+                     * truncate, and over the thousands of steps of a segment their bias grew
+                     * to 7e-5 relative L1 (winrs-bfc b8_64) where FP32 adds stay near 1e-6. */
+                    float part[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+                    mma_op<float>::run(part, u_lo[mt], v_hi + 2 * h);
+                    mma_op<float>::run(part, u_hi[mt], v_lo + 2 * h);
+                    mma_op<float>::run(part, u_hi[mt], v_hi + 2 * h);
+#pragma unroll
+                    for (int e = 0; e < 4; e++)
+                        acc[mt][2 * ct + h][e] += part[e];
+                }
         }
     } else {
+        /* A's fragments: (k 0-7, units 0-7), (k 8-15, 0-7), (k 0-7, 8-15), (k 8-15, 8-15);
+         * B's: (units 0-7, c 0-7), (8-15, c 0-7), (0-7, c 8-15), (8-15, c 8-15). */
+        unsigned fu[W::MT][4];
 #pragma unroll
-        for (int a = 0; a < A; a++) {
-            unsigned fu[4], fv[4];
-            /* A's fragments: (k 0-7, units 0-7), (k 8-15, 0-7), (k 0-7, 8-15), (k 8-15, 8-15);
-             * B's: (units 0-7, c 0-7), (8-15, c 0-7), (0-7, c 8-15), (8-15, c 8-15). */
-            ldmatrix_x4_trans(fu, &tf[0][0][a][(r + 8 * (m / 2)) * ROW + wk + 8 * (m % 2)]);
-            ldmatrix_x4_trans(fv, &tf[1][0][a][(r + 8 * (m % 2)) * ROW + wc + 8 * (m / 2)]);
-            mma_op<T>::run(acc[a][0], fu, fv);
-            mma_op<T>::run(acc[a][1], fu, fv + 2);
+        for (int mt = 0; mt < W::MT; mt++)
+            ldmatrix_x4_trans(fu[mt],
+                              &tf[0][0][a][(r + 8 * (m / 2)) * ROW + wk + 16 * mt + 8 * (m % 2)]);
+#pragma unroll
+        for (int ct = 0; ct < W::NT / 2; ct++) {
+            unsigned fv[4];
+            ldmatrix_x4_trans(fv, &tf[1][0][a][(r + 8 * (m % 2)) * ROW + 16 * ct + 8 * (m / 2)]);
+#pragma unroll
+            for (int mt = 0; mt < W::MT; mt++) {
+                mma_op<T>::run(acc[mt][2 * ct], fu[mt], fv);
+                mma_op<T>::run(acc[mt][2 * ct + 1], fu[mt], fv + 2);
+            }
         }
     }
 }
 
-/* Tap jj of the accumulators' element (t, e): (A^T M)[jj]. */
+/* The pairs (k, c) of the block whose taps thread t works out at the end: c = t % 64 and
+ * k = t / 64 + 8 i, i < PAIRS (consecutive threads, consecutive channels of C). */
+#define PAIRS (BLOCK * BLOCK / NHWC_THREADS)
+#define M_PITCH (BLOCK + 8) /* floats a row of K in the accumulators' shared copy */
+
+/* A^T over the block's accumulators: the warps' alphas meet in shared memory (m[a][k][c], over
+ * the step buffers), then thread t takes its pairs' alphas and makes their n taps. */
 template <int A>
-static __device__ __forceinline__ float tap_of(const fused_problem<A> &f,
-                                               const float (&acc)[A][2][4], int jj, int t, int e)
+static __device__ __forceinline__ void taps_of(const fused_problem<A> &f,
+                                               const accumulators<A> &acc, float *m,
+                                               float (&taps)[PAIRS][A])
 {
-    float s = 0.0f;
+    typedef warp_tile<A> W;
+    const int a = W::alpha(), wk = W::k0(), lane = threadIdx.x % 32;
+    __syncthreads(); /* the last products have read the shared memory */
 #pragma unroll
-    for (int a = 0; a < A; a++)
-        s += f.at[jj][a] * acc[a][t][e];
-    return s;
+    for (int mt = 0; mt < W::MT; mt++)
+#pragma unroll
+        for (int nt = 0; nt < W::NT; nt++)
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const int k = wk + 16 * mt + lane / 4 + 8 * h, c = 8 * nt + 2 * (lane % 4);
+                *(float2 *)&m[(a * BLOCK + k) * M_PITCH + c] =
+                    make_float2(acc[mt][nt][2 * h], acc[mt][nt][2 * h + 1]);
+            }
+    __syncthreads();
+    const int c = threadIdx.x % BLOCK, k0 = threadIdx.x / BLOCK;
+#pragma unroll
+    for (int i = 0; i < PAIRS; i++) {
+        float mv[A];
+#pragma unroll
+        for (int b = 0; b < A; b++)
+            mv[b] = m[(b * BLOCK + k0 + 8 * i) * M_PITCH + c];
+#pragma unroll
+        for (int jj = 0; jj < A; jj++) {
+            float s = 0.0f;
+#pragma unroll
+            for (int b = 0; b < A; b++)
+                s += f.at[jj][b] * mv[b];
+            taps[i][jj] = s;
+        }
+    }
 }
 
 /* The blocks of a cluster are the segments of one 64 x 64 block, filter row and tile: each
@@ -358,43 +420,40 @@ static __device__ __forceinline__ float tap_of(const fused_problem<A> &f,
  * Kahan summation and writes dw. */
 template <typename T, int A>
 static __device__ void cluster_sum(const dims &d, const fused_problem<A> &f,
-                                   const block_place &b, const float (&acc)[A][2][4], T *dw,
-                                   int overwrite, int k0, int c0, float *part)
+                                   const block_place &b, const float (&taps)[PAIRS][A], T *dw,
+                                   int overwrite, float *part)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     namespace cg = cooperative_groups;
     cg::cluster_group cluster = cg::this_cluster();
-    __syncthreads(); /* the last products have read the shared memory */
+    const int c = b.c0 + threadIdx.x % BLOCK, k0 = b.k0 + threadIdx.x / BLOCK;
+    __syncthreads(); /* every thread has read its alphas from the shared memory */
 #pragma unroll
     for (int jj = 0; jj < A; jj++) {
         if (jj >= f.n)
             break;
 #pragma unroll
-        for (int t = 0; t < 2; t++)
-#pragma unroll
-            for (int e = 0; e < 4; e++)
-                part[((jj * 2 + t) * 4 + e) * NHWC_THREADS + threadIdx.x] = tap_of(f, acc, jj, t, e);
+        for (int i = 0; i < PAIRS; i++)
+            part[(jj * PAIRS + i) * NHWC_THREADS + threadIdx.x] = taps[i][jj];
     }
     cluster.sync();
     if (cluster.block_rank() == 0) {
         const int blocks = (int)cluster.num_blocks();
         for (int jj = 0; jj < f.n; jj++)
 #pragma unroll
-            for (int t = 0; t < 2; t++)
-#pragma unroll
-                for (int e = 0; e < 4; e++) {
-                    const int at = ((jj * 2 + t) * 4 + e) * NHWC_THREADS + threadIdx.x;
-                    float sum = 0.0f, lost = 0.0f;
-                    for (int r = 0; r < blocks; r++) {
-                        const float y = cluster.map_shared_rank(part, r)[at] - lost, next = sum + y;
-                        lost = (next - sum) - y;
-                        sum = next;
-                    }
-                    const int k = k0 + 8 * (e / 2), c = c0 + 8 * t + e % 2;
-                    if (k < d.k && c < d.c)
-                        put(d, dw, (float *)NULL, overwrite, k, c, b.row,
-                            f.j0 + b.tile * f.n + jj, sum);
+            for (int i = 0; i < PAIRS; i++) {
+                const int at = (jj * PAIRS + i) * NHWC_THREADS + threadIdx.x;
+                float sum = 0.0f, lost = 0.0f;
+                for (int r = 0; r < blocks; r++) {
+                    const float y = cluster.map_shared_rank(part, r)[at] - lost, next = sum + y;
+                    lost = (next - sum) - y;
+                    sum = next;
                 }
+                const int k = k0 + 8 * i;
+                if (k < d.k && c < d.c)
+                    put(d, dw, (float *)NULL, overwrite, k, c, b.row, f.j0 + b.tile * f.n + jj,
+                        sum);
+            }
     }
     cluster.sync(); /* block 0 has read every block's part */
 #else
@@ -418,14 +477,14 @@ __global__ void __launch_bounds__(NHWC_THREADS, 1)
     const bool rest = (lo[0] | lo[1] | lo[2] | lo[3]) != 0; /* a second product for G or B^T */
     const bool g_rest = __syncthreads_or(!kind && rest), bt_rest = __syncthreads_or(kind && rest);
     const bool two = kind ? bt_rest : g_rest;
-    float acc[A][2][4];
+    accumulators<A> acc;
 #pragma unroll
-    for (int a = 0; a < A; a++)
+    for (int mt = 0; mt < warp_tile<A>::MT; mt++)
 #pragma unroll
-        for (int t = 0; t < 2; t++)
+        for (int nt = 0; nt < warp_tile<A>::NT; nt++)
 #pragma unroll
             for (int e = 0; e < 4; e++)
-                acc[a][t][e] = 0.0f;
+                acc[mt][nt][e] = 0.0f;
     for (int s = 0; s < PLACE_STEPS; s++)
         place_step<T>(d, f, b, b.begin + (long)s * UNITS, sm.place[s]);
     __syncthreads(); /* the first places are in */
@@ -449,29 +508,26 @@ __global__ void __launch_bounds__(NHWC_THREADS, 1)
         if (s + 2 < steps) /* into step s's raw data, transformed before the barrier */
             fetch_step(d, f, b, sm.place[(s + 2) % PLACE_STEPS], x, dy, sm.raw[now]);
         cp_async_commit();
-        multiply_step<T, A>(sm.tf[now], acc);
+        multiply_step<T, A>(f, sm.tf[now], acc);
         if (s + 1 < steps)
             transform_step<T, A>(hi, lo, two, sm.raw[now ^ 1], sm.tf[now ^ 1]);
     }
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int k0 = b.k0 + 16 * (warp / 4) + lane / 4, c0 = b.c0 + 16 * (warp % 4) + 2 * (lane % 4);
+    float taps[PAIRS][A];
+    taps_of(f, acc, (float *)smem_bytes, taps);
     if (in_cluster) {
-        cluster_sum(d, f, b, acc, dw, overwrite, k0, c0, (float *)smem_bytes);
+        cluster_sum(d, f, b, taps, dw, overwrite, (float *)smem_bytes);
         return;
     }
+    const int c = b.c0 + threadIdx.x % BLOCK, k0 = b.k0 + threadIdx.x / BLOCK;
 #pragma unroll
     for (int jj = 0; jj < A; jj++) {
         if (jj >= f.n)
             break;
 #pragma unroll
-        for (int t = 0; t < 2; t++)
-#pragma unroll
-            for (int e = 0; e < 4; e++) {
-                const int k = k0 + 8 * (e / 2), c = c0 + 8 * t + e % 2;
-                const float s = tap_of(f, acc, jj, t, e);
-                if (k < d.k && c < d.c)
-                    put(d, dw, buckets, overwrite, k, c, b.row, f.j0 + b.tile * f.n + jj, s);
-            }
+        for (int i = 0; i < PAIRS; i++)
+            if (k0 + 8 * i < d.k && c < d.c)
+                put(d, dw, buckets, overwrite, k0 + 8 * i, c, b.row, f.j0 + b.tile * f.n + jj,
+                    taps[i][jj]);
     }
 }
 
@@ -491,12 +547,18 @@ static double waves_cost(long units, int step, int blocks, int sms, int s)
     return ceil((double)blocks * s / sms) * (ceil((double)units / s / step) + OVERHEAD);
 }
 
-/* The fewest segments up to most within 3% of the cheapest (fewer partial sums), and its cost. */
-static int cheapest(long units, int step, int blocks, int sms, int first, int most, double *cost)
+/* The fewest segments up to most within 3% of the cheapest (fewer partial sums), and its cost;
+ * in clusters, only powers of two in one wave: a cluster's blocks must be resident at once in
+ * one GPC, and other sizes or a second wave left SMs idle (ResNet-18 conv4_x, FP16, H100: 5
+ * segments in clusters, two waves, 0.138 ms; 2 in one wave, 0.094). */
+static int cheapest(long units, int step, int blocks, int sms, int first, int most, int clusters,
+                    double *cost)
 {
     int best = first;
     *cost = waves_cost(units, step, blocks, sms, first);
     for (int s = first + 1; s <= most; s++) {
+        if (clusters && ((s & (s - 1)) || (long)blocks * s > sms))
+            continue;
         const double c = waves_cost(units, step, blocks, sms, s);
         if (c < *cost * 0.97)
             *cost = c, best = s;
@@ -513,7 +575,7 @@ int winrs_fused_nhwc_segments(int device, size_t element_bytes, long units, int 
         sms < 1)
         sms = 132;
     double bucket_cost = 0.0, cluster_cost = 0.0;
-    const int in_buckets = cheapest(units, step, blocks, sms, 1, bucket_most, &bucket_cost);
+    const int in_buckets = cheapest(units, step, blocks, sms, 1, bucket_most, 0, &bucket_cost);
     *in_cluster = 0;
     if (cluster_most < 2)
         return in_buckets;
@@ -521,7 +583,9 @@ int winrs_fused_nhwc_segments(int device, size_t element_bytes, long units, int 
      * clusters of eight ran up to 1.4x slower than the same eight in buckets (VGG-16 conv3_2
      * and conv4_1, FP16, batch 32), where two in clusters of two gained 1.4x over one segment
      * (ResNet-18 conv4_x). */
-    const int clustered = cheapest(units, step, blocks, sms, 2, cluster_most, &cluster_cost);
+    if ((long)blocks * 2 > sms)
+        return in_buckets;
+    const int clustered = cheapest(units, step, blocks, sms, 2, cluster_most, 1, &cluster_cost);
     if (cluster_cost >= bucket_cost * 0.85)
         return in_buckets;
     *in_cluster = 1;
@@ -544,8 +608,9 @@ bool winrs_fused_nhwc_fits(const dims &d, size_t element_bytes, const void *x, c
 
 template <typename T, int A> static cudaError_t allow_smem(void)
 {
-    static_assert(A * 8 * NHWC_THREADS * sizeof(float) <= sizeof(nhwc_smem<T, A>),
-                  "a block's taps fit in its shared memory");
+    static_assert(A * BLOCK * M_PITCH * sizeof(float) <= sizeof(nhwc_smem<T, A>) &&
+                      A * PAIRS * NHWC_THREADS * sizeof(float) <= sizeof(nhwc_smem<T, A>),
+                  "a block's accumulators and taps fit in its shared memory");
     return cudaFuncSetAttribute(fused_nhwc<T, A>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                 (int)sizeof(nhwc_smem<T, A>));
 }
