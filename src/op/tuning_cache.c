@@ -25,15 +25,6 @@ struct entry {
     struct wino_tuning_choice choice;
 };
 
-/* What read_entries found besides entries. */
-enum {
-    CACHE_MISSING = -1,     /* no such file */
-    CACHE_MALFORMED = -2,   /* not the format above (bad_line says where) */
-    CACHE_NO_MEMORY = -3,
-    CACHE_NOT_REGULAR = -4, /* a FIFO, device or directory: never read (a FIFO would block) */
-    CACHE_UNREADABLE = -5   /* it exists but cannot be opened */
-};
-
 static void key_of(int isa, int threads, const struct wino_conv2d_desc *d, long *key)
 {
     const long k[KEY_FIELDS] = {isa,          threads,      d->dtype,    d->layout,
@@ -69,9 +60,7 @@ static int parse_entry(const char *line, struct entry *e)
     return 0;
 }
 
-/* Opens path for reading if it is a regular file (O_NONBLOCK: opening a FIFO must not wait for
- * a writer); NULL with *why set to a CACHE_ value otherwise. */
-static FILE *open_regular(const char *path, int *why)
+FILE *wino_cache_open(const char *path, int *why)
 {
     struct stat st;
     const int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -95,7 +84,7 @@ static int read_entries(const char *path, struct entry **out, int *bad_line)
     *out = NULL;
     *bad_line = 1;
     int rc = 0;
-    FILE *f = open_regular(path, &rc);
+    FILE *f = wino_cache_open(path, &rc);
     if (!f)
         return rc;
     char line[LINE_CAP];
@@ -208,6 +197,48 @@ static int write_entry(FILE *f, const long *key, const struct wino_tuning_choice
     return fprintf(f, "%d %d %d %.6f\n", (int)c->algo, c->tile_m, (int)c->variant, c->ms) > 0;
 }
 
+enum wino_status wino_cache_replace(const char *path, int (*write)(FILE *f, void *arg),
+                                    void *arg)
+{
+    char tmp[4096];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp)
+        return wino_fail(WINO_INVALID_ARGUMENT, "cache path too long");
+    unlink(tmp); /* a leftover of a process with the same id; O_EXCL then makes a new file */
+    const int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
+    if (!f && fd >= 0)
+        close(fd);
+    int ok = f && write(f, arg);
+    if (f && fclose(f))
+        ok = 0;
+    if (!ok || rename(tmp, path)) {
+        if (fd >= 0)
+            unlink(tmp);
+        return wino_fail(WINO_INVALID_ARGUMENT, "cannot write %s", path);
+    }
+    return WINO_SUCCESS;
+}
+
+/* What wino_tuning_store writes: the valid entries of another key, then the new one. */
+struct store {
+    const struct entry *all;
+    int n;
+    const long *key;
+    const struct wino_tuning_choice *choice;
+};
+
+static int write_store(FILE *f, void *arg)
+{
+    const struct store *s = arg;
+    int ok = fputs(HEADER, f) >= 0;
+    for (int i = 0; i < s->n && ok; i++) {
+        struct wino_conv2d_desc d;
+        if (memcmp(s->all[i].key, s->key, sizeof s->all[i].key) && !entry_refusal(s->all, i, &d))
+            ok = write_entry(f, s->all[i].key, &s->all[i].choice);
+    }
+    return ok && write_entry(f, s->key, s->choice);
+}
+
 enum wino_status wino_tuning_store(const char *path, int isa, int threads,
                                    const struct wino_conv2d_desc *desc,
                                    const struct wino_tuning_choice *choice)
@@ -224,31 +255,11 @@ enum wino_status wino_tuning_store(const char *path, int isa, int threads,
         n = 0;
     long key[KEY_FIELDS];
     key_of(isa, threads, desc, key);
-    char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp) {
-        free(all);
-        return wino_fail(WINO_INVALID_ARGUMENT, "tuning cache path too long");
-    }
-    unlink(tmp); /* a leftover of a process with the same id; O_EXCL then makes a new file */
-    const int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
-    if (!f && fd >= 0)
-        close(fd);
-    int ok = f && fputs(HEADER, f) >= 0;
-    for (int i = 0; i < n && ok; i++) {
-        struct wino_conv2d_desc d;
-        if (memcmp(all[i].key, key, sizeof key) && !entry_refusal(all, i, &d))
-            ok = write_entry(f, all[i].key, &all[i].choice);
-    }
-    ok = ok && write_entry(f, key, choice);
+    struct store s = {all, n, key, choice};
+    const enum wino_status st = wino_cache_replace(path, write_store, &s);
     free(all);
-    if (f && fclose(f))
-        ok = 0;
-    if (!ok || rename(tmp, path)) {
-        if (fd >= 0)
-            unlink(tmp);
-        return wino_fail(WINO_INVALID_ARGUMENT, "cannot write the tuning cache %s", path);
-    }
+    if (st)
+        return wino_fail(st, "cannot write the tuning cache %s", path);
     return wino_ok(); /* the stale entries dropped above are no error of this call */
 }
 

@@ -7,6 +7,8 @@
 #ifndef WINO_OP_TUNING_CACHE_H
 #define WINO_OP_TUNING_CACHE_H
 
+#include <stdio.h>
+
 #include "wino.h"
 
 /* The Winograd tiles wino_tune times: m in [WINO_TUNE_MIN_M, WINO_TUNE_MAX_M] with generated
@@ -29,5 +31,26 @@ int wino_tuning_lookup(const char *path, int isa, int threads,
 enum wino_status wino_tuning_store(const char *path, int isa, int threads,
                                    const struct wino_conv2d_desc *desc,
                                    const struct wino_tuning_choice *choice);
+
+/* Shared with the OpenCL tuning database (src/op/opencl_tuning.h). */
+
+/* What opening or reading a cache file found besides entries. */
+enum {
+    CACHE_MISSING = -1,     /* no such file */
+    CACHE_MALFORMED = -2,   /* not the file's format */
+    CACHE_NO_MEMORY = -3,
+    CACHE_NOT_REGULAR = -4, /* a FIFO, device or directory: never read (a FIFO would block) */
+    CACHE_UNREADABLE = -5   /* it exists but cannot be opened */
+};
+
+/* Opens path for reading if it is a regular file (O_NONBLOCK: opening a FIFO must not wait for
+ * a writer); NULL with *why set to a CACHE_ value otherwise. */
+FILE *wino_cache_open(const char *path, int *why);
+
+/* Writes path anew: write(f, arg) fills a temporary file (returning 1 when all went well),
+ * which is then renamed over path, so that readers never see half a file. WINO_SUCCESS, or
+ * WINO_INVALID_ARGUMENT when it cannot be written (path untouched). */
+enum wino_status wino_cache_replace(const char *path, int (*write)(FILE *f, void *arg),
+                                    void *arg);
 
 #endif
