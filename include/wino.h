@@ -147,7 +147,13 @@ struct wino_context {
                                * a missing or corrupt file, a path that is not a regular file
                                * (never opened: a FIFO would block) and a stale entry (one that
                                * wino_tune could not have written, e.g. a tile it does not time)
-                               * are ignored; wino_tuning_cache_check reports them */
+                               * are ignored; wino_tuning_cache_check reports them. OpenCL
+                               * (since 0.3): a database written by `wino tune --backend
+                               * opencl`; create() takes the kernel parameters measured for
+                               * this layer, tile, device and driver whatever the variant asked,
+                               * and the variant too for WINO_VARIANT_AUTO; a missing or corrupt
+                               * file and an entry of another device, or whose parameters the
+                               * device cannot run, are ignored (docs/opencl.md) */
     enum wino_backend backend; /* WINO_BACKEND_CPU by default */
     int device;               /* CUDA: the device ordinal */
     void *stream;             /* CUDA: the cudaStream_t that run() enqueues on (NULL: the
@@ -319,8 +325,10 @@ WINO_API enum wino_status wino_conv2d_run_stream(const wino_conv2d *op, const vo
  * the rotation, then the transform) on stream (a cudaStream_t of the operator's device; NULL:
  * the default stream) and nothing else: no allocation, no synchronization; runs enqueued on
  * that stream after it use the new weights, and the caller orders runs on other streams after
- * it (events) and keeps weights unchanged until the transform has run. Not concurrent with a
- * run of op. WINO_INVALID_ARGUMENT for a backward-filter operator (it holds no weights),
+ * it (events) and keeps weights unchanged until the transform has run. On OpenCL (since 0.3)
+ * the same with a cl_mem of weights, on stream, a cl_command_queue of the operator's context
+ * and device (NULL: the context's queue). Not concurrent with a run of op.
+ * WINO_INVALID_ARGUMENT for a backward-filter operator (it holds no weights),
  * WINO_UNSUPPORTED for INT8 operators and Winograd with caller matrices (create anew); on
  * failure op keeps its weights. */
 WINO_API enum wino_status wino_conv2d_set_weights(wino_conv2d *op, const void *weights,

@@ -1,11 +1,13 @@
 /* wino_conv2d_create on the OpenCL backend: what it accepts before the component
- * (src/opencl/conv2d_opencl.c) checks the context and builds the layer's kernels. */
+ * (src/opencl/conv2d_opencl.c) checks the context and builds the layer's kernels, and the
+ * tuning database entry it hands the component; the tuner's front (src/op/opencl_tuning.h). */
 #include <stdlib.h>
 
 #include "base/error.h"
 #include "cpu/winograd_f32.h"
 #include "op/conv2d_impl.h"
 #include "op/opencl_loader.h"
+#include "op/opencl_tuning.h"
 
 /* The component's operator lives in op->state; the component is loaded once it exists. */
 static enum wino_status run_opencl(const wino_conv2d *op, const struct wino_conv2d_io *io)
@@ -31,8 +33,14 @@ static void release_opencl(wino_conv2d *op)
         wino_opencl_component()->destroy(op->state);
 }
 
+/* stream NULL: the context's queue, as wino_conv2d_run takes */
+static enum wino_status set_weights_opencl(wino_conv2d *op, const void *weights, void *stream)
+{
+    return wino_opencl_component()->set_weights(op->state, weights, stream ? stream : op->stream);
+}
+
 static const struct wino_conv2d_path opencl_path = {run_opencl, reshape_opencl, variant_opencl,
-                                                    release_opencl, NULL};
+                                                    release_opencl, set_weights_opencl};
 
 /* Why the OpenCL kernels cannot serve desc with F(tile_m, r) and options o, or NULL. */
 static const char *opencl_refusal(const struct wino_conv2d_desc *desc,
@@ -73,17 +81,69 @@ enum wino_status wino_conv2d_create_opencl(const struct wino_conv2d_desc *desc,
     const struct wino_opencl_ops *component = wino_opencl_component();
     if (!component)
         return WINO_UNSUPPORTED;
+    /* the parameters measured for this layer on this device and driver, if any */
+    struct wino_opencl_tuned tuned;
+    char device[400];
+    int found = 0;
+    if (ctx->tuning_cache) {
+        if ((st = component->device_key(ctx, device, sizeof device)))
+            return st;
+        found = wino_opencl_tuning_lookup(ctx->tuning_cache, device, desc, tile_m, &tuned);
+    }
     struct wino_conv2d *c = wino_gpu_winograd_new(desc, &sizes, tile_m, ctx, &opencl_path);
     if (!c)
         return wino_fail(WINO_OUT_OF_MEMORY, "wino_conv2d_create: out of memory");
     struct wino_opencl_conv *conv = NULL;
     st = component->create(desc, &sizes, weights, ctx, tile_m, o->variant, o->bias, o->relu,
-                           &conv, &c->workspace_bytes);
+                           found ? &tuned : NULL, &conv, &c->workspace_bytes);
     if (st) {
         free(c);
         return st;
     }
     c->state = conv;
     *op = c;
+    return WINO_SUCCESS;
+}
+
+enum wino_status wino_opencl_tune(const struct wino_conv2d_desc *desc,
+                                  const struct wino_context *ctx, int tile_m,
+                                  const struct wino_opencl_search *search,
+                                  struct wino_opencl_tuning *result)
+{
+    wino_ok();
+    struct wino_conv_sizes sizes;
+    enum wino_status st = wino_conv_desc_check(desc, &sizes);
+    if (st)
+        return st;
+    if (!ctx || ctx->backend != WINO_BACKEND_OPENCL || !search || search->reps < 1 || !result)
+        return wino_fail(WINO_INVALID_ARGUMENT, "wino_opencl_tune: an OpenCL context, a search "
+                         "with reps >= 1 and a result are required");
+    if (desc->dtype != WINO_DTYPE_F32)
+        return wino_fail(WINO_UNSUPPORTED, "wino_opencl_tune: FP32 only");
+    const struct wino_conv2d_options none = {.algo = WINO_ALGO_WINOGRAD};
+    const int m = tile_m ? tile_m : wino_gpu_default_tile_m(desc);
+    const char *why = opencl_refusal(desc, &none, m);
+    if (why)
+        return wino_fail(WINO_UNSUPPORTED, "%s", why);
+    const struct wino_opencl_ops *component = wino_opencl_component();
+    if (!component)
+        return WINO_UNSUPPORTED;
+    char device[400];
+    if ((st = wino_context_check(ctx)) ||
+        (st = component->device_key(ctx, device, sizeof device)) ||
+        (st = component->tune(desc, ctx, m, search, result)))
+        return st;
+    return ctx->tuning_cache
+               ? wino_opencl_tuning_store(ctx->tuning_cache, device, desc, m, &result->best)
+               : WINO_SUCCESS;
+}
+
+enum wino_status wino_conv2d_opencl_params(const wino_conv2d *op,
+                                           struct wino_opencl_params *params, int *tuned)
+{
+    if (!op || op->path != &opencl_path || !params || !tuned)
+        return wino_fail(WINO_INVALID_ARGUMENT, "wino_conv2d_opencl_params: not an OpenCL "
+                                                "forward operator");
+    wino_opencl_component()->params(op->state, params, tuned);
     return WINO_SUCCESS;
 }

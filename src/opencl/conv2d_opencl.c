@@ -1,9 +1,11 @@
 /* The OpenCL component's Winograd convolution (src/opencl/opencl_component.h): FP32 forward,
  * F(m x m, r x r) for every default tile, non-fused (input transform, alpha^2 GEMMs, output
- * transform) or fused (one kernel). create() checks the context, builds one program for the
- * layer (its sizes compile-time constants, src/opencl/winograd_float.cl after the tile's
- * emitted transforms; binaries cached on disk, src/opencl/program_cache.c) and transforms the
- * filters on the device; run() checks its buffers and enqueues. */
+ * transform) or fused (one kernel). create() checks the context, chooses the kernel parameters
+ * (a tuning database entry's, else the defaults: src/opencl/opencl_params.h), builds one
+ * program for the layer (its sizes compile-time constants, src/opencl/winograd_float.cl after
+ * the tile's emitted transforms; binaries cached on disk, src/opencl/program_cache.c) and
+ * transforms the filters on the device; run() checks its buffers and enqueues. The tuner is
+ * src/opencl/tuner.c. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,13 +14,16 @@
 #include "base/error.h"
 #include "opencl/opencl_component.h"
 #include "opencl/opencl_kernels.h"
+#include "opencl/opencl_params.h"
 #include "opencl/program_cache.h"
+#include "opencl/tuner.h"
 
 struct wino_opencl_conv {
     struct wino_conv2d_desc desc;
     int tile_m, alpha, relu;
     enum wino_variant variant;
     struct wino_opencl_params params;
+    int tuned; /* params are a tuning database entry's */
     cl_context context;
     cl_device_id device;
     cl_mem u;    /* transformed filters U[pos][K][C] */
@@ -79,7 +84,8 @@ static enum wino_status check_queue(cl_context context, cl_device_id device, con
     return WINO_SUCCESS;
 }
 
-/* Checks ctx's cl_context, cl_device and queue, and that the device serves desc's dtype. */
+/* Checks ctx's cl_context, cl_device and queue, and that the device serves desc's dtype (desc
+ * NULL: no dtype). */
 static enum wino_status check_context(const struct wino_context *ctx,
                                       const struct wino_conv2d_desc *desc)
 {
@@ -102,7 +108,7 @@ static enum wino_status check_context(const struct wino_context *ctx,
     enum wino_status st = check_queue(context, device, ctx->stream);
     if (st)
         return st;
-    if (desc->dtype == WINO_DTYPE_F16) {
+    if (desc && desc->dtype == WINO_DTYPE_F16) {
         char extensions[4096] = "", name[256] = "";
         clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, sizeof extensions - 1, extensions, NULL);
         clGetDeviceInfo(device, CL_DEVICE_NAME, sizeof name - 1, name, NULL);
@@ -146,10 +152,50 @@ static void conv_destroy(struct wino_opencl_conv *conv)
     free(conv);
 }
 
+/* conv's parameters and variant: tuned's when it is not NULL and its parameters are valid on
+ * the device (its variant for AUTO), else the defaults (AUTO: non-fused). */
+static enum wino_status choose(struct wino_opencl_conv *conv,
+                               const struct wino_opencl_tuned *tuned, enum wino_variant variant)
+{
+    struct wino_opencl_limits lim;
+    enum wino_status st = wino_opencl_limits(conv->device, &lim);
+    if (!st)
+        st = wino_opencl_params_default(&lim, conv->alpha, &conv->params);
+    if (st)
+        return st;
+    conv->variant = variant == WINO_VARIANT_FUSED ? WINO_VARIANT_FUSED : WINO_VARIANT_NON_FUSED;
+    conv->tuned = tuned &&
+                  (tuned->variant == WINO_VARIANT_NON_FUSED ||
+                   tuned->variant == WINO_VARIANT_FUSED) &&
+                  !wino_opencl_params_refusal(&lim, conv->alpha, WINO_VARIANT_NON_FUSED,
+                                              &tuned->params) &&
+                  !wino_opencl_params_refusal(&lim, conv->alpha, WINO_VARIANT_FUSED,
+                                              &tuned->params);
+    if (conv->tuned) {
+        conv->params = tuned->params;
+        if (variant == WINO_VARIANT_AUTO)
+            conv->variant = tuned->variant;
+    }
+    return WINO_SUCCESS;
+}
+
+/* Builds conv's layer for desc with its parameters; its variant's kernel must fit the device. */
+static enum wino_status build(struct wino_opencl_conv *conv, const struct wino_conv2d_desc *desc,
+                              struct wino_opencl_layer *layer)
+{
+    enum wino_status st = wino_opencl_layer_build(conv->context, conv->device, desc, conv->tile_m,
+                                                  conv->relu, conv->bias != NULL, &conv->params,
+                                                  1, layer);
+    if (!st && (st = wino_opencl_layer_fits(layer, conv->device, conv->variant)))
+        wino_opencl_layer_release(layer);
+    return st;
+}
+
 static enum wino_status conv_create(const struct wino_conv2d_desc *desc,
                                     const struct wino_conv_sizes *sizes, const void *weights,
                                     const struct wino_context *ctx, int tile_m,
                                     enum wino_variant variant, const float *bias, int relu,
+                                    const struct wino_opencl_tuned *tuned,
                                     struct wino_opencl_conv **out, size_t *workspace_bytes)
 {
     (void)sizes;
@@ -172,18 +218,22 @@ static enum wino_status conv_create(const struct wino_conv2d_desc *desc,
     /* the filter transform runs once, built with the layer's program */
     st = check_buffer(conv, weights, w_bytes, "weights");
     if (!st)
-        st = wino_opencl_params_choose(conv->device, desc, tile_m, variant, &conv->params,
-                                       &conv->variant);
+        st = choose(conv, tuned, variant);
     if (!st)
         st = new_buffer(conv->context, sizeof(float) * alpha2 * desc->k * desc->c, NULL,
                         &conv->u);
     if (!st && bias)
         st = new_buffer(conv->context, sizeof(float) * (size_t)desc->k, bias, &conv->bias);
-    if (!st)
-        st = wino_opencl_layer_build(conv->context, conv->device, desc, tile_m, relu,
-                                     conv->bias != NULL, &conv->params, &conv->layer);
+    if (!st && (st = build(conv, desc, &conv->layer)) && conv->tuned) {
+        /* an entry whose kernels this device does not take (never trusted): the defaults */
+        st = choose(conv, NULL, variant);
+        if (!st && !(st = build(conv, desc, &conv->layer)))
+            wino_ok();
+    }
     if (!st)
         st = wino_opencl_filter_transform(&conv->layer, ctx->stream, weights, conv->u);
+    if (!st && clFinish(ctx->stream) != CL_SUCCESS)
+        st = wino_fail(WINO_DEVICE_ERROR, "OpenCL: the filter transform failed");
     if (st) {
         conv_destroy(conv);
         return st;
@@ -200,9 +250,7 @@ static enum wino_status conv_reshape(struct wino_opencl_conv *conv,
 {
     (void)sizes;
     struct wino_opencl_layer layer;
-    const enum wino_status st =
-        wino_opencl_layer_build(conv->context, conv->device, desc, conv->tile_m, conv->relu,
-                                conv->bias != NULL, &conv->params, &layer);
+    const enum wino_status st = build(conv, desc, &layer);
     if (st)
         return st;
     wino_opencl_layer_release(&conv->layer);
@@ -240,11 +288,45 @@ static enum wino_variant conv_variant(const struct wino_opencl_conv *conv)
     return conv->variant;
 }
 
+static enum wino_status conv_set_weights(struct wino_opencl_conv *conv, const void *weights,
+                                         void *queue)
+{
+    const struct wino_conv2d_desc *d = &conv->desc;
+    enum wino_status st = check_queue(conv->context, conv->device, queue);
+    if (!st)
+        st = check_buffer(conv, weights, sizeof(float) * (size_t)d->k * d->c * d->r * d->s,
+                          "weights");
+    return st ? st : wino_opencl_filter_transform(&conv->layer, queue, weights, conv->u);
+}
+
+static void conv_params(const struct wino_opencl_conv *conv, struct wino_opencl_params *params,
+                        int *tuned)
+{
+    *params = conv->params;
+    *tuned = conv->tuned;
+}
+
+static enum wino_status device_key(const struct wino_context *ctx, char *key, size_t cap)
+{
+    const enum wino_status st = check_context(ctx, NULL);
+    return st ? st : wino_opencl_device_key(ctx->cl_device, key, cap);
+}
+
+static enum wino_status tune(const struct wino_conv2d_desc *desc, const struct wino_context *ctx,
+                             int tile_m, const struct wino_opencl_search *search,
+                             struct wino_opencl_tuning *result)
+{
+    const enum wino_status st = check_context(ctx, desc);
+    return st ? st : wino_opencl_tune_layer(ctx->cl_context, ctx->cl_device, ctx->stream, desc,
+                                            tile_m, search, result);
+}
+
 /* The component's one export (default visibility; everything else is hidden). */
 __attribute__((visibility("default"))) const void *
 wino_opencl_component_entry(const struct wino_component_services *services)
 {
-    static const struct wino_opencl_ops ops = {WINO_OPENCL_ABI, conv_create, conv_reshape,
-                                               conv_run, conv_variant, conv_destroy};
+    static const struct wino_opencl_ops ops = {
+        WINO_OPENCL_ABI,  conv_create, conv_reshape, conv_run,   conv_variant,
+        conv_destroy,     conv_set_weights, conv_params, device_key, tune};
     return wino_component_use_services(services, WINO_OPENCL_ABI) ? &ops : NULL;
 }

@@ -9,60 +9,6 @@
 #include "base/error.h"
 #include "opencl/opencl_sources.h"
 
-/* Limits of the device that the kernel parameters must respect. */
-struct device_limits {
-    size_t max_group;  /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
-    size_t local_mem;  /* CL_DEVICE_LOCAL_MEM_SIZE, bytes */
-};
-
-static enum wino_status device_limits(cl_device_id device, struct device_limits *lim)
-{
-    cl_ulong local = 0;
-    if (clGetDeviceInfo(device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof lim->max_group,
-                        &lim->max_group, NULL) != CL_SUCCESS ||
-        clGetDeviceInfo(device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof local, &local, NULL) !=
-            CL_SUCCESS)
-        return wino_fail(WINO_INVALID_ARGUMENT, "cl_device is not an OpenCL device");
-    lim->local_mem = (size_t)local;
-    return WINO_SUCCESS;
-}
-
-enum wino_status wino_opencl_params_choose(cl_device_id device,
-                                           const struct wino_conv2d_desc *desc, int tile_m,
-                                           enum wino_variant variant,
-                                           struct wino_opencl_params *p,
-                                           enum wino_variant *chosen)
-{
-    struct device_limits lim;
-    enum wino_status st = device_limits(device, &lim);
-    if (st)
-        return st;
-    const int alpha = tile_m + desc->r - 1, alpha2 = alpha * alpha;
-    /* 8 x 8 work-items of 4 x 4 outputs: 16 accumulators each, 2 KiB of local memory */
-    p->gemm_bm = p->gemm_bn = 32;
-    p->gemm_rm = p->gemm_rn = 4;
-    p->gemm_bk = 8;
-    p->gemm_local = 1;
-    /* 16 tiles x 16 channels; 4 channels of alpha^2 accumulators per work-item up to alpha 6,
-     * fewer beyond so that they stay in registers; channel steps as local memory allows */
-    p->fused_ft = 16;
-    p->fused_fk = 16;
-    p->fused_kpt = alpha2 <= 36 ? 4 : alpha2 <= 64 ? 2 : 1;
-    p->fused_fc = 8;
-    while (p->fused_fc > 1 &&
-           sizeof(float) * (size_t)alpha2 * p->fused_fc * p->fused_ft > lim.local_mem / 2)
-        p->fused_fc /= 2;
-    const size_t gemm_group = (size_t)(p->gemm_bm / p->gemm_rm) * (p->gemm_bn / p->gemm_rn);
-    const size_t fused_group = (size_t)p->fused_ft * (p->fused_fk / p->fused_kpt);
-    if (gemm_group > lim.max_group || fused_group > lim.max_group ||
-        sizeof(float) * (size_t)alpha2 * p->fused_ft > lim.local_mem / 2)
-        return wino_fail(WINO_UNSUPPORTED, "OpenCL: the device's work-groups (%zu work-items, "
-                         "%zu bytes of local memory) are too small for these kernels",
-                         lim.max_group, lim.local_mem);
-    *chosen = variant == WINO_VARIANT_FUSED ? WINO_VARIANT_FUSED : WINO_VARIANT_NON_FUSED;
-    return WINO_SUCCESS;
-}
-
 void wino_opencl_layer_release(struct wino_opencl_layer *layer)
 {
     cl_kernel *kernels[5] = {&layer->filter, &layer->input, &layer->gemm, &layer->output,
@@ -78,7 +24,7 @@ void wino_opencl_layer_release(struct wino_opencl_layer *layer)
 enum wino_status wino_opencl_layer_build(cl_context context, cl_device_id device,
                                          const struct wino_conv2d_desc *d, int tile_m,
                                          int relu, int has_bias,
-                                         const struct wino_opencl_params *p,
+                                         const struct wino_opencl_params *p, int keep,
                                          struct wino_opencl_layer *layer)
 {
     memset(layer, 0, sizeof *layer);
@@ -127,8 +73,8 @@ enum wino_status wino_opencl_layer_build(cl_context context, cl_device_id device
     memcpy(source, tile_text, tile_len);
     source[tile_len] = '\n';
     memcpy(source + tile_len + 1, wino_opencl_winograd_float, kernels_len + 1);
-    enum wino_status st = wino_opencl_build(context, device, source, options, &layer->program,
-                                            NULL);
+    enum wino_status st = wino_opencl_build(context, device, source, options, keep,
+                                            &layer->program, NULL);
     free(source);
     if (st)
         return st;
@@ -146,6 +92,30 @@ enum wino_status wino_opencl_layer_build(cl_context context, cl_device_id device
                              (int)err);
         }
     }
+    return WINO_SUCCESS;
+}
+
+enum wino_status wino_opencl_layer_fits(const struct wino_opencl_layer *layer,
+                                        cl_device_id device, enum wino_variant variant)
+{
+    const struct wino_opencl_params *p = &layer->params;
+    const int fused = variant == WINO_VARIANT_FUSED;
+    const cl_kernel kernel = fused ? layer->fused : layer->gemm;
+    const size_t group = fused ? (size_t)p->fused_ft * (p->fused_fk / p->fused_kpt)
+                               : (size_t)(p->gemm_bm / p->gemm_rm) * (p->gemm_bn / p->gemm_rn);
+    size_t allowed = 0;
+    cl_ulong local = 0, device_local = 0;
+    if (clGetKernelWorkGroupInfo(kernel, device, CL_KERNEL_WORK_GROUP_SIZE, sizeof allowed,
+                                 &allowed, NULL) != CL_SUCCESS ||
+        clGetKernelWorkGroupInfo(kernel, device, CL_KERNEL_LOCAL_MEM_SIZE, sizeof local, &local,
+                                 NULL) != CL_SUCCESS ||
+        clGetDeviceInfo(device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof device_local, &device_local,
+                        NULL) != CL_SUCCESS)
+        return wino_fail(WINO_DEVICE_ERROR, "OpenCL: clGetKernelWorkGroupInfo failed");
+    if (group > allowed || local > device_local)
+        return wino_fail(WINO_UNSUPPORTED, "OpenCL: the compiled %s kernel runs work-groups of "
+                         "at most %zu work-items with %llu bytes of local memory, not %zu",
+                         fused ? "fused" : "GEMM", allowed, (unsigned long long)local, group);
     return WINO_SUCCESS;
 }
 
@@ -181,8 +151,6 @@ enum wino_status wino_opencl_filter_transform(const struct wino_opencl_layer *la
     cl_int err = set_buffers(layer->filter, 2, args);
     if (err == CL_SUCCESS)
         err = launch_1d(queue, layer->filter, (size_t)layer->k * layer->c);
-    if (err == CL_SUCCESS)
-        err = clFinish(queue);
     return err == CL_SUCCESS ? WINO_SUCCESS : launch_failure(err, "filter transform");
 }
 

@@ -1,24 +1,14 @@
 /* One layer's OpenCL program (src/opencl/winograd_float.cl specialised by -D constants) and its
- * launches: the kernel parameters, the build, the filter transform, the non-fused and fused
- * runs. */
+ * launches: the build with given kernel parameters, the filter transform, the non-fused and
+ * fused runs. */
 #ifndef WINO_OPENCL_OPENCL_KERNELS_H
 #define WINO_OPENCL_OPENCL_KERNELS_H
 
 #include <stddef.h>
 
+#include "opencl/opencl_component.h"
 #include "opencl/program_cache.h"
 #include "wino.h"
-
-/* The kernel parameters of winograd_float.cl (what the tuner searches). */
-struct wino_opencl_params {
-    int gemm_bm, gemm_bn; /* tiles x output channels per GEMM work-group */
-    int gemm_rm, gemm_rn; /* of them per work-item */
-    int gemm_bk;          /* channels per step */
-    int gemm_local;       /* 1: operands staged in local memory */
-    int fused_ft, fused_fk; /* tiles x output channels per fused work-group */
-    int fused_kpt;        /* output channels per fused work-item */
-    int fused_fc;         /* channels transformed per step */
-};
 
 struct wino_opencl_layer {
     cl_program program;
@@ -30,23 +20,23 @@ struct wino_opencl_layer {
     struct wino_opencl_params params;
 };
 
-/* The parameters for desc with F(tile_m, r) on device (defaults fitted to the device's
- * work-group and local-memory limits) and the variant (AUTO: non-fused). */
-enum wino_status wino_opencl_params_choose(cl_device_id device,
-                                           const struct wino_conv2d_desc *desc, int tile_m,
-                                           enum wino_variant variant,
-                                           struct wino_opencl_params *params,
-                                           enum wino_variant *chosen);
-
-/* Builds the layer's program and kernels (released with wino_opencl_layer_release). */
+/* Builds the layer's program and kernels (released with wino_opencl_layer_release); keep: its
+ * binary is stored in the program cache (src/opencl/program_cache.h). */
 enum wino_status wino_opencl_layer_build(cl_context context, cl_device_id device,
                                          const struct wino_conv2d_desc *desc, int tile_m,
                                          int relu, int has_bias,
-                                         const struct wino_opencl_params *params,
+                                         const struct wino_opencl_params *params, int keep,
                                          struct wino_opencl_layer *layer);
+
+/* WINO_UNSUPPORTED when the compiled kernel of variant cannot run its work-group on device
+ * (more work-items or local memory than the compiler allows it: registers run out first on
+ * GPUs). */
+enum wino_status wino_opencl_layer_fits(const struct wino_opencl_layer *layer,
+                                        cl_device_id device, enum wino_variant variant);
+
 void wino_opencl_layer_release(struct wino_opencl_layer *layer);
 
-/* U = G w G^T into u, waited for (create's transform). */
+/* Enqueues U = G w G^T into u. */
 enum wino_status wino_opencl_filter_transform(const struct wino_opencl_layer *layer,
                                               void *queue, const void *weights, cl_mem u);
 

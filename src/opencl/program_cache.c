@@ -24,6 +24,9 @@ enum wino_status wino_opencl_device_key(cl_device_id device, char *key, size_t c
             CL_SUCCESS)
         return wino_fail(WINO_INVALID_ARGUMENT, "cl_device is not an OpenCL device");
     snprintf(key, cap, "%s / %s", name, driver);
+    for (char *c = key; *c; c++) /* one field of a line in the tuning database */
+        if (*c == '\t' || *c == '\n' || *c == '\r')
+            *c = ' ';
     return WINO_SUCCESS;
 }
 
@@ -131,7 +134,8 @@ static enum wino_status build(cl_program program, cl_device_id device, const cha
 }
 
 enum wino_status wino_opencl_build(cl_context context, cl_device_id device, const char *source,
-                                   const char *options, cl_program *program, int *from_cache)
+                                   const char *options, int keep, cl_program *program,
+                                   int *from_cache)
 {
     *program = NULL;
     if (from_cache)
@@ -182,7 +186,7 @@ enum wino_status wino_opencl_build(cl_context context, cl_device_id device, cons
     if (st) {
         clReleaseProgram(*program);
         *program = NULL;
-    } else if (key) {
+    } else if (key && keep) {
         write_binary(path, key, *program);
     }
     free(key);

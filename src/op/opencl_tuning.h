@@ -1,0 +1,50 @@
+/* The OpenCL backend's tuning: its database on disk (src/op/opencl_tuning_db.c), the search
+ * that fills it and the parameters an operator runs with (src/op/conv2d_opencl.c; the search
+ * itself is the component's, src/opencl/tuner.c).
+ *
+ * The database is a sibling of the CPU's tuning cache (src/op/tuning_cache.h), named by the
+ * same struct wino_context.tuning_cache: its key is a device, not an ISA and thread count, and
+ * its choice the kernel parameters. A text file:
+ *   wino-opencl-tuning 1
+ *   DEVICE<TAB>DTYPE LAYOUT N C H W K R S PAD_H PAD_W STRIDE_H STRIDE_W DIL_H DIL_W M VARIANT
+ *       GEMM_BM GEMM_BN GEMM_RM GEMM_RN GEMM_BK GEMM_LOCAL FUSED_FT FUSED_FK FUSED_KPT FUSED_FC
+ *       NON_FUSED_MS FUSED_MS
+ * (one line per entry; DEVICE is "NAME / DRIVER VERSION" as the device reports them; M the
+ * tile F(M x M, R x S); VARIANT 1 non-fused, 2 fused; the times are the medians measured, -1
+ * for a variant that did not run). Written whole to a temporary file renamed over the old one;
+ * a missing, malformed or non-regular file is not used, an entry of another device or driver
+ * never matches, and an entry that the tuner could not have written (an invalid layer, a tile
+ * without generated transforms, parameters outside their lists or the device's limits: the
+ * component checks those) is ignored. */
+#ifndef WINO_OP_OPENCL_TUNING_H
+#define WINO_OP_OPENCL_TUNING_H
+
+#include "opencl/opencl_component.h"
+#include "wino.h"
+
+/* 1 with *tuned filled when path holds an entry for (device, desc, tile_m), else 0. */
+int wino_opencl_tuning_lookup(const char *path, const char *device,
+                              const struct wino_conv2d_desc *desc, int tile_m,
+                              struct wino_opencl_tuned *tuned);
+
+/* Adds or replaces the entry of (device, desc, tile_m) in path, keeping the other entries
+ * that are not stale (a malformed file is started afresh). WINO_INVALID_ARGUMENT when path is
+ * not a regular file or cannot be written. */
+enum wino_status wino_opencl_tuning_store(const char *path, const char *device,
+                                          const struct wino_conv2d_desc *desc, int tile_m,
+                                          const struct wino_opencl_tuned *tuned);
+
+/* Searches the kernel parameters and variant of desc (FP32) with F(tile_m x tile_m, r x r)
+ * (0: the tile AUTO takes) on ctx's OpenCL device within search's bounds, and stores the
+ * result in ctx->tuning_cache when that is not NULL. */
+enum wino_status wino_opencl_tune(const struct wino_conv2d_desc *desc,
+                                  const struct wino_context *ctx, int tile_m,
+                                  const struct wino_opencl_search *search,
+                                  struct wino_opencl_tuning *result);
+
+/* The kernel parameters an OpenCL forward operator runs with, and whether they are a tuning
+ * database entry's (*tuned 1) or the defaults. WINO_INVALID_ARGUMENT for another operator. */
+enum wino_status wino_conv2d_opencl_params(const wino_conv2d *op,
+                                           struct wino_opencl_params *params, int *tuned);
+
+#endif
