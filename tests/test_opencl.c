@@ -5,9 +5,11 @@
  *    F(2x2, 3x3) and F(4x4, 3x3) on eight more each; the tile wino picks; a medium layer;
  *  - y is poisoned with NaN on the device before each run; relative L1 error within the bound
  *    of its alpha (the CUDA FP32 bounds, docs/opencl.md has the measured errors);
- *  - reshape to other sizes, and bad input refused with a status: host pointers, buffers and a
- *    queue of another cl_context, a missing context, a small workspace, FP16 on a device
- *    without cl_khr_fp16, what the backend does not run (direct, INT8, backward).
+ *  - reshape to other sizes; new weights through wino_conv2d_set_weights (the same output, bit
+ *    for bit, as an operator created with them);
+ *  - bad input refused with a status: host pointers, buffers and a queue of another
+ *    cl_context, a missing context, a small workspace, FP16 on a device without cl_khr_fp16,
+ *    what the backend does not run (direct, INT8, backward).
  * In a build without the OpenCL component (WINO_TEST_OPENCL undefined) it checks that the
  * backend answers WINO_UNSUPPORTED. With the component it needs an OpenCL device, and fails
  * when it finds none: CI installs pocl.
@@ -44,81 +46,7 @@ int main(void)
 
 #else
 
-#define CL_TARGET_OPENCL_VERSION 120
-#include <CL/cl.h>
-
-struct cl_env {
-    cl_platform_id platform;
-    cl_device_id device;
-    cl_context context;
-    cl_command_queue queue;
-    char name[256];
-};
-
-/* The first device of the first platform that has one (a GPU preferred). */
-static int open_device(struct cl_env *env)
-{
-    cl_platform_id platforms[8];
-    cl_uint np = 0;
-    memset(env, 0, sizeof *env);
-    if (clGetPlatformIDs(8, platforms, &np) != CL_SUCCESS)
-        np = 0;
-    for (int want_gpu = 1; want_gpu >= 0 && !env->device; want_gpu--)
-        for (cl_uint i = 0; i < np && i < 8 && !env->device; i++) {
-            cl_uint nd = 0;
-            const cl_device_type type = want_gpu ? CL_DEVICE_TYPE_GPU : CL_DEVICE_TYPE_ALL;
-            if (clGetDeviceIDs(platforms[i], type, 1, &env->device, &nd) != CL_SUCCESS || !nd)
-                env->device = NULL;
-            else
-                env->platform = platforms[i];
-        }
-    if (!env->device)
-        return 0;
-    cl_int err = CL_SUCCESS;
-    env->context = clCreateContext(NULL, 1, &env->device, NULL, NULL, &err);
-    if (err == CL_SUCCESS)
-        env->queue = clCreateCommandQueue(env->context, env->device, 0, &err);
-    clGetDeviceInfo(env->device, CL_DEVICE_NAME, sizeof env->name - 1, env->name, NULL);
-    return err == CL_SUCCESS;
-}
-
-static void close_device(struct cl_env *env)
-{
-    clReleaseCommandQueue(env->queue);
-    clReleaseContext(env->context);
-}
-
-static struct wino_context context_of(const struct cl_env *env)
-{
-    struct wino_context ctx;
-    memset(&ctx, 0, sizeof ctx);
-    ctx.backend = WINO_BACKEND_OPENCL;
-    ctx.cl_context = env->context;
-    ctx.cl_device = env->device;
-    ctx.stream = env->queue;
-    return ctx;
-}
-
-/* A device buffer of bytes (at least 4) holding host's first bytes (host may be NULL). */
-static cl_mem device_copy(const struct cl_env *env, const void *host, size_t bytes)
-{
-    cl_int err = CL_SUCCESS;
-    cl_mem m = clCreateBuffer(env->context, CL_MEM_READ_WRITE, bytes ? bytes : 4, NULL, &err);
-    if (err == CL_SUCCESS && host && bytes)
-        err = clEnqueueWriteBuffer(env->queue, m, CL_TRUE, 0, bytes, host, 0, NULL, NULL);
-    if (err != CL_SUCCESS) {
-        fprintf(stderr, "OpenCL buffer of %zu bytes: error %d\n", bytes, (int)err);
-        exit(2);
-    }
-    return m;
-}
-
-/* The FP32 error bound of a tile of size alpha (as the CUDA backend's). */
-static double f32_bound(int alpha)
-{
-    static const double by_alpha[11] = {0, 0, 0, 1e-6, 2e-6, 5e-6, 1e-5, 2e-5, 5e-5, 1e-4, 2e-4};
-    return alpha >= 3 && alpha <= 10 ? by_alpha[alpha] : 0.0;
-}
+#include "opencl_env.h"
 
 static double worst[11];
 
@@ -251,6 +179,73 @@ static void expect(enum wino_status got, enum wino_status want, const char *what
     test_check(&counts, got == want, line);
 }
 
+/* Runs op on the device buffers and reads y (ye floats) into out: the status. */
+static enum wino_status run_read(const struct cl_env *env, const wino_conv2d *op, cl_mem x,
+                                 cl_mem y, cl_mem ws, size_t bytes, float *out, size_t ye)
+{
+    enum wino_status st = wino_conv2d_run(op, x, y, ws, bytes);
+    if (!st && clEnqueueReadBuffer(env->queue, y, CL_TRUE, 0, ye * 4, out, 0, NULL, NULL) !=
+                   CL_SUCCESS)
+        st = WINO_DEVICE_ERROR;
+    return st;
+}
+
+/* An operator given new weights by set_weights (on the context's queue) computes what one
+ * created with them computes, bit for bit and within the reference's bound; new weights it
+ * refuses leave the old ones. */
+static void set_weights_case(const struct cl_env *env, struct test_rng *rng)
+{
+    const struct wino_conv2d_desc d = wino_conv2d_desc_make(2, 6, 11, 9, 5, 3, 3, 1, 1);
+    struct wino_conv2d_options o;
+    memset(&o, 0, sizeof o);
+    struct conv_case_data old, cd;
+    conv_case_make(&d, &o, rng, 0, &old);
+    conv_case_make(&d, &o, rng, 0, &cd);
+    const struct wino_context ctx = context_of(env);
+    cl_mem x = device_copy(env, cd.x, cd.xe * 4), y = device_copy(env, NULL, cd.ye * 4);
+    cl_mem w_old = device_copy(env, old.w, old.we * 4), w = device_copy(env, cd.w, cd.we * 4);
+    cl_mem small = device_copy(env, NULL, 4), ws = NULL;
+    wino_conv2d *op = NULL, *fresh = NULL;
+    size_t bytes = 0;
+    float *got = malloc(cd.ye * 4), *want = malloc(cd.ye * 4), *again = malloc(cd.ye * 4);
+    enum wino_status st = wino_conv2d_create(&d, w_old, &ctx, &o, &op);
+    if (!st)
+        st = wino_conv2d_create(&d, w, &ctx, &o, &fresh);
+    if (!st)
+        st = wino_conv2d_workspace_size(op, &bytes);
+    if (!st)
+        ws = device_copy(env, NULL, bytes);
+    if (!st)
+        st = wino_conv2d_set_weights(op, w, NULL);
+    if (!st)
+        st = run_read(env, op, x, y, ws, bytes, got, cd.ye);
+    if (!st)
+        st = run_read(env, fresh, x, y, ws, bytes, want, cd.ye);
+    const double err = st ? NAN : wino_rel_l1_f32(got, cd.ref, cd.ye);
+    char what[200];
+    snprintf(what, sizeof what, "set_weights: rel L1 %.2e against the new weights' reference%s%s",
+             err, st ? ": " : "", st ? wino_last_error() : "");
+    test_check(&counts, err <= f32_bound(6), what);
+    test_check(&counts, !st && !memcmp(got, want, cd.ye * 4),
+               "set_weights: the output of an operator created with the new weights, bit for bit");
+    expect(wino_conv2d_set_weights(op, cd.w, NULL), WINO_INVALID_ARGUMENT,
+           "set_weights with host weights");
+    expect(wino_conv2d_set_weights(op, small, NULL), WINO_INVALID_ARGUMENT,
+           "set_weights with a buffer too small");
+    test_check(&counts, !run_read(env, op, x, y, ws, bytes, again, cd.ye) &&
+                            !memcmp(again, got, cd.ye * 4),
+               "set_weights refused: the operator keeps its weights");
+    wino_conv2d_destroy(op);
+    wino_conv2d_destroy(fresh);
+    clReleaseMemObject(x), clReleaseMemObject(y), clReleaseMemObject(w_old);
+    clReleaseMemObject(w), clReleaseMemObject(small);
+    if (ws)
+        clReleaseMemObject(ws);
+    free(got), free(want), free(again);
+    conv_case_free(&old);
+    conv_case_free(&cd);
+}
+
 static void bad_input(const struct cl_env *env)
 {
     const struct wino_conv2d_desc d = wino_conv2d_desc_make(1, 3, 8, 8, 4, 3, 3, 1, 1);
@@ -325,8 +320,8 @@ static void bad_input(const struct cl_env *env)
            "run_stream without a queue");
     expect(wino_conv2d_run_stream(op, x, y, ws, bytes, other_queue), WINO_INVALID_ARGUMENT,
            "run_stream on a queue of another context");
-    expect(wino_conv2d_set_weights(op, w, env->queue), WINO_UNSUPPORTED,
-           "set_weights on OpenCL");
+    expect(wino_conv2d_set_weights(op, w, other_queue), WINO_INVALID_ARGUMENT,
+           "set_weights on a queue of another context");
     clFinish(env->queue);
     wino_conv2d_destroy(op);
     clReleaseMemObject(ws), clReleaseMemObject(ws_small), clReleaseMemObject(other_x);
@@ -341,15 +336,14 @@ int main(void)
     struct test_rng rng = {test_seed()};
     struct cl_env env;
     if (!open_device(&env)) {
-        printf("FAIL: no OpenCL platform with a device: this build has the OpenCL component, "
-               "so its test needs one (Debian: pocl-opencl-icd; or OCL_ICD_VENDORS naming the "
-               "vendor's .icd file)\n");
+        printf(NO_DEVICE);
         return 1;
     }
     printf("device: %s\n", env.name);
     int id = 0;
     random_cases(&env, &rng, &id);
     reshape_case(&env, &rng);
+    set_weights_case(&env, &rng);
     bad_input(&env);
     printf("largest relative L1 error by alpha:");
     for (int a = 3; a <= 10; a++)
