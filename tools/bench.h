@@ -1,6 +1,7 @@
-/* Shared pieces of `wino bench`: layer sets, helpers of both backends, and the runner interface
+/* Shared pieces of `wino bench`: layer sets, helpers of every backend, and the runner interface
  * through which every timed implementation (wino, oneDNN, OpenBLAS; on CUDA wino and cuDNN, see
- * tools/bench_cuda.h) is driven the same way by tools/cmd_bench.c and tools/cmd_bench_cuda.c. */
+ * tools/bench_cuda.h; on OpenCL wino) is driven the same way by tools/cmd_bench.c,
+ * tools/cmd_bench_cuda.c and tools/bench_wino_opencl.c. */
 #ifndef WINO_TOOLS_BENCH_H
 #define WINO_TOOLS_BENCH_H
 
@@ -60,9 +61,10 @@ int bench_load_layers(const char *verb, const struct bench_layer_args *a, const 
 /* The descriptor of a layer: NCHW, FP32, symmetric padding, square stride, no dilation. */
 struct wino_conv2d_desc bench_layer_desc(const struct bench_layer *layer);
 
-/* ---- options of `wino bench`, both backends (parsed by tools/cmd_bench.c) ---- */
+/* ---- options of `wino bench`, every backend (parsed by tools/cmd_bench.c) ---- */
 
-enum bench_backend { BENCH_CPU, BENCH_CUDA };    /* the index of --backend cpu|cuda: its mode */
+/* the index of --backend cpu|cuda|opencl: its mode */
+enum bench_backend { BENCH_CPU, BENCH_CUDA, BENCH_OPENCL };
 /* the index of --dtype f32|f16|int8|bf16 */
 enum bench_dtype { BENCH_F32, BENCH_F16, BENCH_INT8, BENCH_BF16 };
 /* The convolution timed, the index of --op: forward (y from x, w), backward-data (dx from dy,
@@ -73,19 +75,23 @@ enum bench_op { BENCH_FWD, BENCH_BWD_DATA, BENCH_BWD_FILTER };
 struct bench_args {
     struct bench_layer_args layers;
     int backend, dtype, op;
-    const char *tuning_cache;          /* CPU: for wino-auto, or NULL */
+    const char *tuning_cache;          /* CPU: for wino-auto; OpenCL: for wino-opencl-tuned
+                                          (written by --tune); or NULL */
     long batch, threads, reps, warmup; /* batch 0: as in the set; threads 0, reps and warmup -1:
                                           the backend's default */
     long device;                       /* CUDA */
+    long cl_device;                    /* OpenCL: -1 for bench_opencl_open's default */
+    int tune;                          /* OpenCL: search each layer first (wino_opencl_tune) */
+    long budget, candidates;           /* OpenCL --tune: seconds and candidates per layer */
     int csv;
     unsigned impls;                    /* CPU: bit i = implementation i selected */
     char set[BENCH_NAME_MAX];          /* the set's name, for reports */
 };
 
-/* ---- helpers of both backends (tools/bench_common.c) ---- */
+/* ---- helpers of every backend (tools/bench_common.c) ---- */
 
-/* The CSV header of DESIGN.md, and the columns both backends print after it; the CUDA bench
- * appends its own after those. */
+/* The CSV header of DESIGN.md, and the columns every backend prints after it; the CUDA and
+ * OpenCL benches append their own after those. */
 #define BENCH_CSV_HEADER                                                                          \
     "set,layer,N,C,H,W,K,R,S,pad,dtype,backend,impl,tile,ms,eff_gflops,workspace_bytes,device"
 #define BENCH_CSV_COLUMNS BENCH_CSV_HEADER ",stride,rel_l1,prepare_ms,variant,threads,choice"
@@ -182,6 +188,12 @@ struct bench_problem {
 /* Writes "F{m}x{m}_{r}x{s}" into buf. */
 void bench_tile_name(char *buf, size_t cap, int m, int r, int s);
 
+/* Times r as every bench but CUDA's does: warmup untimed runs, then reps runs, each between two
+ * CLOCK_MONOTONIC readings (run() returns once its execution is complete); *ms is their median,
+ * times holds reps doubles of scratch. Returns 0, or 1 when a run failed. */
+int bench_time_runs(const struct bench_runner *r, long warmup, long reps, double *times,
+                    double *ms);
+
 /* Prepare functions fill *out; the caller prints out->info when they return SKIP or FAIL. */
 
 /* out's tile, variant and info from what wino's operator op (forward or backward-data) runs,
@@ -220,6 +232,38 @@ enum bench_prep bench_onednn_prepare(const struct bench_problem *pb, int winogra
 int bench_openblas_available(void);
 void bench_openblas_set_threads(int threads);
 enum bench_prep bench_openblas_prepare(const struct bench_problem *pb, struct bench_runner *out);
+
+/* ---- OpenCL (tools/bench_wino_opencl.c) ---- */
+
+/* `wino bench --backend opencl`: its usage, and the bench of the layers with the options that
+ * tools/cmd_bench.c parsed. Returns the exit status. */
+void bench_opencl_usage(FILE *out);
+int bench_opencl_run(const struct bench_args *a, const struct bench_layer *layers, int count);
+
+/* The environment variable that names the OpenCL device when --cl-device does not. */
+#define BENCH_CL_DEVICE_ENV "WINO_CL_DEVICE"
+/* Defaults of an OpenCL search per layer (--budget, seconds, and --candidates; 0: no bound). */
+#define BENCH_CL_BUDGET 20
+#define BENCH_CL_CANDIDATES 0
+
+/* An OpenCL device with a context and an in-order queue (cl_device_id, cl_context and
+ * cl_command_queue as void *, so that callers need no OpenCL header). */
+struct bench_opencl {
+    void *device, *context, *queue;
+    char name[256], platform[128], driver[128];
+};
+
+/* Opens the device of index (counted over every platform's devices in order; -1: the one
+ * $WINO_CL_DEVICE names, else the first GPU, else the first device). Returns 0, 1 (an OpenCL
+ * error) or 2 (no such device, or a build without OpenCL: bad usage), after one line
+ * "wino VERB: ..." on stderr. */
+int bench_opencl_open(const char *verb, long index, struct bench_opencl *cl);
+void bench_opencl_close(struct bench_opencl *cl);
+
+/* What of p one variant runs, as text: "gemm 32x32/4x4 bk8 local" or "fused 16x16 kpt4 fc8". */
+struct wino_opencl_params;
+void bench_opencl_params_text(const struct wino_opencl_params *p, int fused, char *buf,
+                              size_t cap);
 
 /* ---- the check against the FP64 reference (tools/bench_check.c) ---- */
 

@@ -1,5 +1,6 @@
-/* Helpers shared by `wino bench` on the CPU (tools/cmd_bench.c) and on CUDA
- * (tools/cmd_bench_cuda.c): reproducible data, INT8 scales, medians, time, CSV rows. */
+/* Helpers shared by `wino bench` on the CPU (tools/cmd_bench.c), on CUDA
+ * (tools/cmd_bench_cuda.c) and on OpenCL (tools/bench_wino_opencl.c): reproducible data, INT8
+ * scales, medians, time, CSV rows. */
 #define _POSIX_C_SOURCE 200112L /* clock_gettime */
 
 #include <math.h>
@@ -57,6 +58,22 @@ double bench_median(double *v, long n)
 {
     qsort(v, (size_t)n, sizeof *v, cmp_double);
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+int bench_time_runs(const struct bench_runner *r, long warmup, long reps, double *times,
+                    double *ms)
+{
+    for (long i = 0; i < warmup; i++)
+        if (r->run(r->state))
+            return 1;
+    for (long i = 0; i < reps; i++) {
+        const double t0 = bench_now_ms();
+        if (r->run(r->state))
+            return 1;
+        times[i] = bench_now_ms() - t0;
+    }
+    *ms = bench_median(times, reps);
+    return 0;
 }
 
 /* s as one CSV field, quoted when it holds a comma, a quote or a newline. */

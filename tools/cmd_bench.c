@@ -1,7 +1,7 @@
 /* `wino bench`: times wino and the CPU baselines (oneDNN, im2col + OpenBLAS) on a named layer
  * set in one process, after checking each one's output against the FP64 reference: forward
  * convolution, or with --op the backward-data and backward-filter ones (wino and oneDNN).
- * `--backend cuda` is tools/cmd_bench_cuda.c. */
+ * `--backend cuda` is tools/cmd_bench_cuda.c, `--backend opencl` tools/bench_wino_opencl.c. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,6 +81,8 @@ static void usage(FILE *out)
             "                  [--sets-dir DIR] [--csv]\n"
             "       wino bench --backend cuda --set NAME ...\n"
             "                  (the GPU bench: wino bench --backend cuda --help)\n"
+            "       wino bench --backend opencl --set NAME ...\n"
+            "                  (wino's OpenCL kernels: wino bench --backend opencl --help)\n"
             "\n"
             "Times FP32 forward convolution of every layer of a set (inputs and weights uniform\n"
             "in (-1, 1), given as NCHW; wino runs NHWC and oneDNN its blocked layouts, converted\n"
@@ -108,7 +110,8 @@ static void usage(FILE *out)
             "channels (first, last, evenly spread; at most %.3g multiply-adds), the error over\n"
             "those slices of the output.\n"
             "\n"
-            "  --backend cpu    the backend (cuda: wino vs cuDNN, see --backend cuda --help)\n"
+            "  --backend cpu    the backend (cuda: wino vs cuDNN, see --backend cuda --help;\n"
+            "                   opencl: see --backend opencl --help)\n"
             "  --op OP          fwd (default), bwd-data or bwd-filter (FP32, --backend cpu)\n"
             BENCH_LAYER_USAGE
             "  --tuning-cache F wino-auto follows the choices `wino tune` recorded in F (refused\n"
@@ -177,13 +180,15 @@ static int parse_impls(void *dest, const char *list, char *why, size_t cap)
 static int parse_args(int argc, char **argv, struct bench_args *a)
 {
     memset(a, 0, sizeof *a);
-    a->reps = a->warmup = -1;
+    a->reps = a->warmup = a->cl_device = -1;
+    a->budget = BENCH_CL_BUDGET;
+    a->candidates = BENCH_CL_CANDIDATES;
     for (int i = 0; i < IMPL_COUNT; i++)
         if (impl_available((enum impl)i))
             a->impls |= 1u << i;
-    enum { CPU = 1u << BENCH_CPU, CUDA = 1u << BENCH_CUDA };
+    enum { CPU = 1u << BENCH_CPU, CUDA = 1u << BENCH_CUDA, OPENCL = 1u << BENCH_OPENCL };
     const struct cli_option options[] = {
-        {"--backend", CLI_MODE, &a->backend, 0, 0, 0, "cpu|cuda", NULL},
+        {"--backend", CLI_MODE, &a->backend, 0, 0, 0, "cpu|cuda|opencl", NULL},
         BENCH_LAYER_OPTIONS(&a->layers, 0),
         {"--dtype", CLI_CHOICE, &a->dtype, 0, 0, 0, "f32|f16|int8|bf16", NULL},
         {"--op", CLI_CHOICE, &a->op, 0, 0, 0, BENCH_OP_CHOICES, NULL},
@@ -193,19 +198,27 @@ static int parse_args(int argc, char **argv, struct bench_args *a)
         {"--csv", CLI_FLAG, &a->csv, 0, 0, 0, NULL, NULL},
         {"--threads", CLI_LONG, &a->threads, CPU, 1, WINO_MAX_THREADS, NULL, NULL},
         {"--impl", CLI_CALL, &a->impls, CPU, 0, 0, NULL, parse_impls},
-        {"--tuning-cache", CLI_STRING, &a->tuning_cache, CPU, 0, 0, NULL, NULL},
+        {"--tuning-cache", CLI_STRING, &a->tuning_cache, CPU | OPENCL, 0, 0, NULL, NULL},
         {"--device", CLI_LONG, &a->device, CUDA, 0, 1023, NULL, NULL},
+        {"--cl-device", CLI_LONG, &a->cl_device, OPENCL, 0, 1023, NULL, NULL},
+        {"--tune", CLI_FLAG, &a->tune, OPENCL, 0, 0, NULL, NULL},
+        {"--budget", CLI_LONG, &a->budget, OPENCL, 0, 1000000, NULL, NULL},
+        {"--candidates", CLI_LONG, &a->candidates, OPENCL, 0, 1000000, NULL, NULL},
         {NULL, CLI_FLAG, NULL, 0, 0, 0, NULL, NULL}};
     const enum cli_result r = cli_parse_args(VERB, options, argc, argv, NULL);
     if (r == CLI_HELP) {
         if (a->backend == BENCH_CUDA)
             bench_cuda_usage(stdout);
+        else if (a->backend == BENCH_OPENCL)
+            bench_opencl_usage(stdout);
         else
             usage(stdout);
         return -1;
     }
     if (r)
         return r;
+    if (a->backend == BENCH_OPENCL && (a->dtype != BENCH_F32 || a->op != BENCH_FWD))
+        return cli_usage_error(VERB, "--backend opencl runs --op fwd in --dtype f32 only");
     if (a->backend == BENCH_CPU && (a->dtype == BENCH_F16 || a->dtype == BENCH_BF16))
         return cli_usage_error(VERB, "--dtype %s runs on --backend cuda only",
                                a->dtype == BENCH_F16 ? "f16" : "bf16");
@@ -219,7 +232,8 @@ static int parse_args(int argc, char **argv, struct bench_args *a)
         return cli_usage_error(VERB, "--op %s runs in f32 only on the cpu",
                                bench_op_name(a->op));
     /* wino ignores a cache it cannot use; the bench says so, as this one was asked for */
-    if (a->tuning_cache && wino_tuning_cache_check(a->tuning_cache) != WINO_SUCCESS)
+    if (a->backend == BENCH_CPU && a->tuning_cache &&
+        wino_tuning_cache_check(a->tuning_cache) != WINO_SUCCESS)
         return cli_usage_error(VERB, "--tuning-cache: %s", wino_last_error());
     if (a->backend == BENCH_CPU && !a->threads) /* named in the report, given to every library */
         a->threads = wino_default_threads();
@@ -311,7 +325,7 @@ static int measure(const struct bench_args *a, const char *layer, enum impl impl
         snprintf(label, sizeof label, "%s m=%d", impl_names[impl], tile_m);
     memset(row, 0, sizeof *row);
     row->impl = impl;
-    double t0 = bench_now_ms();
+    const double t0 = bench_now_ms();
     const enum bench_prep prep = prepare(impl, tile_m, pb, &r);
     row->prep_ms = bench_now_ms() - t0;
     snprintf(row->info, sizeof row->info, "%s", r.info);
@@ -350,21 +364,12 @@ static int measure(const struct bench_args *a, const char *layer, enum impl impl
         r.destroy(r.state);
         return 1;
     }
-    int failed = 0;
-    for (long i = 0; i < a->warmup && !failed; i++)
-        failed = r.run(r.state);
-    for (long i = 0; i < a->reps && !failed; i++) {
-        t0 = bench_now_ms();
-        failed = r.run(r.state);
-        times[i] = bench_now_ms() - t0;
-    }
+    const int failed = bench_time_runs(&r, a->warmup, a->reps, times, &row->ms);
     r.destroy(r.state);
     if (failed) {
         fprintf(stderr, "wino " VERB ": %s %s failed while running\n", layer, label);
         row->status = ROW_ERROR;
-        return 1;
     }
-    row->ms = bench_median(times, a->reps);
     return 1;
 }
 
@@ -505,8 +510,9 @@ int wino_cmd_bench(int argc, char **argv)
     int count = 0;
     if ((rc = bench_load_layers(VERB, &a.layers, NULL, &layers, &count, a.set, sizeof a.set)))
         return rc;
-    if (a.backend == BENCH_CUDA) {
-        rc = bench_cuda_run(&a, layers, count);
+    if (a.backend != BENCH_CPU) {
+        rc = a.backend == BENCH_CUDA ? bench_cuda_run(&a, layers, count)
+                                     : bench_opencl_run(&a, layers, count);
         free(layers);
         return rc;
     }

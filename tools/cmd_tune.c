@@ -1,23 +1,43 @@
 /* `wino tune`: measure the algorithm, tile and variant of each layer of a set and record the
- * fastest in a tuning cache that wino_conv2d_create reads (struct wino_context.tuning_cache). */
+ * fastest in a tuning cache that wino_conv2d_create reads (struct wino_context.tuning_cache);
+ * with --backend opencl, search the OpenCL kernels' parameters and variant of each layer into
+ * an OpenCL tuning database (src/op/opencl_tuning.h) that the OpenCL create reads the same way. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bench.h"
 #include "cli.h"
+#include "op/opencl_tuning.h"
 #include "wino.h"
 
 static const char *const usage_text =
     "usage: wino tune --cache FILE --set NAME|FILE [--layer L ...] [--batch N]\n"
     "                 [--layout nchw|nhwc] [--threads T] [--reps R] [--sets-dir DIR]\n"
+    "       wino tune --backend opencl --cache FILE --set NAME|FILE [--layer L ...]\n"
+    "                 [--batch N] [--layout nchw|nhwc] [--cl-device D] [--budget S]\n"
+    "                 [--candidates N] [--reps R] [--sets-dir DIR]\n"
     "       wino tune --check FILE\n"
     "  Times direct convolution and Winograd with each generated tile m in 2..6, fused and\n"
     "  non-fused, for every layer (FP32, median of R runs, default 10), and records the fastest\n"
     "  per layer, ISA and thread count in FILE (updated atomically).\n"
+    "  --backend opencl searches instead the OpenCL kernels' parameters (GEMM work-group tile,\n"
+    "  outputs per work-item, channel step, local-memory staging; fused tile, channels per\n"
+    "  work-item, channel step) and variant of each layer's default tile on one OpenCL device:\n"
+    "  the defaults of both variants, then the values valid for the device's limits in a fixed\n"
+    "  shuffled order, the variants in turn, each built, checked against the default's output\n"
+    "  and timed (median of R runs), until S seconds (default 20) or N candidates (default: no\n"
+    "  bound; 0: none for either) per layer. The fastest of each variant and the faster variant\n"
+    "  go to FILE, an OpenCL tuning database keyed by device, driver and layer, which an OpenCL\n"
+    "  create with wino_context.tuning_cache = FILE follows; per layer it prints the search\n"
+    "  time, the candidates timed, the default and tuned times and the speed-up. Layers the\n"
+    "  backend cannot run are skipped with a note. --layout defaults to nhwc there (what\n"
+    "  `wino bench --backend opencl` runs), nchw on the CPU.\n"
     BENCH_LAYER_USAGE
     "  --threads T defaults to wino's (OMP_NUM_THREADS, else the CPUs of the affinity mask).\n"
-    "  --check validates FILE.\n"
+    "  --cl-device D  the OpenCL device's index over every platform's devices (default:\n"
+    "                 $" BENCH_CL_DEVICE_ENV ", else the first GPU, else the first device).\n"
+    "  --check validates FILE (a CPU tuning cache).\n"
     "  Options may also be written --name=value.\n";
 
 static const char *choice_name(const struct wino_tuning_choice *c, char *buf, size_t cap)
@@ -29,26 +49,92 @@ static const char *choice_name(const struct wino_tuning_choice *c, char *buf, si
     return buf;
 }
 
+/* --backend opencl's options beyond the layers. */
+struct opencl_args {
+    long cl_device, budget, candidates, reps;
+};
+
+/* Searches every layer on the OpenCL device into cache. Returns the exit status. */
+static int tune_opencl(const char *set, struct bench_layer *layers, int count, int nhwc,
+                       const char *cache, const struct opencl_args *o)
+{
+    struct bench_opencl cl;
+    int rc = bench_opencl_open("tune", o->cl_device, &cl);
+    if (rc)
+        return rc;
+    printf("wino tune: set %s (%d layers), opencl, %s (%s, driver %s), at most %ld s and %ld "
+           "candidates per layer (0: no bound), median of %ld\n",
+           set, count, cl.name, cl.platform, cl.driver, o->budget, o->candidates, o->reps);
+    struct wino_context ctx;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.backend = WINO_BACKEND_OPENCL;
+    ctx.cl_context = cl.context;
+    ctx.cl_device = cl.device;
+    ctx.stream = cl.queue;
+    ctx.tuning_cache = cache;
+    const struct wino_opencl_search search = {(double)o->budget, (int)o->candidates,
+                                              (int)o->reps};
+    for (int i = 0; i < count && !rc; i++) {
+        struct wino_conv2d_desc d = bench_layer_desc(&layers[i]);
+        d.layout = nhwc ? WINO_LAYOUT_NHWC : WINO_LAYOUT_NCHW;
+        struct wino_opencl_tuning t;
+        const enum wino_status st = wino_opencl_tune(&d, &ctx, 0, &search, &t);
+        if (st == WINO_UNSUPPORTED) {
+            fprintf(stderr, "wino tune: note: %s skipped: %s\n", layers[i].name,
+                    wino_last_error());
+            continue;
+        }
+        if (st) {
+            fprintf(stderr, "wino tune: %s: %s\n", layers[i].name, wino_last_error());
+            rc = 1;
+            continue;
+        }
+        const int fused = t.best.variant == WINO_VARIANT_FUSED;
+        const double ms = fused ? t.best.fused_ms : t.best.non_fused_ms;
+        char params[64], tile[24];
+        bench_opencl_params_text(&t.best.params, fused, params, sizeof params);
+        bench_tile_name(tile, sizeof tile, t.tile_m, d.r, d.s);
+        printf("%-16s N=%d C=%d %dx%d K=%d %s: %d of %d candidates in %.1f s, default %.4f ms, "
+               "tuned %.4f ms (%.2fx): %s\n",
+               layers[i].name, d.n, d.c, d.h, d.w, d.k, tile, t.candidates, t.space, t.seconds,
+               t.default_ms, ms, t.default_ms / ms, params);
+        fflush(stdout);
+    }
+    bench_opencl_close(&cl);
+    return rc;
+}
+
 int wino_cmd_tune(int argc, char **argv)
 {
     struct bench_layer_args layer_args;
     const char *cache = NULL, *check = NULL;
     long batch = 0, threads = 0, reps = 10;
-    int nhwc = 0;
+    int backend = 0, layout = -1; /* -1: the backend's */
+    struct opencl_args o = {-1, -1, -1, 0};
     enum { TUNE = 1, CHECK = 2 };
     memset(&layer_args, 0, sizeof layer_args);
     const struct cli_option options[] = {
+        {"--backend", CLI_CHOICE, &backend, TUNE, 0, 0, "cpu|opencl", NULL},
         {"--cache", CLI_STRING, &cache, TUNE, 0, 0, NULL, NULL},
         BENCH_LAYER_OPTIONS(&layer_args, TUNE),
         {"--batch", CLI_LONG, &batch, TUNE, 1, 1 << 20, NULL, NULL},
-        {"--layout", CLI_CHOICE, &nhwc, TUNE, 0, 0, "nchw|nhwc", NULL},
+        {"--layout", CLI_CHOICE, &layout, TUNE, 0, 0, "nchw|nhwc", NULL},
         {"--threads", CLI_LONG, &threads, TUNE, 1, WINO_MAX_THREADS, NULL, NULL},
         {"--reps", CLI_LONG, &reps, TUNE, 1, 1 << 20, NULL, NULL},
+        {"--cl-device", CLI_LONG, &o.cl_device, TUNE, 0, 1023, NULL, NULL},
+        {"--budget", CLI_LONG, &o.budget, TUNE, 0, 1000000, NULL, NULL},
+        {"--candidates", CLI_LONG, &o.candidates, TUNE, 0, 1000000, NULL, NULL},
         {"--check", CLI_STRING, &check, CHECK, 0, 0, NULL, NULL},
         {NULL, CLI_FLAG, NULL, 0, 0, 0, NULL, NULL}};
     const int parsed = cli_parse_verb("tune", options, argc, argv, usage_text);
     if (parsed >= 0)
         return parsed;
+    const int opencl = backend == 1;
+    if (!opencl && (o.cl_device >= 0 || o.budget >= 0 || o.candidates >= 0))
+        return cli_usage_error("tune", "--cl-device, --budget and --candidates are "
+                                       "--backend opencl's");
+    if (opencl && threads)
+        return cli_usage_error("tune", "--threads is --backend cpu's");
     if (check) {
         enum wino_status st = wino_tuning_cache_check(check);
         if (st) {
@@ -66,12 +152,20 @@ int wino_cmd_tune(int argc, char **argv)
     int rc = bench_load_layers("tune", &layer_args, NULL, &layers, &count, set, sizeof set);
     if (rc)
         return rc;
+    for (int i = 0; i < count && batch; i++)
+        layers[i].n = (int)batch;
+    if (opencl) {
+        o.budget = o.budget < 0 ? BENCH_CL_BUDGET : o.budget;
+        o.candidates = o.candidates < 0 ? BENCH_CL_CANDIDATES : o.candidates;
+        o.reps = reps;
+        rc = tune_opencl(set, layers, count, layout < 0 || layout == 1, cache, &o);
+        free(layers);
+        return rc;
+    }
     const struct wino_context ctx = {.threads = (int)threads, .tuning_cache = cache};
     for (int i = 0; i < count && !rc; i++) {
-        if (batch)
-            layers[i].n = (int)batch;
         struct wino_conv2d_desc d = bench_layer_desc(&layers[i]);
-        d.layout = nhwc ? WINO_LAYOUT_NHWC : WINO_LAYOUT_NCHW;
+        d.layout = layout == 1 ? WINO_LAYOUT_NHWC : WINO_LAYOUT_NCHW;
         struct wino_tuning_choice c;
         char name[64];
         if (wino_tune(&d, &ctx, (int)reps, &c)) {
