@@ -540,26 +540,28 @@ int winrs_fused_nhwc_cluster_max(int device)
 }
 
 /* The model's cost of s segments: one block per SM; a block costs its steps of `step` units
- * plus about OVERHEAD steps of filling the pipeline and writing its accumulators. */
-static double waves_cost(long units, int step, int blocks, int sms, int s)
+ * plus about OVERHEAD steps of filling the pipeline and writing its accumulators, and in a
+ * cluster about a step more per segment, block 0 adding up the others' taps one by one. */
+static double waves_cost(long units, int step, int blocks, int sms, int s, int clusters)
 {
     const double OVERHEAD = 4.0;
-    return ceil((double)blocks * s / sms) * (ceil((double)units / s / step) + OVERHEAD);
+    return ceil((double)blocks * s / sms) *
+           (ceil((double)units / s / step) + OVERHEAD + (clusters ? s : 0));
 }
 
 /* The fewest segments up to most within 3% of the cheapest (fewer partial sums), and its cost;
- * in clusters, only powers of two in one wave: a cluster's blocks must be resident at once in
- * one GPC, and other sizes or a second wave left SMs idle (ResNet-18 conv4_x, FP16, H100: 5
- * segments in clusters, two waves, 0.138 ms; 2 in one wave, 0.094). */
+ * in clusters, only powers of two: a cluster's blocks must be resident at once in one GPC, and
+ * other sizes leave SMs idle (ResNet-18 conv4_x, FP16, H100: one kind of units in 5 segments
+ * in clusters took 0.138 ms, where the 2 + 2 segments of two kinds had taken 0.094). */
 static int cheapest(long units, int step, int blocks, int sms, int first, int most, int clusters,
                     double *cost)
 {
     int best = first;
-    *cost = waves_cost(units, step, blocks, sms, first);
+    *cost = waves_cost(units, step, blocks, sms, first, clusters);
     for (int s = first + 1; s <= most; s++) {
-        if (clusters && ((s & (s - 1)) || (long)blocks * s > sms))
+        if (clusters && (s & (s - 1)))
             continue;
-        const double c = waves_cost(units, step, blocks, sms, s);
+        const double c = waves_cost(units, step, blocks, sms, s, clusters);
         if (c < *cost * 0.97)
             *cost = c, best = s;
     }
@@ -583,8 +585,6 @@ int winrs_fused_nhwc_segments(int device, size_t element_bytes, long units, int 
      * clusters of eight ran up to 1.4x slower than the same eight in buckets (VGG-16 conv3_2
      * and conv4_1, FP16, batch 32), where two in clusters of two gained 1.4x over one segment
      * (ResNet-18 conv4_x). */
-    if ((long)blocks * 2 > sms)
-        return in_buckets;
     const int clustered = cheapest(units, step, blocks, sms, 2, cluster_most, 1, &cluster_cost);
     if (cluster_cost >= bucket_cost * 0.85)
         return in_buckets;
