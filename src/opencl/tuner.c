@@ -15,6 +15,9 @@
 /* Largest relative L1 difference from the default's output that a candidate may show: both
  * run the same FP32 algorithm (1e-5 apart at most); a broken kernel is O(1) off. */
 #define MAX_DIFFERENCE 1e-3
+/* A candidate whose first timed run takes this many times its variant's best median so far is
+ * not run again: it would not win, and the runs of slow candidates would eat the budget. */
+#define GIVE_UP 2.0
 
 /* One layer's buffers, and the output every candidate is compared with. */
 struct trial {
@@ -90,8 +93,10 @@ static double difference(const float *got, const float *want, size_t n)
 
 /* Runs layer's variant once on y poisoned with NaN (drivers compile at the first launch) and
  * compares the output with the default's (the first call's output becomes it), then times
- * t->reps runs. Returns their median in ms, or -1 when the candidate fails or is wrong. */
-static double measure(struct trial *t, const struct wino_opencl_layer *layer, int fused)
+ * t->reps runs. Returns their median in ms (the first run's time when that exceeds best_ms
+ * times GIVE_UP, best_ms > 0), or -1 when the candidate fails or is wrong. */
+static double measure(struct trial *t, const struct wino_opencl_layer *layer, int fused,
+                      double best_ms)
 {
     const float nan = NAN;
     const size_t bytes = sizeof(float) * t->y_elems;
@@ -110,6 +115,8 @@ static double measure(struct trial *t, const struct wino_opencl_layer *layer, in
         if (run(t, layer, fused))
             return -1.0;
         t->times[i] = 1e3 * (now_s() - t0);
+        if (!i && best_ms > 0.0 && t->times[0] > GIVE_UP * best_ms)
+            return t->times[0];
     }
     qsort(t->times, (size_t)t->reps, sizeof *t->times, compare_double);
     return t->reps % 2 ? t->times[t->reps / 2]
@@ -131,10 +138,11 @@ static void release(cl_mem m)
         clReleaseMemObject(m);
 }
 
-/* Builds candidate c (its program not stored) and measures variant fused on it: ms, or -1. */
+/* Builds candidate c (its program not stored) and measures variant fused on it as measure()
+ * does. */
 static double try_candidate(struct trial *t, cl_context context, cl_device_id device,
                             const struct wino_conv2d_desc *desc, int tile_m,
-                            const struct wino_opencl_params *c, int fused)
+                            const struct wino_opencl_params *c, int fused, double best_ms)
 {
     struct wino_opencl_layer layer;
     if (wino_opencl_layer_build(context, device, desc, tile_m, 0, 0, c, 0, &layer))
@@ -142,7 +150,7 @@ static double try_candidate(struct trial *t, cl_context context, cl_device_id de
     const double ms = wino_opencl_layer_fits(&layer, device, fused ? WINO_VARIANT_FUSED
                                                                    : WINO_VARIANT_NON_FUSED)
                           ? -1.0
-                          : measure(t, &layer, fused);
+                          : measure(t, &layer, fused, best_ms);
     wino_opencl_layer_release(&layer);
     return ms;
 }
@@ -243,7 +251,7 @@ enum wino_status wino_opencl_tune_layer(cl_context context, cl_device_id device,
     if (!st)
         st = prepare(&t, context, desc, &layer0);
     /* the defaults, whatever the bounds: the non-fused output is what the others must give */
-    const double default_ms = st ? -1.0 : measure(&t, &layer0, 0);
+    const double default_ms = st ? -1.0 : measure(&t, &layer0, 0, 0.0);
     if (!st && default_ms < 0.0)
         st = wino_fail(WINO_DEVICE_ERROR, "OpenCL tuner: the default non-fused kernels failed "
                        "on this layer");
@@ -258,7 +266,7 @@ enum wino_status wino_opencl_tune_layer(cl_context context, cl_device_id device,
     double gemm_ms = default_ms,
            fused_ms = wino_opencl_layer_fits(&layer0, device, WINO_VARIANT_FUSED)
                           ? -1.0
-                          : measure(&t, &layer0, 1);
+                          : measure(&t, &layer0, 1, 0.0);
     wino_opencl_layer_release(&layer0);
     int tried = 2;
     result->refused = fused_ms < 0.0;
@@ -268,8 +276,8 @@ enum wino_status wino_opencl_tune_layer(cl_context context, cl_device_id device,
             break;
         const int is_fused = i >= n_gemm || (j < n_fused && tried % 2);
         const struct wino_opencl_params *c = is_fused ? &fused[j++] : &gemm[i++];
-        const double ms = try_candidate(&t, context, device, desc, tile_m, c, is_fused);
         double *best_ms = is_fused ? &fused_ms : &gemm_ms;
+        const double ms = try_candidate(&t, context, device, desc, tile_m, c, is_fused, *best_ms);
         if (ms < 0.0)
             result->refused++;
         else if (*best_ms < 0.0 || ms < *best_ms) {
