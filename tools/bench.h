@@ -260,6 +260,9 @@ struct bench_opencl {
 int bench_opencl_open(const char *verb, long index, struct bench_opencl *cl);
 void bench_opencl_close(struct bench_opencl *cl);
 
+/* A search's bounds per layer as text: "20 s and no candidate bound". */
+void bench_opencl_bounds_text(long budget, long candidates, char *buf, size_t cap);
+
 /* What of p one variant runs, as text: "gemm 32x32/4x4 bk8 local" or "fused 16x16 kpt4 fc8". */
 struct wino_opencl_params;
 void bench_opencl_params_text(const struct wino_opencl_params *p, int fused, char *buf,

@@ -28,6 +28,16 @@ void bench_opencl_params_text(const struct wino_opencl_params *p, int fused, cha
                  p->gemm_rn, p->gemm_bk, p->gemm_local ? "local" : "global");
 }
 
+void bench_opencl_bounds_text(long budget, long candidates, char *buf, size_t cap)
+{
+    char time[32] = "no time bound", count[32] = "no candidate bound";
+    if (budget)
+        snprintf(time, sizeof time, "%ld s", budget);
+    if (candidates)
+        snprintf(count, sizeof count, "%ld candidates", candidates);
+    snprintf(buf, cap, "%s and %s", time, count);
+}
+
 #ifndef WINO_HAVE_OPENCL
 
 #define NO_OPENCL "--backend opencl: this build has no OpenCL"
@@ -628,11 +638,11 @@ int bench_opencl_run(const struct bench_args *args, const struct bench_layer *la
                "median of %ld after %ld warm-up%s\n",
                a.set, count, cl.name, cl.platform, cl.driver, a.reps, a.warmup,
                a.warmup == 1 ? "" : "s");
+    char bounds[80];
+    bench_opencl_bounds_text(a.budget, a.candidates, bounds, sizeof bounds);
     if (a.tune)
-        fprintf(a.csv ? stderr : stdout,
-                "%s--tune: each layer searched first (at most %ld s and %ld candidates; 0: "
-                "no bound) into %s\n",
-                a.csv ? "wino bench: note: " : "  ", a.budget, a.candidates,
+        fprintf(a.csv ? stderr : stdout, "%s--tune: each layer searched first (%s) into %s\n",
+                a.csv ? "wino bench: note: " : "  ", bounds,
                 temporary ? "a temporary database" : database);
     int status = 0;
     for (int i = 0; i < count; i++)

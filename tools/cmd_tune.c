@@ -62,9 +62,11 @@ static int tune_opencl(const char *set, struct bench_layer *layers, int count, i
     int rc = bench_opencl_open("tune", o->cl_device, &cl);
     if (rc)
         return rc;
-    printf("wino tune: set %s (%d layers), opencl, %s (%s, driver %s), at most %ld s and %ld "
-           "candidates per layer (0: no bound), median of %ld\n",
-           set, count, cl.name, cl.platform, cl.driver, o->budget, o->candidates, o->reps);
+    char bounds[80];
+    bench_opencl_bounds_text(o->budget, o->candidates, bounds, sizeof bounds);
+    printf("wino tune: set %s (%d layers), opencl, %s (%s, driver %s); per layer %s, median of "
+           "%ld\n",
+           set, count, cl.name, cl.platform, cl.driver, bounds, o->reps);
     struct wino_context ctx;
     memset(&ctx, 0, sizeof ctx);
     ctx.backend = WINO_BACKEND_OPENCL;

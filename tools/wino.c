@@ -12,13 +12,13 @@ struct verb {
 };
 
 static const struct verb verbs[] = {
-    {"bench", wino_cmd_bench, "time wino against oneDNN and OpenBLAS on a named layer set"},
+    {"bench", wino_cmd_bench, "time wino against oneDNN, OpenBLAS or cuDNN on a named layer set"},
     {"calibrate", wino_cmd_calibrate, "INT8 Winograd clipping factors from data; error study"},
     {"demo", wino_cmd_demo, "generate F(4,3), convolve a default layer, report the error"},
     {"info", wino_cmd_info, "Winograd tile table: range enlargement, memory, MAC reduction"},
     {"gen", wino_cmd_gen, "print the exact transforms of F(m, r), op counts, emitted code"},
     {"points", wino_cmd_points, "search the most accurate interpolation points for a tile size"},
-    {"tune", wino_cmd_tune, "measure the best algorithm, tile and variant per layer into a cache"},
+    {"tune", wino_cmd_tune, "measure the best choice per layer (OpenCL: kernel parameters)"},
 };
 
 static void usage(void)
