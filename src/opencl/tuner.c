@@ -52,8 +52,8 @@ static void fill(float *v, size_t n, uint64_t seed)
         v[i] = (float)((double)(splitmix64(&seed) >> 11) / 4503599627370496.0 - 1.0);
 }
 
-/* The same permutation of n candidates on every run, so that any prefix of the search samples
- * the whole space and a search repeated with the same bounds tries the same candidates. */
+/* The same permutation of n candidates on every run, so that the candidates the search samples
+ * spread over the whole space, the same on every device. */
 static void shuffle(struct wino_opencl_params *c, int n)
 {
     uint64_t state = 20200427; /* EuroSys'20 */
@@ -205,18 +205,67 @@ static void release_trial(struct trial *t)
     free(t->times);
 }
 
-/* The valid candidates of variant other than base, shuffled (malloc'ed; *n their count). */
-static struct wino_opencl_params *candidates(const struct wino_opencl_limits *lim, int alpha,
-                                             enum wino_variant variant,
-                                             const struct wino_opencl_params *base, int *n)
+/* One variant's search: its candidates shuffled, which of them were tried, the best so far. */
+struct variant_search {
+    int fused;
+    struct wino_opencl_params *list;
+    char *tried;
+    int n, left;
+    struct wino_opencl_params best;
+    double best_ms; /* -1: none ran */
+};
+
+/* s for the valid candidates of its variant other than base, base the best so far at best_ms.
+ * 0, or -1 when out of memory. */
+static int start_search(struct variant_search *s, const struct wino_opencl_limits *lim,
+                        int alpha, const struct wino_opencl_params *base, double best_ms)
 {
-    *n = wino_opencl_params_space(lim, alpha, variant, base, NULL, 0);
-    struct wino_opencl_params *list = malloc(sizeof *list * (size_t)(*n ? *n : 1));
-    if (list) {
-        wino_opencl_params_space(lim, alpha, variant, base, list, *n);
-        shuffle(list, *n);
+    const enum wino_variant v = s->fused ? WINO_VARIANT_FUSED : WINO_VARIANT_NON_FUSED;
+    s->n = s->left = wino_opencl_params_space(lim, alpha, v, base, NULL, 0);
+    s->list = malloc(sizeof *s->list * (size_t)(s->n ? s->n : 1));
+    s->tried = calloc((size_t)(s->n ? s->n : 1), 1);
+    s->best = *base;
+    s->best_ms = best_ms;
+    if (!s->list || !s->tried)
+        return -1;
+    wino_opencl_params_space(lim, alpha, v, base, s->list, s->n);
+    shuffle(s->list, s->n);
+    return 0;
+}
+
+/* How many parameters of a variant's half differ between a and b (gemm_bk only where both
+ * stage their operands: it is unused otherwise). */
+static int differences(const struct wino_opencl_params *a, const struct wino_opencl_params *b,
+                       int fused)
+{
+    if (fused)
+        return (a->fused_ft != b->fused_ft) + (a->fused_fk != b->fused_fk) +
+               (a->fused_kpt != b->fused_kpt) + (a->fused_fc != b->fused_fc);
+    return (a->gemm_bm != b->gemm_bm) + (a->gemm_bn != b->gemm_bn) +
+           (a->gemm_rm != b->gemm_rm) + (a->gemm_rn != b->gemm_rn) +
+           (a->gemm_local != b->gemm_local) +
+           (a->gemm_local && b->gemm_local && a->gemm_bk != b->gemm_bk);
+}
+
+/* The next candidate of s (s->left > 0): the first untried neighbour of the best so far (one
+ * parameter changed), else the first untried one: a local search around the best that falls
+ * back to sampling the space when it has no neighbour left. */
+static const struct wino_opencl_params *next_candidate(struct variant_search *s)
+{
+    int pick = -1;
+    for (int i = 0; i < s->n; i++) {
+        if (s->tried[i])
+            continue;
+        if (differences(&s->list[i], &s->best, s->fused) == 1) {
+            pick = i;
+            break;
+        }
+        if (pick < 0)
+            pick = i;
     }
-    return list;
+    s->tried[pick] = 1;
+    s->left--;
+    return &s->list[pick];
 }
 
 enum wino_status wino_opencl_tune_layer(cl_context context, cl_device_id device,
@@ -236,18 +285,10 @@ enum wino_status wino_opencl_tune_layer(cl_context context, cl_device_id device,
         st = wino_opencl_params_default(&lim, alpha, &base);
     if (st)
         return st;
-    int n_gemm = 0, n_fused = 0;
-    struct wino_opencl_params *gemm = candidates(&lim, alpha, WINO_VARIANT_NON_FUSED, &base,
-                                                 &n_gemm),
-                              *fused = candidates(&lim, alpha, WINO_VARIANT_FUSED, &base,
-                                                  &n_fused);
     struct trial t = {queue, search->reps, NULL, NULL, NULL, NULL, 0, NULL, NULL, 0, NULL};
     struct wino_opencl_layer layer0;
     memset(&layer0, 0, sizeof layer0);
-    if (!gemm || !fused)
-        st = wino_fail(WINO_OUT_OF_MEMORY, "OpenCL tuner: out of memory");
-    if (!st)
-        st = wino_opencl_layer_build(context, device, desc, tile_m, 0, 0, &base, 1, &layer0);
+    st = wino_opencl_layer_build(context, device, desc, tile_m, 0, 0, &base, 1, &layer0);
     if (!st)
         st = prepare(&t, context, desc, &layer0);
     /* the defaults, whatever the bounds: the non-fused output is what the others must give */
@@ -255,53 +296,55 @@ enum wino_status wino_opencl_tune_layer(cl_context context, cl_device_id device,
     if (!st && default_ms < 0.0)
         st = wino_fail(WINO_DEVICE_ERROR, "OpenCL tuner: the default non-fused kernels failed "
                        "on this layer");
-    if (st) {
-        wino_opencl_layer_release(&layer0);
-        release_trial(&t);
-        free(gemm);
-        free(fused);
-        return st;
-    }
-    struct wino_opencl_params best_gemm = base, best_fused = base;
-    double gemm_ms = default_ms,
-           fused_ms = wino_opencl_layer_fits(&layer0, device, WINO_VARIANT_FUSED)
-                          ? -1.0
-                          : measure(&t, &layer0, 1, 0.0);
+    const double fused_ms = st || wino_opencl_layer_fits(&layer0, device, WINO_VARIANT_FUSED)
+                                ? -1.0
+                                : measure(&t, &layer0, 1, 0.0);
     wino_opencl_layer_release(&layer0);
+    struct variant_search v[2];
+    memset(v, 0, sizeof v);
+    v[1].fused = 1;
+    if (!st && (start_search(&v[0], &lim, alpha, &base, default_ms) ||
+                start_search(&v[1], &lim, alpha, &base, fused_ms)))
+        st = wino_fail(WINO_OUT_OF_MEMORY, "OpenCL tuner: out of memory");
     int tried = 2;
     result->refused = fused_ms < 0.0;
-    for (int i = 0, j = 0; i < n_gemm || j < n_fused; tried++) {
+    for (; !st && (v[0].left || v[1].left); tried++) {
         if ((search->max_candidates > 0 && tried >= search->max_candidates) ||
             (search->budget_s > 0.0 && now_s() - start >= search->budget_s))
             break;
-        const int is_fused = i >= n_gemm || (j < n_fused && tried % 2);
-        const struct wino_opencl_params *c = is_fused ? &fused[j++] : &gemm[i++];
-        double *best_ms = is_fused ? &fused_ms : &gemm_ms;
-        const double ms = try_candidate(&t, context, device, desc, tile_m, c, is_fused, *best_ms);
+        struct variant_search *s = &v[!v[0].left || (v[1].left && tried % 2)];
+        const struct wino_opencl_params *c = next_candidate(s);
+        const double ms = try_candidate(&t, context, device, desc, tile_m, c, s->fused,
+                                        s->best_ms);
         if (ms < 0.0)
             result->refused++;
-        else if (*best_ms < 0.0 || ms < *best_ms) {
-            *best_ms = ms;
-            *(is_fused ? &best_fused : &best_gemm) = *c;
+        else if (s->best_ms < 0.0 || ms < s->best_ms) {
+            s->best_ms = ms;
+            s->best = *c;
         }
     }
+    release_trial(&t);
+    for (int i = 0; i < 2; i++) {
+        free(v[i].list);
+        free(v[i].tried);
+    }
+    if (st)
+        return st;
     /* one entry: the GEMM half of the best non-fused candidate, the fused half of the best
      * fused one */
-    result->best.params = best_gemm;
-    result->best.params.fused_ft = best_fused.fused_ft;
-    result->best.params.fused_fk = best_fused.fused_fk;
-    result->best.params.fused_kpt = best_fused.fused_kpt;
-    result->best.params.fused_fc = best_fused.fused_fc;
-    result->best.non_fused_ms = gemm_ms;
-    result->best.fused_ms = fused_ms;
-    result->best.variant = fused_ms >= 0.0 && fused_ms < gemm_ms ? WINO_VARIANT_FUSED
-                                                                 : WINO_VARIANT_NON_FUSED;
+    result->best.params = v[0].best;
+    result->best.params.fused_ft = v[1].best.fused_ft;
+    result->best.params.fused_fk = v[1].best.fused_fk;
+    result->best.params.fused_kpt = v[1].best.fused_kpt;
+    result->best.params.fused_fc = v[1].best.fused_fc;
+    result->best.non_fused_ms = v[0].best_ms;
+    result->best.fused_ms = v[1].best_ms;
+    result->best.variant = v[1].best_ms >= 0.0 && v[1].best_ms < v[0].best_ms
+                               ? WINO_VARIANT_FUSED
+                               : WINO_VARIANT_NON_FUSED;
     result->default_ms = default_ms;
     result->candidates = tried - result->refused;
-    result->space = 2 + n_gemm + n_fused;
+    result->space = 2 + v[0].n + v[1].n;
     result->seconds = now_s() - start;
-    release_trial(&t);
-    free(gemm);
-    free(fused);
     return wino_ok(); /* candidates refused on the way leave no error behind */
 }

@@ -1,5 +1,6 @@
-/* The OpenCL tuner: a brute-force search of the kernel parameters and variant of one layer on
- * one device (Mazaheri et al. (EuroSys'20) section 3.3), within a time and candidate budget. */
+/* The OpenCL tuner: a search of the kernel parameters and variant of one layer on one device
+ * (Mazaheri et al. (EuroSys'20) section 3.3), brute force without bounds, a local search within
+ * a time and candidate budget. */
 #ifndef WINO_OPENCL_TUNER_H
 #define WINO_OPENCL_TUNER_H
 
@@ -8,8 +9,10 @@
 
 /* Times, on random data, the default parameters of both variants, then the other valid
  * parameters of each variant (src/opencl/opencl_params.h: one variant's half varied, the
- * other's kept at the defaults) in a fixed shuffled order, alternating between the variants,
- * until search's bounds; each candidate's program is built (not stored in the program cache),
+ * other's kept at the defaults), alternating between the variants, until search's bounds: the
+ * untried neighbours of the variant's best so far first (one parameter changed), else the next
+ * untried candidate of a fixed shuffled order (a local search that samples the space when it
+ * has no neighbour left); each candidate's program is built (not stored in the program cache),
  * run once and its output compared with the default's (a wrong one is refused), then timed:
  * the median of search->reps runs, each enqueued and waited for with clFinish (a candidate
  * whose first timed run takes twice its variant's best median so far is not run again). desc
