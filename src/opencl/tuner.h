@@ -9,10 +9,10 @@
 
 /* Times, on random data, the default parameters of both variants, then the other valid
  * parameters of each variant (src/opencl/opencl_params.h: one variant's half varied, the
- * other's kept at the defaults), alternating between the variants, until search's bounds: the
- * untried neighbours of the variant's best so far first (one parameter changed), else the next
- * untried candidate of a fixed shuffled order (a local search that samples the space when it
- * has no neighbour left); each candidate's program is built (not stored in the program cache),
+ * other's kept at the defaults), alternating between the variants, until search's bounds: in
+ * turn an untried neighbour of the variant's best so far (one parameter changed) and the next
+ * untried candidate of a fixed shuffled order (a local search and a sample of the whole
+ * space); each candidate's program is built (not stored in the program cache),
  * run once and its output compared with the default's (a wrong one is refused), then timed:
  * the median of search->reps runs, each enqueued and waited for with clFinish (a candidate
  * whose first timed run takes twice its variant's best median so far is not run again). desc
