@@ -11,6 +11,12 @@
 #                  f32 winrs-bfc 32 bwd-filter; f16 resnet18 bwd-data"),
 #                  then the rows of scripts/torch_baseline.py (impl torch) for the same layers,
 #                  appended right after in the same run (int8: torch's FP16)
+#   tune_opencl_<set>[_b<N>].txt, bench_opencl_<set>[_b<N>].csv  for each line of
+#                  WINO_GPU_OPENCL_BENCH ("set [batch]" separated by ';', e.g. "eurosys20 1;
+#                  eurosys20 5; resnet18 32"): `wino tune --backend opencl` on the GPU through
+#                  NVIDIA's OpenCL (WINO_GPU_OPENCL_BUDGET seconds per layer, default 30) into
+#                  opencl_tuning.txt, then `wino bench --backend opencl` following it (rows
+#                  wino-opencl and wino-opencl-tuned, non-fused and fused)
 #   pytest.log     the Python package's tests (tests/python, and tests/python_gpu on the GPU)
 #                  against the shared libraries of this build, a row "pytest" in gpu-check.csv
 #                  (pytest from .gpu-deps/wheels when the machine has none)
@@ -57,7 +63,8 @@ if [ -n "$wheel" ] && [ -f "$wheel/lib/libcudnn.so.9" ]; then
 fi
 # OpenCL: headers and the ICD loader from .gpu-ocl/{include,lib} where the machine has none, and
 # NVIDIA's driver (libnvidia-opencl.so.1) registered through OCL_ICD_VENDORS where no ICD file
-# names it; test_opencl then runs on the GPU (a row "test_opencl").
+# names it; test_opencl and test_opencl_tune then run on the GPU (rows of their names), and so do
+# the tune and bench of WINO_GPU_OPENCL_BENCH.
 if [ -f .gpu-ocl/include/CL/cl.h ]; then
   deps+=(-DOpenCL_INCLUDE_DIR="$PWD/.gpu-ocl/include" -DOpenCL_LIBRARY="$PWD/.gpu-ocl/lib/libOpenCL.so.1")
   export LD_LIBRARY_PATH="$PWD/.gpu-ocl/lib:${LD_LIBRARY_PATH:-}"
@@ -87,11 +94,12 @@ only=${WINO_GPU_TEST_ONLY:-.}
   if build-gpu/"$t" >>"$log" 2>&1; then result=pass; else result=fail; status=1; fi
   echo "$date,$commit,$device,$t,$result,$((($(date +%s%N) - start) / 1000000))" >>"$csv"
 done
-if [ "$tests" = 1 ] && [ -x build-gpu/test_opencl ] && [[ test_opencl =~ $only ]]; then
+for t in test_opencl test_opencl_tune; do
+  [ "$tests" = 1 ] && [ -x "build-gpu/$t" ] && [[ $t =~ $only ]] || continue
   start=$(date +%s%N)
-  if build-gpu/test_opencl >>"$log" 2>&1; then result=pass; else result=fail status=1; fi
-  echo "$date,$commit,$device,test_opencl,$result,$((($(date +%s%N) - start) / 1000000))" >>"$csv"
-fi
+  if "build-gpu/$t" >>"$log" 2>&1; then result=pass; else result=fail status=1; fi
+  echo "$date,$commit,$device,$t,$result,$((($(date +%s%N) - start) / 1000000))" >>"$csv"
+done
 if [ "$tests" = 1 ] && [ "${WINO_GPU_CPU_TESTS:-0}" = 1 ]; then
   grep -m1 -o -w -E 'amx_tile|avx512f' /proc/cpuinfo | sort -u | tr '\n' ' ' >>"$log"
   for t in $(ctest --test-dir build-gpu -LE gpu -N | sed -n 's/^ *Test *#[0-9]*: //p'); do
@@ -155,6 +163,20 @@ for b in "${benches[@]}"; do
       ${op:+--op "$op"} --append "$out/$name.csv" 2>>"$out/$name.err" || status=1
   fi
   echo "$name: $(($(wc -l <"$out/$name.csv") - 1)) rows; $(tail -n 1 "$out/$name.err")"
+done
+IFS=';' read -ra ocl_benches <<<"${WINO_GPU_OPENCL_BENCH:-}"
+for b in "${ocl_benches[@]}"; do
+  read -r set batch <<<"$b"
+  [ -n "${set:-}" ] || continue
+  name="opencl_${set}${batch:+_b$batch}"
+  build-gpu/wino tune --backend opencl --set "$set" ${batch:+--batch "$batch"} \
+    --budget "${WINO_GPU_OPENCL_BUDGET:-30}" --cache "$out/opencl_tuning.txt" \
+    >"$out/tune_$name.txt" 2>"$out/tune_$name.err" || status=1
+  build-gpu/wino bench --backend opencl --set "$set" ${batch:+--batch "$batch"} \
+    --tuning-cache "$out/opencl_tuning.txt" --csv >"$out/bench_$name.csv" \
+    2>"$out/bench_$name.err" || status=1
+  echo "$name: $(($(wc -l <"$out/tune_$name.txt") - 1)) layers tuned, $(($(wc -l \
+    <"$out/bench_$name.csv") - 1)) rows; $(tail -n 1 "$out/bench_$name.err")"
 done
 IFS=';' read -ra trains <<<"${WINO_GPU_TRAIN:-}"
 for t in "${trains[@]}"; do
