@@ -334,6 +334,19 @@ static void cl_destroy(void *p)
     free(st);
 }
 
+/* A context of the layer's OpenCL device and queue, following database (NULL: none). */
+static struct wino_context context_of(const struct layer_run *lr, const char *database)
+{
+    struct wino_context ctx;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.backend = WINO_BACKEND_OPENCL;
+    ctx.cl_context = lr->cl->context;
+    ctx.cl_device = lr->cl->device;
+    ctx.stream = lr->cl->queue;
+    ctx.tuning_cache = database;
+    return ctx;
+}
+
 /* wino's operator for the layer with variant (AUTO included), following database (NULL: the
  * defaults); y poisoned with NaN so that an output left unwritten fails the check. *params and
  * *tuned (optional) receive what it runs with. */
@@ -342,13 +355,7 @@ static enum bench_prep prepare(const struct layer_run *lr, enum wino_variant var
                                struct wino_opencl_params *params, int *tuned)
 {
     memset(out, 0, sizeof *out);
-    struct wino_context ctx;
-    memset(&ctx, 0, sizeof ctx);
-    ctx.backend = WINO_BACKEND_OPENCL;
-    ctx.cl_context = lr->cl->context;
-    ctx.cl_device = lr->cl->device;
-    ctx.stream = lr->cl->queue;
-    ctx.tuning_cache = database;
+    const struct wino_context ctx = context_of(lr, database);
     struct wino_conv2d_options o;
     memset(&o, 0, sizeof o);
     o.variant = variant;
@@ -466,13 +473,7 @@ static int measure(const struct bench_args *a, struct layer_run *lr, const char 
 static int tune_layer(const struct bench_args *a, const struct layer_run *lr,
                       const char *database)
 {
-    struct wino_context ctx;
-    memset(&ctx, 0, sizeof ctx);
-    ctx.backend = WINO_BACKEND_OPENCL;
-    ctx.cl_context = lr->cl->context;
-    ctx.cl_device = lr->cl->device;
-    ctx.stream = lr->cl->queue;
-    ctx.tuning_cache = database;
+    const struct wino_context ctx = context_of(lr, database);
     const struct wino_opencl_search search = {(double)a->budget, (int)a->candidates,
                                               (int)a->reps};
     struct wino_opencl_tuning t;

@@ -68,43 +68,14 @@ static int parse_entry(const char *line, struct entry *e)
     return 0;
 }
 
+static int parse_any(const char *line, void *e) { return parse_entry(line, e); }
+
 /* Reads every entry of path into a malloc'ed array: the count, or a CACHE_ value. */
 static int read_entries(const char *path, struct entry **out)
 {
-    *out = NULL;
-    int rc = 0, n = 0, cap = 0;
-    FILE *f = wino_cache_open(path, &rc);
-    if (!f)
-        return rc;
-    char line[LINE_CAP];
-    if (!fgets(line, sizeof line, f) || strcmp(line, HEADER))
-        rc = CACHE_MALFORMED;
-    while (!rc && fgets(line, sizeof line, f)) {
-        const size_t len = strlen(line);
-        if (!len || line[len - 1] != '\n') {
-            rc = CACHE_MALFORMED;
-            break;
-        }
-        line[len - 1] = '\0';
-        if (n == cap) {
-            struct entry *grown = realloc(*out, sizeof **out * (size_t)(cap = cap ? 2 * cap : 16));
-            if (!grown) {
-                rc = CACHE_NO_MEMORY;
-                break;
-            }
-            *out = grown;
-        }
-        if (parse_entry(line, &(*out)[n]))
-            rc = CACHE_MALFORMED;
-        else
-            n++;
-    }
-    fclose(f);
-    if (rc) {
-        free(*out);
-        *out = NULL;
-        return rc;
-    }
+    void *all = NULL;
+    const int n = wino_cache_read(path, HEADER, LINE_CAP, sizeof **out, parse_any, &all, NULL);
+    *out = all;
     return n;
 }
 

@@ -78,21 +78,24 @@ FILE *wino_cache_open(const char *path, int *why)
     return f;
 }
 
-/* Reads every entry of path into a malloc'ed array. Returns the count or a CACHE_ value. */
-static int read_entries(const char *path, struct entry **out, int *bad_line)
+int wino_cache_read(const char *path, const char *header, int line_cap, size_t entry_size,
+                    int (*parse)(const char *line, void *entry), void **out, int *bad_line)
 {
+    int last = 1;
+    if (bad_line)
+        *bad_line = last;
     *out = NULL;
-    *bad_line = 1;
     int rc = 0;
     FILE *f = wino_cache_open(path, &rc);
     if (!f)
         return rc;
-    char line[LINE_CAP];
+    char line[WINO_CACHE_LINE_MAX];
+    line_cap = line_cap < WINO_CACHE_LINE_MAX ? line_cap : WINO_CACHE_LINE_MAX;
     int n = 0, cap = 0;
-    if (!fgets(line, sizeof line, f) || strcmp(line, HEADER))
+    if (!fgets(line, line_cap, f) || strcmp(line, header))
         rc = CACHE_MALFORMED;
-    while (!rc && fgets(line, sizeof line, f)) {
-        ++*bad_line;
+    while (!rc && fgets(line, line_cap, f)) {
+        ++last;
         size_t len = strlen(line);
         if (!len || line[len - 1] != '\n') {
             rc = CACHE_MALFORMED;
@@ -100,24 +103,38 @@ static int read_entries(const char *path, struct entry **out, int *bad_line)
         }
         line[len - 1] = '\0';
         if (n == cap) {
-            struct entry *grown = realloc(*out, sizeof **out * (size_t)(cap = cap ? 2 * cap : 16));
+            void *grown = realloc(*out, entry_size * (size_t)(cap = cap ? 2 * cap : 16));
             if (!grown) {
                 rc = CACHE_NO_MEMORY;
                 break;
             }
             *out = grown;
         }
-        if (parse_entry(line, &(*out)[n]))
+        if (parse(line, (char *)*out + entry_size * (size_t)n))
             rc = CACHE_MALFORMED;
         else
             n++;
     }
     fclose(f);
+    if (bad_line)
+        *bad_line = last;
     if (rc) {
         free(*out);
         *out = NULL;
         return rc;
     }
+    return n;
+}
+
+static int parse_any(const char *line, void *e) { return parse_entry(line, e); }
+
+/* Reads every entry of path into a malloc'ed array. Returns the count or a CACHE_ value. */
+static int read_entries(const char *path, struct entry **out, int *bad_line)
+{
+    void *all = NULL;
+    const int n =
+        wino_cache_read(path, HEADER, LINE_CAP, sizeof **out, parse_any, &all, bad_line);
+    *out = all;
     return n;
 }
 

@@ -47,6 +47,15 @@ enum {
  * a writer); NULL with *why set to a CACHE_ value otherwise. */
 FILE *wino_cache_open(const char *path, int *why);
 
+/* Reads path's lines after its first, which must be header (with its newline), into a malloc'ed
+ * array at *out of entries of entry_size bytes, parse(line without its newline, entry) filling
+ * each (nonzero: malformed; so is a line of line_cap bytes or more, newline included, line_cap
+ * at most WINO_CACHE_LINE_MAX). Returns the count, or a CACHE_ value with *out NULL; *bad_line
+ * (may be NULL) is the last line read (1-based). */
+#define WINO_CACHE_LINE_MAX 1024
+int wino_cache_read(const char *path, const char *header, int line_cap, size_t entry_size,
+                    int (*parse)(const char *line, void *entry), void **out, int *bad_line);
+
 /* Writes path anew: write(f, arg) fills a temporary file (returning 1 when all went well),
  * which is then renamed over path, so that readers never see half a file. WINO_SUCCESS, or
  * WINO_INVALID_ARGUMENT when it cannot be written (path untouched). */
