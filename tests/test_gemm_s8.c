@@ -207,6 +207,8 @@ int main(void)
     for (r = WINO_S8_SCALAR; r <= (int)max_isa; r++)
         printf(" %s", wino_s8_isa_name((enum wino_s8_isa)r));
     printf("\n");
+    if (max_isa < WINO_S8_AVX2)
+        printf("NOTE: AVX2 not available on this CPU/OS: its kernels are NOT tested\n");
     if (max_isa < WINO_S8_VNNI)
         printf("NOTE: AVX512-VNNI not available on this CPU/OS: its kernels are NOT tested\n");
     if (max_isa < WINO_S8_AMX)
@@ -214,6 +216,7 @@ int main(void)
                "kernels are NOT tested\n");
 
     test_check(&counts, !strcmp(wino_s8_isa_name(WINO_S8_SCALAR), "scalar") &&
+                            !strcmp(wino_s8_isa_name(WINO_S8_AVX2), "avx2") &&
                             !strcmp(wino_s8_isa_name(WINO_S8_VNNI), "avx512-vnni") &&
                             !strcmp(wino_s8_isa_name(WINO_S8_AMX), "amx"),
                "wino_s8_isa_name");
@@ -244,8 +247,9 @@ int main(void)
                 run_case(&counts, &rng, &t, max_isa);
             }
     }
-    /* Winograd-like shapes, m * lda past the VNNI kernel's 512 KiB row blocks, and packed B
-     * past the AMX kernel's 1 MiB column blocks (64 panels of k = 1000, then 5). */
+    /* Winograd-like shapes, m * lda past the VNNI kernel's 512 KiB row blocks (and the AVX2
+     * kernel's 256 KiB of widened rows), and packed B past the AMX kernel's 1 MiB column blocks
+     * (64 panels of k = 1000, then 5). */
     {
         static const int shapes[][3] = {
             {196, 256, 256}, {49, 512, 512}, {1100, 40, 520}, {20, 1100, 1000}};

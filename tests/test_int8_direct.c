@@ -130,26 +130,29 @@ static void random_layers(struct test_counts *tc, struct test_rng *rng)
             free(ws);
             wino_conv2d_destroy(op);
         }
-        for (int isa = WINO_S8_SCALAR; isa <= (int)wino_s8_isa(); isa++) {
-            struct wino_int8_layer layer;
-            struct wino_s8_direct e;
-            int overflow = 0;
-            wino_int8_direct_prepare(&L.d, L.w, &L.q, L.o.bias, L.o.relu, &layer);
-            st = wino_s8_direct_prepare(&e, &L.d, &layer, 2, (enum wino_s8_isa)isa);
-            const size_t bytes = st ? 0 : wino_s8_direct_workspace_bytes(&e, &L.d, &overflow);
-            void *ws = test_alloc64(bytes ? bytes : 64);
-            int p, q;
-            wino_conv2d_output_size(&L.d, &p, &q);
-            memset(got, 0x7f, L.yn);
-            if (!st)
-                wino_s8_direct_run(&e, &L.d, p, q, L.x, got, ws);
-            char how[64];
-            snprintf(how, sizeof how, "engine, %s GEMM", wino_s8_isa_name((enum wino_s8_isa)isa));
-            describe(what, sizeof what, &L, how);
-            test_check(tc, !st && !overflow && !memcmp(got, want, L.yn), what);
-            free(ws);
-            wino_s8_direct_release(&e);
-        }
+        for (int isa = WINO_S8_SCALAR; isa <= (int)wino_s8_isa(); isa++)
+            for (int v = WINO_ISA_SCALAR; v <= (int)wino_cpu_isa(); v++) {
+                struct wino_int8_layer layer;
+                struct wino_s8_direct e;
+                int overflow = 0;
+                wino_int8_direct_prepare(&L.d, L.w, &L.q, L.o.bias, L.o.relu, &layer);
+                st = wino_s8_direct_prepare(&e, &L.d, &layer, 2, (enum wino_s8_isa)isa,
+                                            (enum wino_isa)v);
+                const size_t bytes = st ? 0 : wino_s8_direct_workspace_bytes(&e, &L.d, &overflow);
+                void *ws = test_alloc64(bytes ? bytes : 64);
+                int p, q;
+                wino_conv2d_output_size(&L.d, &p, &q);
+                memset(got, 0x7f, L.yn);
+                if (!st)
+                    wino_s8_direct_run(&e, &L.d, p, q, L.x, got, ws);
+                char how[64];
+                snprintf(how, sizeof how, "engine, %s GEMM, %s requantization",
+                         wino_s8_isa_name((enum wino_s8_isa)isa), wino_isa_name((enum wino_isa)v));
+                describe(what, sizeof what, &L, how);
+                test_check(tc, !st && !overflow && !memcmp(got, want, L.yn), what);
+                free(ws);
+                wino_s8_direct_release(&e);
+            }
         wino_int8_layer_release(&ref_layer);
         free(want);
         free(got);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "cpu/requantize_s8.h"
 #include "cpu/thread_pool.h"
 
 /* Output pixels per block: the rows of one GEMM (a multiple of the AMX tile's 16 rows). */
@@ -19,12 +20,13 @@ static size_t round64(size_t n)
 enum wino_status wino_s8_direct_prepare(struct wino_s8_direct *e,
                                         const struct wino_conv2d_desc *d,
                                         struct wino_int8_layer *layer, int threads,
-                                        enum wino_s8_isa isa)
+                                        enum wino_s8_isa isa, enum wino_isa vector_isa)
 {
     memset(e, 0, sizeof *e);
     e->layer = *layer;
     memset(layer, 0, sizeof *layer);
     e->isa = isa;
+    e->vector_isa = vector_isa;
     e->threads = threads;
     e->depth = d->r * d->s * d->c;
     e->lda = wino_s8_gemm_lda(e->depth);
@@ -107,7 +109,6 @@ static void blocks(void *arg, long begin, long end, int worker)
 {
     const struct run *r = arg;
     const struct wino_s8_direct *e = r->e;
-    const struct wino_int8_layer *L = &e->layer;
     const int K = r->d->k;
     size_t a_bytes, c_bytes;
     char *mine = r->ws + (size_t)worker * per_thread(e, K, &a_bytes, &c_bytes);
@@ -121,18 +122,9 @@ static void blocks(void *arg, long begin, long end, int worker)
         for (int i = 0; i < rows; i++)
             gather(r, m0 + i, a + (size_t)i * e->lda);
         wino_s8_gemm(e->isa, rows, K, e->depth, a, (ptrdiff_t)e->lda, e->packed_w, c, K, scratch);
-        for (int i = 0; i < rows; i++) {
-            const int32_t *ci = c + (size_t)i * K;
-            const size_t out = (size_t)(m0 + i) * K;
-            for (int k = 0; k < K; k++) {
-                const int v = wino_int8_requantize(ci[k] + e->offset[k], L->scale[k], L->bias[k],
-                                                   L->lo, L->hi);
-                if (L->y_signed)
-                    ((int8_t *)r->y)[out + k] = (int8_t)v;
-                else
-                    ((uint8_t *)r->y)[out + k] = (uint8_t)v;
-            }
-        }
+        for (int i = 0; i < rows; i++)
+            wino_s8_requantize_row(e->vector_isa, &e->layer, c + (size_t)i * K, e->offset,
+                                   (uint8_t *)r->y + (size_t)(m0 + i) * K);
     }
 }
 

@@ -1,7 +1,7 @@
 /* The CPU INT8 direct convolution (docs/int8-winograd.md, "Direct"), any filter, stride,
  * dilation and padding: blocks of output pixels gathered (im2col) into the A operand of the
- * int8 GEMM (src/cpu/gemm_s8.h: AMX, AVX512-VNNI or scalar), one GEMM with the packed weights,
- * then the requantization; blocks threaded by src/cpu/thread_pool.h. Bit-exact against
+ * int8 GEMM (src/cpu/gemm_s8.h: AMX, AVX512-VNNI, AVX2 or scalar), one GEMM with the packed
+ * weights, then the requantization; blocks threaded by src/cpu/thread_pool.h. Bit-exact against
  * src/ref/int8_direct_ref.c. */
 #ifndef WINO_CPU_DIRECT_S8_H
 #define WINO_CPU_DIRECT_S8_H
@@ -9,12 +9,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cpu/gemm_f32.h"
 #include "cpu/gemm_s8.h"
 #include "op/int8_layer.h"
 
 struct wino_s8_direct {
     struct wino_int8_layer layer; /* owned: Wq and the requantization constants */
     enum wino_s8_isa isa;
+    enum wino_isa vector_isa; /* of the requantization */
     void *packed_w;  /* Wq (R S C x K) packed for the GEMM */
     int32_t *offset; /* K: what the GEMM's -128 on A takes from a uint8 x (128 sum Wq), or 0 */
     size_t lda;      /* bytes per gathered row */
@@ -22,11 +24,12 @@ struct wino_s8_direct {
 };
 
 /* Takes ownership of *layer (wino_int8_direct_prepare for desc) and packs its weights for the
- * GEMMs of isa (<= wino_s8_isa()); every isa gives the same bytes. */
+ * GEMMs of isa (<= wino_s8_isa()); the requantization uses vector_isa (<= wino_cpu_isa()).
+ * Every combination gives the same bytes. */
 enum wino_status wino_s8_direct_prepare(struct wino_s8_direct *e,
                                         const struct wino_conv2d_desc *desc,
                                         struct wino_int8_layer *layer, int threads,
-                                        enum wino_s8_isa isa);
+                                        enum wino_s8_isa isa, enum wino_isa vector_isa);
 void wino_s8_direct_release(struct wino_s8_direct *e); /* safe on a zeroed struct */
 
 /* Workspace bytes of run() (sets *overflow when they do not fit in size_t). */

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cpu/cpu_features.h"
+#include "cpu/gemm_f32.h"
 
 #ifdef WINO_CPU_X86
 /* AVX-512 F and VNNI (CPUID.7.0:EBX bit 16, ECX bit 11) with the OS saving SSE, ymm, opmask
@@ -22,7 +23,7 @@ enum wino_s8_isa wino_s8_isa(void)
 {
 #ifdef WINO_CPU_X86
     if (!vnni_usable())
-        return WINO_S8_SCALAR;
+        return wino_cpu_isa() >= WINO_ISA_AVX2 ? WINO_S8_AVX2 : WINO_S8_SCALAR;
     /* The AMX path also uses AVX-512 (edge tiles), so AMX implies VNNI here. */
     return wino_s8_amx_usable() ? WINO_S8_AMX : WINO_S8_VNNI;
 #else
@@ -35,6 +36,8 @@ const char *wino_s8_isa_name(enum wino_s8_isa isa)
     switch (isa) {
     case WINO_S8_SCALAR:
         return "scalar";
+    case WINO_S8_AVX2:
+        return "avx2";
     case WINO_S8_VNNI:
         return "avx512-vnni";
     case WINO_S8_AMX:
@@ -48,13 +51,18 @@ size_t wino_s8_gemm_lda(int k)
     return ((size_t)(k > 0 ? k : 1) + WINO_S8_KPAD - 1) / WINO_S8_KPAD * WINO_S8_KPAD;
 }
 
-/* ---- packed B (one layout for all ISAs: see gemm_s8.h) ---------------------------------- */
+/* ---- packed B (int8 panels, or int16 for AVX2: see gemm_s8.h) ---------------------------- */
+
+static size_t element_bytes(enum wino_s8_isa isa)
+{
+    return isa == WINO_S8_AVX2 ? sizeof(int16_t) : sizeof(int8_t);
+}
 
 size_t wino_s8_gemm_packed_b_bytes(enum wino_s8_isa isa, int k, int n)
 {
     const size_t np = (size_t)wino_s8_panels(n);
-    (void)isa;
-    return np * WINO_S8_NPANEL * sizeof(int32_t) + np * wino_s8_gemm_lda(k) * WINO_S8_NPANEL;
+    return np * WINO_S8_NPANEL * sizeof(int32_t) +
+           np * wino_s8_gemm_lda(k) * WINO_S8_NPANEL * element_bytes(isa);
 }
 
 void wino_s8_gemm_pack_b(enum wino_s8_isa isa, int k, int n, const int8_t *b, ptrdiff_t ldb,
@@ -64,14 +72,19 @@ void wino_s8_gemm_pack_b(enum wino_s8_isa isa, int k, int n, const int8_t *b, pt
     const size_t kp = wino_s8_gemm_lda(k);
     int32_t *negsum = (int32_t *)packed;
     int8_t *panels = (int8_t *)wino_s8_panel(packed, np, kp, 0);
+    int16_t *panels16 = (int16_t *)wino_s8_panel16(packed, np, kp, 0);
     int p, j;
     memset(packed, 0, wino_s8_gemm_packed_b_bytes(isa, k, n));
     for (p = 0; p < k; p++) {
         const int8_t *bp = b + (ptrdiff_t)p * ldb;
         for (j = 0; j < n; j++) {
             const size_t jp = (size_t)j / WINO_S8_NPANEL, jj = (size_t)j % WINO_S8_NPANEL;
-            panels[jp * kp * WINO_S8_NPANEL + (size_t)(p / 4) * 64 + jj * 4 + (size_t)(p % 4)] =
-                bp[j];
+            if (isa == WINO_S8_AVX2)
+                panels16[jp * kp * WINO_S8_NPANEL + (size_t)(p / 2) * 32 + jj * 2 +
+                         (size_t)(p % 2)] = bp[j];
+            else
+                panels[jp * kp * WINO_S8_NPANEL + (size_t)(p / 4) * 64 + jj * 4 +
+                       (size_t)(p % 4)] = bp[j];
             negsum[j] -= 128 * bp[j];
         }
     }
@@ -110,7 +123,14 @@ static void gemm_scalar(int m, int n, int k, const uint8_t *a, ptrdiff_t lda, co
 
 size_t wino_s8_gemm_scratch_bytes(enum wino_s8_isa isa, int m, int n, int k)
 {
-    return isa == WINO_S8_AMX ? wino_s8_gemm_scratch_bytes__amx(m, n, k) : 0;
+    switch (isa) {
+    case WINO_S8_AMX:
+        return wino_s8_gemm_scratch_bytes__amx(m, n, k);
+    case WINO_S8_AVX2:
+        return wino_s8_gemm_scratch_bytes__avx2(m, n, k);
+    default:
+        return 0;
+    }
 }
 
 void wino_s8_gemm(enum wino_s8_isa isa, int m, int n, int k, const uint8_t *a, ptrdiff_t lda,
@@ -124,6 +144,9 @@ void wino_s8_gemm(enum wino_s8_isa isa, int m, int n, int k, const uint8_t *a, p
         return;
     case WINO_S8_VNNI:
         wino_s8_gemm__vnni(m, n, k, a, lda, packed_b, c, ldc);
+        return;
+    case WINO_S8_AVX2:
+        wino_s8_gemm__avx2(m, n, k, a, lda, packed_b, c, ldc, scratch);
         return;
     default:
         gemm_scalar(m, n, k, a, lda, packed_b, c, ldc);

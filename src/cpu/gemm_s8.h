@@ -1,5 +1,5 @@
 /* Single-threaded INT8 GEMM for the INT8 Winograd element-wise stage (u8 x s8 -> s32, exact),
- * with runtime ISA dispatch (AMX-INT8 -> AVX512-VNNI -> scalar).
+ * with runtime ISA dispatch (AMX-INT8 -> AVX512-VNNI -> AVX2 -> scalar).
  *
  *   C[i][j] = sum_p (A[i][p] - 128) * B[p][j]   for i < m, j < n, p < k, exactly, as int32.
  *
@@ -19,13 +19,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum wino_s8_isa { WINO_S8_SCALAR = 0, WINO_S8_VNNI = 1, WINO_S8_AMX = 2 };
+enum wino_s8_isa { WINO_S8_SCALAR = 0, WINO_S8_AVX2 = 1, WINO_S8_VNNI = 2, WINO_S8_AMX = 3 };
 
-/* The best ISA this CPU and OS support: VNNI needs AVX-512 F/BW/VNNI and the OS's zmm state;
+/* The best ISA this CPU and OS support: AVX2 needs the OS's ymm state (wino_cpu_isa);
+ * VNNI needs AVX-512 F/BW/VNNI and the OS's zmm state;
  * AMX also AMX-TILE/INT8, the OS's tile state and the Linux permission to use it (requested
  * once per process, on the first call). */
 enum wino_s8_isa wino_s8_isa(void);
-/* "scalar", "avx512-vnni", "amx" ("unknown" otherwise). */
+/* "scalar", "avx2", "avx512-vnni", "amx" ("unknown" otherwise). */
 const char *wino_s8_isa_name(enum wino_s8_isa isa);
 
 /* Smallest valid lda: k rounded up to 64 (one AMX tile row), the same for every ISA. */
@@ -41,13 +42,17 @@ size_t wino_s8_gemm_scratch_bytes(enum wino_s8_isa isa, int m, int n, int k);
 void wino_s8_gemm(enum wino_s8_isa isa, int m, int n, int k, const uint8_t *a, ptrdiff_t lda,
                   const void *packed_b, int32_t *c, ptrdiff_t ldc, void *scratch);
 
-/* ---- internal: shared by gemm_s8.c, gemm_s8_vnni.c and gemm_s8_amx.c --------------------
+/* ---- internal: shared by gemm_s8.c and the per-ISA files ----------------------------------
  *
- * Packed B (all ISAs), with kp = wino_s8_gemm_lda(k) and np = ceil(n / 16) panels of 16 columns:
+ * Packed B, with kp = wino_s8_gemm_lda(k) and np = ceil(n / 16) panels of 16 columns:
  *   int32 negsum[np * 16]          -128 * sum_p B[p][j] (0 past n): the initial accumulator
+ * then, for scalar, VNNI and AMX:
  *   int8  panel[np][kp / 4][16][4] panel[jp][q][jj][t] = B[4q + t][16 jp + jj] (0 past k, n)
- * A 16-column panel is the "VNNI format": one k quad of 16 columns is one zmm for vpdpbusd,
- * and 16 quads (64 k) of it are one AMX B tile (16 rows x 64 bytes, stride 64). */
+ * and for AVX2, whose exact products are 16-bit (vpmaddwd):
+ *   int16 panel[np][kp / 2][16][2] panel[jp][h][jj][t] = B[2h + t][16 jp + jj] (0 past k, n)
+ * An int8 16-column panel is the "VNNI format": one k quad of 16 columns is one zmm for
+ * vpdpbusd, and 16 quads (64 k) of it are one AMX B tile (16 rows x 64 bytes, stride 64); one
+ * k pair of an int16 panel is two ymm for vpmaddwd. */
 enum { WINO_S8_KPAD = 64, WINO_S8_NPANEL = 16 };
 
 static inline int wino_s8_panels(int n)
@@ -58,14 +63,22 @@ static inline const int32_t *wino_s8_negsum(const void *packed)
 {
     return (const int32_t *)packed;
 }
-/* Panel jp of a packed B with kp = wino_s8_gemm_lda(k) bytes per column and np panels. */
+/* Panel jp of a packed B with kp = wino_s8_gemm_lda(k) elements per column and np panels:
+ * int8 (scalar, VNNI, AMX) or int16 (AVX2). */
 static inline const int8_t *wino_s8_panel(const void *packed, int np, size_t kp, int jp)
 {
     return (const int8_t *)packed + (size_t)np * WINO_S8_NPANEL * sizeof(int32_t) +
            (size_t)jp * kp * WINO_S8_NPANEL;
 }
+static inline const int16_t *wino_s8_panel16(const void *packed, int np, size_t kp, int jp)
+{
+    return (const int16_t *)wino_s8_panel(packed, np, kp, 0) + (size_t)jp * kp * WINO_S8_NPANEL;
+}
 
 /* Per-ISA parts. wino_s8_amx_usable: CPUID, XCR0 and the OS permission (see wino_s8_isa). */
+size_t wino_s8_gemm_scratch_bytes__avx2(int m, int n, int k);
+void wino_s8_gemm__avx2(int m, int n, int k, const uint8_t *a, ptrdiff_t lda,
+                        const void *packed_b, int32_t *c, ptrdiff_t ldc, void *scratch);
 void wino_s8_gemm__vnni(int m, int n, int k, const uint8_t *a, ptrdiff_t lda,
                         const void *packed_b, int32_t *c, ptrdiff_t ldc);
 int wino_s8_amx_usable(void);

@@ -7,59 +7,14 @@
 #include <string.h>
 
 #include "base/error.h"
-#include "cpu/cpu_features.h"
 #include "cpu/gemm_f32.h"
+#include "cpu/requantize_s8.h"
 #include "cpu/thread_pool.h"
 #include "cpu/winograd_s8_transforms.h"
-
-#ifdef WINO_CPU_X86
-#include <immintrin.h>
-#define TGT __attribute__((target("avx512f,avx512bw,avx512vl")))
-#endif
 
 static size_t round64(size_t bytes)
 {
     return (bytes + 63) / 64 * 64;
-}
-
-/* ---- requantization (step 6), 16 lanes at a time where AVX-512 runs ------------------------ */
-
-/* Step 6: out[k] = requantize(y[k]) for channels k0 .. K-1 of one output pixel (the low byte
- * of the result: the same bits for int8 and uint8 outputs). */
-static void requantize_row_scalar(const struct wino_int8_layer *L, const int32_t *y, void *out,
-                                  int k0)
-{
-    for (int k = k0; k < L->k; k++)
-        ((uint8_t *)out)[k] =
-            (uint8_t)wino_int8_requantize(y[k], L->scale[k], L->bias[k], L->lo, L->hi);
-}
-
-#ifdef WINO_CPU_X86
-/* fmadd rounds once like fmaf; the clamp precedes vcvtps2dq's round to nearest even. */
-TGT static void requantize_row_avx512(const struct wino_int8_layer *L, const int32_t *y,
-                                      void *out)
-{
-    const __m512 lo = _mm512_set1_ps(L->lo), hi = _mm512_set1_ps(L->hi);
-    int k = 0;
-    for (; k + 16 <= L->k; k += 16) {
-        __m512 r = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_loadu_si512(y + k)),
-                                   _mm512_loadu_ps(L->scale + k), _mm512_loadu_ps(L->bias + k));
-        r = _mm512_min_ps(_mm512_max_ps(r, lo), hi);
-        _mm_storeu_si128((__m128i *)((char *)out + k), _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(r)));
-    }
-    requantize_row_scalar(L, y, out, k);
-}
-#endif
-
-static void requantize_row(const struct wino_s8_engine *e, const int32_t *y, void *out)
-{
-#ifdef WINO_CPU_X86
-    if (e->simd) {
-        requantize_row_avx512(&e->layer, y, out);
-        return;
-    }
-#endif
-    requantize_row_scalar(&e->layer, y, out, 0);
 }
 
 struct tile_geometry {
@@ -127,7 +82,7 @@ enum wino_status wino_s8_engine_prepare(struct wino_s8_engine *e,
     e->layer = *layer;
     memset(layer, 0, sizeof *layer);
     e->isa = gemm_isa;
-    e->simd = vector_isa == WINO_ISA_AVX512;
+    e->vector_isa = vector_isa;
     e->threads = threads;
     e->lda = wino_s8_gemm_lda(d->c);
     e->input = wino_s8_input_transform(e->layer.tile.m, vector_isa);
@@ -203,8 +158,8 @@ static void output_tile(const struct wino_s8_engine *e, const struct wino_conv2d
     e->output(mm, pos_stride, (int)kp, tmp);
     for (int i = 0; i < m && p0 + i < p; i++)
         for (int j = 0; j < m && q0 + j < q; j++)
-            requantize_row(e, tmp + (size_t)(i * m + j) * kp,
-                           (char *)y + (((size_t)n * p + p0 + i) * q + q0 + j) * K);
+            wino_s8_requantize_row(e->vector_isa, &e->layer, tmp + (size_t)(i * m + j) * kp, NULL,
+                                   (uint8_t *)y + (((size_t)n * p + p0 + i) * q + q0 + j) * K);
 }
 
 /* One thread's buffers. */

@@ -1,6 +1,6 @@
 /* The CPU INT8 Winograd engine (docs/int8-winograd.md): integer input transform, clip and
- * quantize to int8, alpha^2 int8 GEMMs (src/cpu/gemm_s8.h: AMX, AVX512-VNNI or scalar), integer
- * output transform and requantization, over blocks of tiles that stay in cache (the fused
+ * quantize to int8, alpha^2 int8 GEMMs (src/cpu/gemm_s8.h: AMX, AVX512-VNNI, AVX2 or scalar),
+ * integer output transform and requantization, over blocks of tiles that stay in cache (the fused
  * template), threaded by src/cpu/thread_pool.h. Bit-exact against src/ref/int8_winograd_ref.c. */
 #ifndef WINO_CPU_WINOGRAD_S8_H
 #define WINO_CPU_WINOGRAD_S8_H
@@ -14,7 +14,7 @@
 struct wino_s8_engine {
     struct wino_int8_layer layer; /* owned: Uq and the requantization constants */
     enum wino_s8_isa isa;
-    int simd;            /* 1: AVX-512 quantization steps, 0: scalar */
+    enum wino_isa vector_isa; /* of the transforms and the requantization */
     void *packed_u;      /* alpha^2 matrices Uq[pos] (C x K), packed for the GEMM */
     size_t packed_bytes; /* bytes of one packed matrix (a 64-byte multiple) */
     size_t lda;          /* bytes per GEMM row of transformed activations */

@@ -111,7 +111,8 @@ static enum wino_status create_direct(const struct wino_conv2d_desc *desc, const
     o->desc = *desc;
     wino_conv_desc_check(desc, &o->sizes); /* checked by the layer preparation */
     o->algo = WINO_ALGO_DIRECT;
-    st = wino_s8_direct_prepare(e, desc, &layer, wino_context_threads(ctx), wino_s8_isa());
+    st = wino_s8_direct_prepare(e, desc, &layer, wino_context_threads(ctx), wino_s8_isa(),
+                                wino_cpu_isa());
     int overflow = 0;
     if (!st)
         o->workspace_bytes = wino_s8_direct_workspace_bytes(e, desc, &overflow);

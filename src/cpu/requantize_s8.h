@@ -1,0 +1,17 @@
+/* Step 6 of docs/int8-winograd.md for the CPU INT8 engines (Winograd and direct): one output
+ * pixel's K int32 sums to bytes, vectorized for AVX-512 and AVX2 with the same bits as the
+ * scalar wino_int8_requantize (one fused multiply-add, the clamp, round to nearest even). */
+#ifndef WINO_CPU_REQUANTIZE_S8_H
+#define WINO_CPU_REQUANTIZE_S8_H
+
+#include <stdint.h>
+
+#include "cpu/gemm_f32.h" /* enum wino_isa */
+#include "op/int8_layer.h"
+
+/* out[k] = the low byte of requantize(y[k] + offset[k]) for k < L->k (the same bits for int8
+ * and uint8 outputs); offset may be NULL (no offset). isa <= wino_cpu_isa(). */
+void wino_s8_requantize_row(enum wino_isa isa, const struct wino_int8_layer *L, const int32_t *y,
+                            const int32_t *offset, uint8_t *out);
+
+#endif
