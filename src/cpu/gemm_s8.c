@@ -51,18 +51,13 @@ size_t wino_s8_gemm_lda(int k)
     return ((size_t)(k > 0 ? k : 1) + WINO_S8_KPAD - 1) / WINO_S8_KPAD * WINO_S8_KPAD;
 }
 
-/* ---- packed B (int8 panels, or int16 for AVX2: see gemm_s8.h) ---------------------------- */
-
-static size_t element_bytes(enum wino_s8_isa isa)
-{
-    return isa == WINO_S8_AVX2 ? sizeof(int16_t) : sizeof(int8_t);
-}
+/* ---- packed B (k quads, or k pairs for AVX2: see gemm_s8.h) ------------------------------ */
 
 size_t wino_s8_gemm_packed_b_bytes(enum wino_s8_isa isa, int k, int n)
 {
     const size_t np = (size_t)wino_s8_panels(n);
-    return np * WINO_S8_NPANEL * sizeof(int32_t) +
-           np * wino_s8_gemm_lda(k) * WINO_S8_NPANEL * element_bytes(isa);
+    (void)isa;
+    return np * WINO_S8_NPANEL * sizeof(int32_t) + np * wino_s8_gemm_lda(k) * WINO_S8_NPANEL;
 }
 
 void wino_s8_gemm_pack_b(enum wino_s8_isa isa, int k, int n, const int8_t *b, ptrdiff_t ldb,
@@ -72,7 +67,6 @@ void wino_s8_gemm_pack_b(enum wino_s8_isa isa, int k, int n, const int8_t *b, pt
     const size_t kp = wino_s8_gemm_lda(k);
     int32_t *negsum = (int32_t *)packed;
     int8_t *panels = (int8_t *)wino_s8_panel(packed, np, kp, 0);
-    int16_t *panels16 = (int16_t *)wino_s8_panel16(packed, np, kp, 0);
     int p, j;
     memset(packed, 0, wino_s8_gemm_packed_b_bytes(isa, k, n));
     for (p = 0; p < k; p++) {
@@ -80,8 +74,8 @@ void wino_s8_gemm_pack_b(enum wino_s8_isa isa, int k, int n, const int8_t *b, pt
         for (j = 0; j < n; j++) {
             const size_t jp = (size_t)j / WINO_S8_NPANEL, jj = (size_t)j % WINO_S8_NPANEL;
             if (isa == WINO_S8_AVX2)
-                panels16[jp * kp * WINO_S8_NPANEL + (size_t)(p / 2) * 32 + jj * 2 +
-                         (size_t)(p % 2)] = bp[j];
+                panels[jp * kp * WINO_S8_NPANEL + (size_t)(p / 2) * 32 + jj * 2 +
+                       (size_t)(p % 2)] = bp[j];
             else
                 panels[jp * kp * WINO_S8_NPANEL + (size_t)(p / 4) * 64 + jj * 4 +
                        (size_t)(p % 4)] = bp[j];

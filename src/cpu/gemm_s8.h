@@ -46,13 +46,13 @@ void wino_s8_gemm(enum wino_s8_isa isa, int m, int n, int k, const uint8_t *a, p
  *
  * Packed B, with kp = wino_s8_gemm_lda(k) and np = ceil(n / 16) panels of 16 columns:
  *   int32 negsum[np * 16]          -128 * sum_p B[p][j] (0 past n): the initial accumulator
- * then, for scalar, VNNI and AMX:
+ * then, for scalar, VNNI and AMX, k quads:
  *   int8  panel[np][kp / 4][16][4] panel[jp][q][jj][t] = B[4q + t][16 jp + jj] (0 past k, n)
- * and for AVX2, whose exact products are 16-bit (vpmaddwd):
- *   int16 panel[np][kp / 2][16][2] panel[jp][h][jj][t] = B[2h + t][16 jp + jj] (0 past k, n)
- * An int8 16-column panel is the "VNNI format": one k quad of 16 columns is one zmm for
- * vpdpbusd, and 16 quads (64 k) of it are one AMX B tile (16 rows x 64 bytes, stride 64); one
- * k pair of an int16 panel is two ymm for vpmaddwd. */
+ * and for AVX2, whose exact products are 16-bit (vpmaddwd), k pairs:
+ *   int8  panel[np][kp / 2][16][2] panel[jp][h][jj][t] = B[2h + t][16 jp + jj] (0 past k, n)
+ * A quad panel is the "VNNI format": one k quad of 16 columns is one zmm for vpdpbusd, and 16
+ * quads (64 k) of it are one AMX B tile (16 rows x 64 bytes, stride 64); one k pair of a pair
+ * panel, sign-extended, is two ymm for vpmaddwd. */
 enum { WINO_S8_KPAD = 64, WINO_S8_NPANEL = 16 };
 
 static inline int wino_s8_panels(int n)
@@ -63,16 +63,11 @@ static inline const int32_t *wino_s8_negsum(const void *packed)
 {
     return (const int32_t *)packed;
 }
-/* Panel jp of a packed B with kp = wino_s8_gemm_lda(k) elements per column and np panels:
- * int8 (scalar, VNNI, AMX) or int16 (AVX2). */
+/* Panel jp of a packed B with kp = wino_s8_gemm_lda(k) bytes per column and np panels. */
 static inline const int8_t *wino_s8_panel(const void *packed, int np, size_t kp, int jp)
 {
     return (const int8_t *)packed + (size_t)np * WINO_S8_NPANEL * sizeof(int32_t) +
            (size_t)jp * kp * WINO_S8_NPANEL;
-}
-static inline const int16_t *wino_s8_panel16(const void *packed, int np, size_t kp, int jp)
-{
-    return (const int16_t *)wino_s8_panel(packed, np, kp, 0) + (size_t)jp * kp * WINO_S8_NPANEL;
 }
 
 /* Per-ISA parts. wino_s8_amx_usable: CPUID, XCR0 and the OS permission (see wino_s8_isa). */

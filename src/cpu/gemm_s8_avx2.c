@@ -1,14 +1,16 @@
-/* INT8 GEMM, AVX2: 6 x 16 register-blocked microkernel over the int16 packed B (gemm_s8.h).
+/* INT8 GEMM, AVX2: 6 x 16 register-blocked microkernel over the k-pair packed B (gemm_s8.h).
  *
  * AVX2 has no vpdpbusd, and vpmaddubsw saturates its pair sums (255 * 127 * 2 > 32767), so the
  * products are taken in 16 bits, where vpmaddwd sums two u16 x s16 products into int32 exactly:
- * B is packed as int16 k pairs, and each block of A rows is widened to u16 once into scratch
- * (m k conversions against m n k products). Per k pair: two ymm of B (16 columns) and, per row,
- * one vpbroadcastd of a u16 pair feeding two vpmaddwd and two vpaddd: 12 accumulators +
- * 2 B + broadcast + product = 16 ymm. The accumulators start at the packed -128 * column sums.
+ * B is packed as int8 k pairs and sign-extended as it is loaded (B stays as small as the other
+ * ISAs' and is read at half the bytes, which counts where few rows meet each panel), and each
+ * block of A rows is widened to u16 once into scratch (m k conversions against m n k products).
+ * Per k pair: two ymm of B (16 columns) and, per row, one vpbroadcastd of a u16 pair feeding two
+ * vpmaddwd and two vpaddd: 12 accumulators + 2 B + broadcast + product = 16 ymm. The
+ * accumulators start at the packed -128 * column sums.
  *
  * Loops: blocks of MC rows (their u16 copy <= A_BLOCK_BYTES, stays in L2)
- *          16-column panel (kp x 32 bytes <= 16 KiB for k <= 512: stays in L1)
+ *          16-column panel (kp x 16 bytes <= 8 KiB for k <= 512: stays in L1)
  *            micro-panels of <= 6 rows of the block: one microkernel each.
  * Compiled with function-level target attributes: the library needs no global -m flags. */
 #include "cpu/gemm_s8.h"
@@ -54,7 +56,7 @@ enum { MR = 6 };
  * elements. One instance per row count, with one named variable per accumulator (kept in
  * registers); the row guards fold at compile time. */
 #define KDEF(mr)                                                                                   \
-    TGT static void kernel_##mr(int nh, const uint16_t *a, ptrdiff_t lda, const int16_t *b,        \
+    TGT static void kernel_##mr(int nh, const uint16_t *a, ptrdiff_t lda, const int8_t *b,         \
                                 const int32_t *negsum, int32_t *c, ptrdiff_t ldc, int w)          \
     {                                                                                              \
         enum { MR_ = mr };                                                                         \
@@ -67,14 +69,15 @@ enum { MR = 6 };
         int h;                                                                                     \
         ROWS(DECL)                                                                                 \
         for (h = 0; h < nh; h++) {                                                                 \
-            const __m256i b0 = _mm256_load_si256((const __m256i *)(b + (size_t)h * 32)),           \
-                          b1 = _mm256_load_si256((const __m256i *)(b + (size_t)h * 32 + 16));      \
+            const __m256i b0 = _mm256_cvtepi8_epi16(_mm_load_si128((const __m128i *)(b + 32 * h))),  \
+                          b1 = _mm256_cvtepi8_epi16(                                               \
+                              _mm_load_si128((const __m128i *)(b + 32 * h + 16)));                 \
             ROWS(STEP)                                                                             \
         }                                                                                          \
         ROWS(STORE)                                                                                \
     }
 
-typedef void (*kernel_fn)(int nh, const uint16_t *a, ptrdiff_t lda, const int16_t *b,
+typedef void (*kernel_fn)(int nh, const uint16_t *a, ptrdiff_t lda, const int8_t *b,
                           const int32_t *negsum, int32_t *c, ptrdiff_t ldc, int w);
 KDEF(1) KDEF(2) KDEF(3) KDEF(4) KDEF(5) KDEF(6)
 /* kernels[mr - 1] */
@@ -130,7 +133,7 @@ void wino_s8_gemm__avx2(int m, int n, int k, const uint8_t *a, ptrdiff_t lda,
         for (jp = 0; jp < np; jp++) {
             const int rest = n - jp * WINO_S8_NPANEL;
             const int w = rest < WINO_S8_NPANEL ? rest : WINO_S8_NPANEL;
-            const int16_t *b = wino_s8_panel16(packed_b, np, kp, jp);
+            const int8_t *b = wino_s8_panel(packed_b, np, kp, jp);
             for (p = 0, i = 0; p < panels; p++, i += mr) {
                 mr = rows / panels + (p < rows % panels);
                 kernels[mr - 1](nh, a16 + (size_t)i * kp, (ptrdiff_t)kp, b,
