@@ -65,12 +65,22 @@ static int plan_buffers(const struct wino_s8_engine *e, const struct wino_conv2d
     return 0;
 }
 
-/* Tiles per block: A (alpha^2 x tb x lda) and M (alpha^2 x tb x K x 4) in about 1 MiB of L2. */
-static int block_tiles(int alpha, size_t lda, int k)
+/* Tiles per block: A (alpha^2 x tb x lda) and M (alpha^2 x tb x K x 4) in about 1 MiB of L2,
+ * first a multiple of 16 (the AMX tile's rows). Where the layer has at least a block per thread,
+ * the blocks are then made equal and their count a multiple of the threads (196 tiles in blocks
+ * of 80 left one of two threads idle for a block; four blocks of 49 do not); this never enlarges
+ * a block. */
+static int block_tiles(int alpha, size_t lda, int k, long tiles, int threads)
 {
     long tb = (1L << 20) / ((long)alpha * alpha * ((long)lda + 4L * k));
     tb = tb / 16 * 16;
-    return (int)(tb < 16 ? 16 : tb > 512 ? 512 : tb);
+    tb = tb < 16 ? 16 : tb > 512 ? 512 : tb;
+    const long blocks = (tiles + tb - 1) / tb;
+    if (blocks >= threads) {
+        const long balanced = (blocks + threads - 1) / threads * threads;
+        tb = (tiles + balanced - 1) / balanced;
+    }
+    return (int)tb;
 }
 
 enum wino_status wino_s8_engine_prepare(struct wino_s8_engine *e,
@@ -88,7 +98,10 @@ enum wino_status wino_s8_engine_prepare(struct wino_s8_engine *e,
     e->input = wino_s8_input_transform(e->layer.tile.m, vector_isa);
     e->output = wino_s8_output_transform(e->layer.tile.m, vector_isa);
     const int a = e->layer.tile.alpha;
-    e->tile_block = block_tiles(a, e->lda, d->k);
+    int p, q;
+    wino_conv2d_output_size(d, &p, &q); /* d was checked by the layer preparation */
+    e->tile_block = block_tiles(a, e->lda, d->k, geometry(e->layer.tile.m, p, q, d->n).tiles,
+                                threads);
     e->packed_bytes = round64(wino_s8_gemm_packed_b_bytes(e->isa, d->c, d->k));
     if (posix_memalign(&e->packed_u, 64, e->packed_bytes * (size_t)(a * a))) {
         e->packed_u = NULL;
