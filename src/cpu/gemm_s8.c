@@ -67,18 +67,15 @@ void wino_s8_gemm_pack_b(enum wino_s8_isa isa, int k, int n, const int8_t *b, pt
     const size_t kp = wino_s8_gemm_lda(k);
     int32_t *negsum = (int32_t *)packed;
     int8_t *panels = (int8_t *)wino_s8_panel(packed, np, kp, 0);
+    const int group = isa == WINO_S8_AVX2 ? 2 : 4; /* k pairs or k quads */
     int p, j;
     memset(packed, 0, wino_s8_gemm_packed_b_bytes(isa, k, n));
     for (p = 0; p < k; p++) {
         const int8_t *bp = b + (ptrdiff_t)p * ldb;
         for (j = 0; j < n; j++) {
             const size_t jp = (size_t)j / WINO_S8_NPANEL, jj = (size_t)j % WINO_S8_NPANEL;
-            if (isa == WINO_S8_AVX2)
-                panels[jp * kp * WINO_S8_NPANEL + (size_t)(p / 2) * 32 + jj * 2 +
-                       (size_t)(p % 2)] = bp[j];
-            else
-                panels[jp * kp * WINO_S8_NPANEL + (size_t)(p / 4) * 64 + jj * 4 +
-                       (size_t)(p % 4)] = bp[j];
+            panels[jp * kp * WINO_S8_NPANEL + (size_t)(p / group) * WINO_S8_NPANEL * group +
+                   jj * group + (size_t)(p % group)] = bp[j];
             negsum[j] -= 128 * bp[j];
         }
     }

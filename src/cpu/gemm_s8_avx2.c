@@ -69,9 +69,9 @@ enum { MR = 6 };
         int h;                                                                                     \
         ROWS(DECL)                                                                                 \
         for (h = 0; h < nh; h++) {                                                                 \
-            const __m256i b0 = _mm256_cvtepi8_epi16(_mm_load_si128((const __m128i *)(b + 32 * h))),  \
-                          b1 = _mm256_cvtepi8_epi16(                                               \
-                              _mm_load_si128((const __m128i *)(b + 32 * h + 16)));                 \
+            const __m128i *bh = (const __m128i *)(b + 32 * h);                                     \
+            const __m256i b0 = _mm256_cvtepi8_epi16(_mm_load_si128(bh)),                           \
+                          b1 = _mm256_cvtepi8_epi16(_mm_load_si128(bh + 1));                       \
             ROWS(STEP)                                                                             \
         }                                                                                          \
         ROWS(STORE)                                                                                \

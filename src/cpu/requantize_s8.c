@@ -34,7 +34,7 @@ row_avx512(const struct wino_int8_layer *L, const int32_t *y, const int32_t *off
 }
 
 /* The same steps on 8 lanes; the low byte of each lane is picked by a byte shuffle within each
- * 128-bit half, then the two halves' 4 bytes are joined. */
+ * 128-bit half, and the halves' 4 bytes are brought together by a lane permute. */
 __attribute__((target("avx2,fma"))) static void row_avx2(const struct wino_int8_layer *L,
                                                         const int32_t *y, const int32_t *offset,
                                                         uint8_t *out)
@@ -43,6 +43,7 @@ __attribute__((target("avx2,fma"))) static void row_avx2(const struct wino_int8_
     const __m256i low_bytes = _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1,
                                                -1, -1, -1, 0, 4, 8, 12, -1, -1, -1, -1, -1, -1,
                                                -1, -1, -1, -1, -1, -1);
+    const __m256i join = _mm256_setr_epi32(0, 4, 1, 1, 1, 1, 1, 1);
     int k = 0;
     for (; k + 8 <= L->k; k += 8) {
         __m256i s = _mm256_loadu_si256((const __m256i *)(y + k));
@@ -51,11 +52,9 @@ __attribute__((target("avx2,fma"))) static void row_avx2(const struct wino_int8_
         __m256 r = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_loadu_ps(L->scale + k),
                                    _mm256_loadu_ps(L->bias + k));
         r = _mm256_min_ps(_mm256_max_ps(r, lo), hi);
-        const __m256i b = _mm256_shuffle_epi8(_mm256_cvtps_epi32(r), low_bytes);
-        const uint32_t w0 = (uint32_t)_mm256_extract_epi32(b, 0),
-                       w1 = (uint32_t)_mm256_extract_epi32(b, 4);
-        const uint64_t both = (uint64_t)w0 | (uint64_t)w1 << 32;
-        __builtin_memcpy(out + k, &both, 8);
+        const __m256i b = _mm256_permutevar8x32_epi32(
+            _mm256_shuffle_epi8(_mm256_cvtps_epi32(r), low_bytes), join);
+        _mm_storel_epi64((__m128i *)(out + k), _mm256_castsi256_si128(b));
     }
     row_scalar(L, y, offset, out, k);
 }
