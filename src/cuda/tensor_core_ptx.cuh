@@ -66,7 +66,7 @@ template <typename E> struct mma_op;
 WINO_MMA_16BIT(__half, "f16")
 WINO_MMA_16BIT(__nv_bfloat16, "bf16")
 #undef WINO_MMA_16BIT
-/* FP32 operands as TF32 (m16n8k8): the fragments hold to_tf32's bit patterns. */
+/* FP32 operands as TF32 (m16n8k8): the tensor cores read the top 19 bits of each (split_tf32). */
 template <> struct mma_op<float> {
     typedef float acc_t;
     static __device__ __forceinline__ void run(float d[4], const unsigned a[4], const unsigned b[2])
@@ -77,19 +77,16 @@ template <> struct mma_op<float> {
                      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
     }
 };
-/* v rounded to the nearest TF32 value (10 significand bits), as bits. */
-static __device__ __forceinline__ unsigned to_tf32(float v)
-{
-    unsigned r;
-    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(v));
-    return r;
-}
 /* v as the sum of two TF32 values, hi nearest to v and lo nearest to the rest: their products
- * (hi hi' + hi lo' + lo hi', "3xTF32") are within about 2^-20 of the exact product, relatively. */
+ * (hi hi' + hi lo' + lo hi', "3xTF32") are within about 2^-20 of the exact product, relatively.
+ * Both are rounded to nearest, ties away (cvt.rna's rounding), by adding half a TF32 unit to the
+ * bits: the tensor cores read only an operand's top 19 bits, so lo needs no cut, and v - hi is
+ * exact. Four instructions, where two cvt.rna.tf32.f32 and the subtraction take nine. */
 static __device__ __forceinline__ void split_tf32(float v, unsigned &hi, unsigned &lo)
 {
-    hi = to_tf32(v);
-    lo = to_tf32(v - __uint_as_float(hi));
+    const unsigned half_unit = 0x1000u, cut = 0xffffe000u;
+    hi = (__float_as_uint(v) + half_unit) & cut;
+    lo = __float_as_uint(v - __uint_as_float(hi)) + half_unit;
 }
 template <> struct mma_op<int8_t> {
     typedef int acc_t;

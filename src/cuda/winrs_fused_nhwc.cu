@@ -84,18 +84,22 @@ template <typename T> static __device__ __forceinline__ unsigned pack16(float a,
     return u;
 }
 
-/* Where a unit's data lies: the offsets of dy[n][p][q][k0] and x[n][h][w0][c0] (h = p + row
- * - pad_h, w0 its window's first column), whether the unit is in the segment and its row of x
- * in the image, and its taps of dy in the row (fewer than r for a ragged plan's last unit). */
-struct nhwc_place {
-    long long dy0, x0;
-    int w0, in, h_in, taps;
+/* Where a unit's data lies for the copying warps of one kind: the offset of its first element,
+ * dy[n][p][q][k0] or x[n][h][w0][c0] (h = p + row - pad_h, w0 its window's first column), and
+ * which of its A taps of dy or columns of x hold data (bit j): the row's taps of dy (fewer than
+ * r for a ragged plan's last unit), the columns of x in the image, none past the segment. The
+ * copies zero-fill the rest; worked out once per unit, so that a copy costs a test and an add. */
+struct __align__(16) nhwc_source {
+    long long off;
+    unsigned bits;
 };
 
 /* Places of steps s .. s + PLACE_STEPS - 1 are kept: a step's are worked out three steps before
  * its copies start. */
 #define PLACE_STEPS 4
 
+/* A step's places: [dy, x][unit]. */
+template <typename T> using step_places = nhwc_source[2][nhwc_shape<T>::UNITS];
 /* A step's transformed planes of one buffer: [U, V][part][a][...]. */
 template <typename T, int A>
 using tf_planes = T[2][nhwc_shape<T>::PARTS][A][nhwc_shape<T>::PLANE];
@@ -107,16 +111,23 @@ using raw_rows = T[2][nhwc_shape<T>::UNITS * A][nhwc_shape<T>::ROW];
  * and windows of x (every tap written at each step, zeros past r or alpha), and their
  * transforms U and V. */
 template <typename T, int A> struct nhwc_smem {
-    nhwc_place place[PLACE_STEPS][nhwc_shape<T>::UNITS];
+    step_places<T> place[PLACE_STEPS];
     raw_rows<T, A> raw[2];
     tf_planes<T, A> tf[2];
 };
 
-/* Thread t < UNITS works out the place of unit u0 + t. */
+/* Bits first .. end - 1, within 0 .. 30. */
+static __device__ __forceinline__ unsigned bit_span(int first, int end)
+{
+    first = min(max(first, 0), 31), end = min(max(end, first), 31);
+    return (1u << end) - (1u << first);
+}
+
+/* Thread t < UNITS works out the places of unit u0 + t. */
 template <typename T, int A>
 static __device__ __forceinline__ void place_step(const dims &d, const fused_problem<A> &f,
                                                   const block_place &b, long u0,
-                                                  nhwc_place *out)
+                                                  step_places<T> &out)
 {
     const int t = threadIdx.x;
     if (t >= nhwc_shape<T>::UNITS)
@@ -124,52 +135,40 @@ static __device__ __forceinline__ void place_step(const dims &d, const fused_pro
     const int unit = (int)(u0 + t), row = unit / f.units, n = row / d.p, p = row - n * d.p;
     const int q = f.q0 + (unit - row * f.units) * f.r;
     const int h = p + b.row - d.pad_h, w0 = q + f.j0 + b.tile * f.n - d.pad_w;
-    nhwc_place pl;
-    pl.in = u0 + t < b.end;
-    pl.h_in = h >= 0 && h < d.h;
-    pl.w0 = w0;
-    pl.taps = min(f.r, d.q - q);
-    pl.dy0 = (((long long)n * d.p + p) * d.q + q) * d.k + b.k0;
-    pl.x0 = (((long long)n * d.h + h) * d.w + w0) * d.c + b.c0;
-    out[t] = pl;
+    const bool in = u0 + t < b.end;
+    nhwc_source s;
+    s.off = (((long long)n * d.p + p) * d.q + q) * d.k + b.k0;
+    s.bits = in ? bit_span(0, min(f.r, d.q - q)) : 0u;
+    out[0][t] = s;
+    s.off = (((long long)n * d.h + h) * d.w + w0) * d.c + b.c0;
+    s.bits = in && h >= 0 && h < d.h ? bit_span(-w0, min(f.alpha, d.w - w0)) : 0u;
+    out[1][t] = s;
 }
 
-/* Stage 1 for a step: warp w of the first half copies the r taps of dy of its UNITS / 8 units
- * (NHWC: 64 contiguous channels each), warp w of the second half the alpha columns of x of the
- * same units; a lane takes one 16-byte piece of a tap at a time (zeros past r or alpha, past
- * the segment, the row of dy, K or C, and in the padding). */
+/* Stage 1 for a step: warp w of the first half copies the A taps of dy of its UNITS / 8 units
+ * (NHWC: 64 contiguous channels each), warp w of the second half the A columns of x of the
+ * same units; a lane takes one 16-byte piece of a tap at a time (zeros where the place has no
+ * data, and past K or C). */
 template <typename T, int A>
-static __device__ __forceinline__ void fetch_step(const dims &d, const fused_problem<A> &f,
-                                                  const block_place &b, const nhwc_place *place,
-                                                  const T *x, const T *dy,
-                                                  raw_rows<T, A> &raw)
+static __device__ __forceinline__ void fetch_step(const dims &d, const block_place &b,
+                                                  const step_places<T> &place, const T *x,
+                                                  const T *dy, raw_rows<T, A> &raw)
 {
     typedef nhwc_shape<T> S;
     constexpr int LANES = BLOCK / S::PIECE, TAPS = 32 / LANES; /* per tap, taps per copy */
     constexpr int UNITS = S::UNITS / 8;                        /* per warp */
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, ch = lane % LANES * S::PIECE;
     const int kind = warp / 8, u0 = UNITS * (warp % 8);
-    if (kind == 0) {
-        const bool k_in = b.k0 + ch < d.k;
+    const T *from = kind ? x : dy;
+    const int pitch = kind ? d.c : d.k;
+    const bool ch_in = (kind ? b.c0 + ch < d.c : b.k0 + ch < d.k);
 #pragma unroll
-        for (int i = 0; i < UNITS * A / TAPS; i++) {
-            const int e = lane / LANES + TAPS * i, ul = u0 + e / A, tap = e % A;
-            const nhwc_place &pl = place[ul];
-            const bool ok = pl.in && k_in && tap < pl.taps;
-            cp_async16(&raw[0][ul * A + tap][ch], dy + (ok ? pl.dy0 + (long long)tap * d.k + ch : 0),
-                       ok ? 16 : 0);
-        }
-    } else {
-        const bool c_in = b.c0 + ch < d.c;
-#pragma unroll
-        for (int i = 0; i < UNITS * A / TAPS; i++) {
-            const int e = lane / LANES + TAPS * i, ul = u0 + e / A, j = e % A;
-            const nhwc_place &pl = place[ul];
-            const int w = pl.w0 + j;
-            const bool ok = pl.in && pl.h_in && c_in && j < f.alpha && w >= 0 && w < d.w;
-            cp_async16(&raw[1][ul * A + j][ch], x + (ok ? pl.x0 + (long long)j * d.c + ch : 0),
-                       ok ? 16 : 0);
-        }
+    for (int i = 0; i < UNITS * A / TAPS; i++) {
+        const int e = lane / LANES + TAPS * i, ul = u0 + e / A, j = e % A;
+        const nhwc_source s = place[kind][ul];
+        const bool ok = ch_in && (s.bits >> j & 1u);
+        cp_async16(&raw[kind][ul * A + j][ch],
+                   from + (ok ? s.off + (j * pitch + ch) : 0), ok ? 16 : 0);
     }
 }
 
@@ -489,13 +488,13 @@ __global__ void __launch_bounds__(NHWC_THREADS, 1)
         place_step<T>(d, f, b, b.begin + (long)s * UNITS, sm.place[s]);
     __syncthreads(); /* the first places are in */
     if (steps > 0)
-        fetch_step(d, f, b, sm.place[0], x, dy, sm.raw[0]);
+        fetch_step<T, A>(d, b, sm.place[0], x, dy, sm.raw[0]);
     cp_async_wait_all();
     __syncthreads();
     if (steps > 0)
         transform_step<T, A>(hi, lo, two, sm.raw[0], sm.tf[0]);
     if (steps > 1)
-        fetch_step(d, f, b, sm.place[1], x, dy, sm.raw[1]);
+        fetch_step<T, A>(d, b, sm.place[1], x, dy, sm.raw[1]);
     cp_async_commit();
     /* step s's places in sm.place[s % 4], raw data in sm.raw[s % 2], transforms in sm.tf[s % 2] */
     for (int s = 0; s < steps; s++) {
@@ -506,7 +505,7 @@ __global__ void __launch_bounds__(NHWC_THREADS, 1)
             place_step<T>(d, f, b, b.begin + (long)(s + PLACE_STEPS) * UNITS,
                           sm.place[s % PLACE_STEPS]);
         if (s + 2 < steps) /* into step s's raw data, transformed before the barrier */
-            fetch_step(d, f, b, sm.place[(s + 2) % PLACE_STEPS], x, dy, sm.raw[now]);
+            fetch_step<T, A>(d, b, sm.place[(s + 2) % PLACE_STEPS], x, dy, sm.raw[now]);
         cp_async_commit();
         multiply_step<T, A>(f, sm.tf[now], acc);
         if (s + 1 < steps)
