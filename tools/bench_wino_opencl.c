@@ -1,8 +1,9 @@
 /* `wino bench --backend opencl`: wino's OpenCL kernels on a layer set, NHWC FP32 forward, with
  * the default kernel parameters (wino-opencl) and the tuned ones (wino-opencl-tuned: a tuning
  * database's entry, or the one --tune searches first), non-fused and fused; each output is
- * checked against the FP64 reference, then timed with clFinish after each run (median). Also
- * the OpenCL device the CLI opens, `wino tune --backend opencl`'s too. */
+ * checked against the FP64 reference, then timed between markers on the queue (median), as the
+ * CUDA bench times between events. Also the OpenCL device the CLI opens, `wino tune --backend
+ * opencl`'s too. */
 #define _POSIX_C_SOURCE 200809L /* mkstemp */
 
 #include <errno.h>
@@ -96,8 +97,9 @@ void bench_opencl_usage(FILE *out)
             "                     them and which variant AUTO runs\n"
             "Each row is first checked once against wino's FP64 reference (relative L1 error at\n"
             "most %g; a wrong result is refused: stderr, exit 1). Time = median of R runs after W\n"
-            "warm-ups, CLOCK_MONOTONIC around each run and the clFinish that waits for it: filter\n"
-            "transform and kernel builds are excluded (their time is prepare_ms).\n"
+            "warm-ups, each between two markers on the queue (the difference of their profiling\n"
+            "end times; the runs are enqueued back to back, as the CUDA bench's between events):\n"
+            "filter transform and kernel builds are excluded (their time is prepare_ms).\n"
             "\n"
             BENCH_LAYER_USAGE
             "  --batch N        override every layer's batch size\n"
@@ -173,7 +175,9 @@ int bench_opencl_open(const char *verb, long index, struct bench_opencl *cl)
     cl_device_id device = devices[index];
     cl_int err = CL_SUCCESS;
     cl_context context = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
-    cl_command_queue queue = err == CL_SUCCESS ? clCreateCommandQueue(context, device, 0, &err)
+    cl_command_queue queue = err == CL_SUCCESS ? clCreateCommandQueue(context, device,
+                                                                      CL_QUEUE_PROFILING_ENABLE,
+                                                                      &err)
                                                : NULL;
     if (err != CL_SUCCESS) {
         if (context)
@@ -305,11 +309,52 @@ struct cl_state {
     size_t workspace_bytes;
 };
 
+/* Enqueues one run (cl_output's blocking read waits for it). */
 static int cl_run(void *p)
 {
     const struct cl_state *st = p;
-    return wino_conv2d_run(st->op, st->lr->x, st->lr->y, st->workspace, st->workspace_bytes) ||
-           clFinish(st->lr->cl->queue) != CL_SUCCESS;
+    return wino_conv2d_run(st->op, st->lr->x, st->lr->y, st->workspace, st->workspace_bytes);
+}
+
+/* The median time in ms of reps runs of r (a cl_state), each between two markers on its
+ * queue (their profiling end times), after warmup untimed runs; consecutive runs share a
+ * marker, so the device runs them back to back while the host enqueues ahead. times: reps
+ * doubles of scratch. Returns 0, or 1 when a run or the queue failed. */
+static int time_runs(const struct bench_runner *r, long warmup, long reps, double *times,
+                     double *ms)
+{
+    cl_command_queue queue = ((const struct cl_state *)r->state)->lr->cl->queue;
+    cl_event *marks = calloc((size_t)reps + 1, sizeof *marks);
+    long made = 0;
+    int rc = 1;
+    if (!marks)
+        return 1;
+    for (long i = 0; i < warmup; i++)
+        if (r->run(r->state))
+            goto done;
+    for (; made <= reps; made++)
+        if ((made && r->run(r->state)) ||
+            clEnqueueMarkerWithWaitList(queue, 0, NULL, &marks[made]) != CL_SUCCESS)
+            goto done;
+    if (clFinish(queue) != CL_SUCCESS)
+        goto done;
+    cl_ulong prev = 0;
+    for (long i = 0; i <= reps; i++) {
+        cl_ulong end;
+        if (clGetEventProfilingInfo(marks[i], CL_PROFILING_COMMAND_END, sizeof end, &end,
+                                    NULL) != CL_SUCCESS)
+            goto done;
+        if (i)
+            times[i - 1] = 1e-6 * (double)(end - prev);
+        prev = end;
+    }
+    *ms = bench_median(times, reps);
+    rc = 0;
+done:
+    for (long i = 0; i < made; i++)
+        clReleaseEvent(marks[i]); /* teardown */
+    free(marks);
+    return rc;
 }
 
 static int cl_output(void *p, float *y)
@@ -456,7 +501,7 @@ static int measure(const struct bench_args *a, struct layer_run *lr, const char 
             free(out);
             return 1;
         }
-        failed = bench_time_runs(&r, a->warmup, a->reps, times, &row->ms);
+        failed = time_runs(&r, a->warmup, a->reps, times, &row->ms);
     }
     free(out);
     r.destroy(r.state);
