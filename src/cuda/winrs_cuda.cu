@@ -45,8 +45,38 @@ struct wino_cuda_winrs {
     size_t u_bytes, v_bytes, m_bytes; /* the workspace: U, V, M, then cuBLAS's */
     int segments[WINO_CUDA_WINRS_MAX_PROBLEMS];   /* fused: per problem (winrs_fused.h) */
     int in_cluster[WINO_CUDA_WINRS_MAX_PROBLEMS]; /* fused: summed across a cluster */
-    size_t bucket_bytes;                        /* fused: the whole workspace */
+    /* fused, NCHW x and dy that the tensor-core kernel takes in NHWC: their NHWC copies at the
+     * workspace's start (x's, then dy's at x_stage_bytes), staged_bytes in all (0: none) */
+    size_t x_stage_bytes, staged_bytes;
+    size_t bucket_bytes; /* fused: the buckets, after the staged copies */
 };
+
+/* out[b][j][i] = in[b][i][j] for rows x cols matrices: an NCHW tensor (rows C, cols H W) into
+ * NHWC, through 32 x 32 tiles of shared memory so that both sides are read and written in
+ * whole rows. Blocks of 32 x 8 threads; grid (ceil(cols / 32), ceil(rows / 32), batches). */
+template <typename T>
+__global__ void transpose_batched(const T *in, T *out, int rows, int cols)
+{
+    __shared__ T tile[32][33];
+    const size_t base = (size_t)blockIdx.z * rows * cols;
+    const int i0 = blockIdx.y * 32, j0 = blockIdx.x * 32;
+    for (int y = threadIdx.y; y < 32; y += 8)
+        if (i0 + y < rows && j0 + (int)threadIdx.x < cols)
+            tile[y][threadIdx.x] = in[base + (size_t)(i0 + y) * cols + j0 + threadIdx.x];
+    __syncthreads();
+    for (int y = threadIdx.y; y < 32; y += 8)
+        if (j0 + y < cols && i0 + (int)threadIdx.x < rows)
+            out[base + (size_t)(j0 + y) * rows + i0 + threadIdx.x] = tile[threadIdx.x][y];
+}
+
+template <typename T>
+static void transpose_nchw(const T *in, T *out, int batches, int channels, long pixels,
+                           cudaStream_t stream)
+{
+    const dim3 grid((unsigned)((pixels + 31) / 32), (unsigned)((channels + 31) / 32),
+                    (unsigned)batches);
+    transpose_batched<T><<<grid, dim3(32, 8), 0, stream>>>(in, out, channels, (int)pixels);
+}
 
 /* U[a][u][k] = sum_l G[a][l] dy[n][k][p][q + l] for the chunk's units u0 .. u0 + lc. */
 template <typename T>
@@ -136,10 +166,34 @@ static size_t element_bytes(const struct wino_cuda_winrs *w)
     return w->desc.dtype == WINO_DTYPE_F32 ? 4 : 2;
 }
 
-/* The fused kernels' segments, their buckets within BUCKET_SHARE of the data. */
+/* The fused kernels' view of w's tensors: NCHW x and dy that the tensor-core kernel takes are
+ * staged in NHWC (dw stays KCRS). The staging costs x + dy of workspace and a copy of each, and
+ * buys the tensor-core kernel where the NCHW kernels multiply on CUDA cores (FP32) or read
+ * their operands in scattered pieces (16 bits). */
+static dims fused_dims(const struct wino_cuda_winrs *w, int *staged)
+{
+    dims d = dims_of(&w->desc, &w->sizes);
+    dims as_nhwc = d;
+    as_nhwc.nhwc = 1;
+    *staged = !d.nhwc && winrs_fused_nhwc_takes(as_nhwc, element_bytes(w));
+    return *staged ? as_nhwc : d;
+}
+
+static size_t aligned(double bytes)
+{
+    const size_t align = 256;
+    return ((size_t)bytes + align - 1) / align * align;
+}
+
+/* The fused kernels' segments, their buckets within BUCKET_SHARE of the data, and the staged
+ * copies of NCHW x and dy. */
 static void plan_fused(struct wino_cuda_winrs *w, double data_bytes)
 {
-    const dims d = dims_of(&w->desc, &w->sizes);
+    int staged;
+    const dims d = fused_dims(w, &staged);
+    const double es = (double)element_bytes(w);
+    w->x_stage_bytes = staged ? aligned(es * w->sizes.x_elems) : 0;
+    w->staged_bytes = staged ? w->x_stage_bytes + aligned(es * w->sizes.y_elems) : 0;
     w->bucket_bytes = 0;
     for (int i = 0; i < w->plan.problems; i++) {
         w->segments[i] = winrs_fused_segments(d, w->plan.p[i], element_bytes(w), w->device,
@@ -190,17 +244,16 @@ static enum wino_status plan_workspace(struct wino_cuda_winrs *w)
         v = fmax(v, es * d->r * pr->tiles * alpha * chunk * d->c);
     }
     m *= groups;
-    const size_t align = 256;
-    w->u_bytes = ((size_t)u + align - 1) / align * align;
-    w->v_bytes = ((size_t)v + align - 1) / align * align;
-    w->m_bytes = ((size_t)m + align - 1) / align * align;
+    w->u_bytes = aligned(u);
+    w->v_bytes = aligned(v);
+    w->m_bytes = aligned(m);
     return WINO_SUCCESS;
 }
 
 static size_t workspace_bytes(const struct wino_cuda_winrs *w)
 {
     if (w->plan.fused)
-        return w->bucket_bytes;
+        return w->staged_bytes + w->bucket_bytes;
     return w->u_bytes + w->v_bytes + w->m_bytes + BLAS_WORKSPACE_BYTES;
 }
 
@@ -296,12 +349,21 @@ static enum wino_status enqueue(const struct wino_cuda_winrs *w, const T *x, con
 {
     const dims d = dims_of(&w->desc, &w->sizes);
     if (w->plan.fused) {
+        int staged;
+        const dims fd = fused_dims(w, &staged);
+        if (staged) {
+            T *x_nhwc = (T *)ws, *dy_nhwc = (T *)(ws + w->x_stage_bytes);
+            transpose_nchw(x, x_nhwc, d.n, d.c, (long)d.h * d.w, stream);
+            transpose_nchw(dy, dy_nhwc, d.n, d.k, (long)d.p * d.q, stream);
+            CUDA_TRY(cudaGetLastError());
+            x = x_nhwc, dy = dy_nhwc;
+        }
         for (int i = 0; i < w->plan.problems; i++) {
             const struct wino_cuda_winrs_problem &pr = w->plan.p[i];
             if ((long)d.n * d.p * pr.units == 0 || pr.tiles == 0)
                 continue;
-            CUDA_TRY(winrs_fused_enqueue(d, pr, w->segments[i], w->in_cluster[i], x, dy, dw,
-                                         (float *)ws,
+            CUDA_TRY(winrs_fused_enqueue(fd, pr, w->segments[i], w->in_cluster[i], x, dy, dw,
+                                         (float *)(ws + w->staged_bytes),
                                          pr.first && !w->plan.accumulate, stream));
         }
         return WINO_SUCCESS;

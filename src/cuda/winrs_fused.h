@@ -27,6 +27,10 @@
 int winrs_fused_segments(const dims &d, const wino_cuda_winrs_problem &pr, size_t element_bytes,
                          int device, double bucket_budget, int *in_cluster);
 
+/* Whether the tensor-core kernel (winrs_fused_nhwc.cu) takes d: NHWC tensors with K and C in
+ * 16-byte pieces (multiples of 8 for 16 bits, 4 for FP32) of element_bytes each. */
+bool winrs_fused_nhwc_takes(const dims &d, size_t element_bytes);
+
 /* Sets up the fused kernels on the current device (once per operator, at create). */
 cudaError_t winrs_fused_prepare(void);
 

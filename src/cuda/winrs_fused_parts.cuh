@@ -77,10 +77,9 @@ static __device__ __forceinline__ void put(const dims &d, T *dw, float *buckets,
         store(dw, at, overwrite ? value : load(dw, at) + value);
 }
 
-/* The tensor-core kernel of winrs_fused_nhwc.cu takes NHWC tensors with K and C in 16-byte
- * pieces (multiples of 8 for 16 bits, 4 for FP32) (takes), at run time with x and dy on 16-byte
- * boundaries (fits); T is float, __half or __nv_bfloat16, A 4 or WINRS_FUSED_MAX_ALPHA. */
-bool winrs_fused_nhwc_takes(const dims &d, size_t element_bytes);
+/* The tensor-core kernel of winrs_fused_nhwc.cu takes what winrs_fused_nhwc_takes says, at run
+ * time with x and dy on 16-byte boundaries (fits); T is float, __half or __nv_bfloat16, A 4 or
+ * WINRS_FUSED_MAX_ALPHA. */
 bool winrs_fused_nhwc_fits(const dims &d, size_t element_bytes, const void *x, const void *dy);
 /* The most segments it sums across a thread-block cluster on device (1: none). */
 int winrs_fused_nhwc_cluster_max(int device);

@@ -12,13 +12,17 @@
 
 /* The tensors' shapes (x: n c h w, dy: n k p q, dw: k c r s) and layout. */
 struct dims {
-    int n, c, h, w, k, p, q, r, s, pad_h, pad_w, nhwc;
+    int n, c, h, w, k, p, q, r, s, pad_h, pad_w;
+    int nhwc;    /* x and dy in NHWC, else NCHW */
+    int dw_nhwc; /* dw in KRSC, else KCRS: as x and dy, except where NCHW x and dy were staged
+                  * in NHWC for the tensor-core kernel (winrs_cuda.cu) */
 };
 
 static inline dims dims_of(const struct wino_conv2d_desc *d, const struct wino_conv_sizes *s)
 {
+    const int nhwc = d->layout == WINO_LAYOUT_NHWC;
     const dims out = {d->n, d->c, d->h, d->w, d->k, s->p, s->q, d->r, d->s, d->pad_h, d->pad_w,
-                      d->layout == WINO_LAYOUT_NHWC};
+                      nhwc, nhwc};
     return out;
 }
 
@@ -34,8 +38,8 @@ static __device__ __forceinline__ size_t dy_at(const dims &d, int n, int k, int 
 }
 static __device__ __forceinline__ size_t dw_at(const dims &d, int k, int c, int i, int j)
 {
-    return d.nhwc ? (((size_t)k * d.r + i) * d.s + j) * d.c + c
-                  : (((size_t)k * d.c + c) * d.r + i) * d.s + j;
+    return d.dw_nhwc ? (((size_t)k * d.r + i) * d.s + j) * d.c + c
+                     : (((size_t)k * d.c + c) * d.r + i) * d.s + j;
 }
 
 static __device__ __forceinline__ float load(const float *p, size_t i) { return p[i]; }

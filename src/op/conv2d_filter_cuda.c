@@ -19,8 +19,9 @@ struct filter_cuda {
     int fused; /* the fused kernels or the non-fused stages */
 };
 
-/* AUTO's choice, made at create: the fused kernels for NHWC tensors with K and C in 16-byte
- * pieces (the tensor-core kernel of src/cuda/winrs_fused_nhwc.cu; 16 bits: 1.3-6x faster than
+/* AUTO's choice, made at create: the fused kernels for tensors with K and C in 16-byte pieces
+ * (the tensor-core kernel of src/cuda/winrs_fused_nhwc.cu, NCHW x and dy staged in NHWC in the
+ * workspace; 16 bits: 1.3-6x faster than
  * the non-fused stages on every 3 x 3 layer of ResNet-18 and VGG-16 at batch 32 on the H100,
  * bench/results/2026-11-24_cuda-*_b32_bwd-filter-nhwc_h100.csv; FP32: faster on 35 of the 40
  * layers of winrs-bfc, 2026-11-25_cuda-f32_winrs-bfc_b32_bwd-filter-tf32_h100.csv); otherwise the fused kernels
@@ -40,17 +41,17 @@ struct filter_cuda {
  * within half of it). */
 #define NON_FUSED_MAX_WORKSPACE 2.0
 
-/* The fused kernels of d run on the NHWC tensor-core kernel (where x and dy lie on 16-byte
- * boundaries, as allocators give them). */
-static int tensor_core_nhwc(const struct wino_conv2d_desc *d)
+/* The fused kernels of d run on the tensor-core kernel: in NHWC where x and dy lie on 16-byte
+ * boundaries, as allocators give them; NCHW x and dy are staged in NHWC. */
+static int tensor_core_kernel(const struct wino_conv2d_desc *d)
 {
     const int piece = d->dtype == WINO_DTYPE_F32 ? 4 : 8; /* channels in 16 bytes */
-    return d->layout == WINO_LAYOUT_NHWC && d->k % piece == 0 && d->c % piece == 0;
+    return d->k % piece == 0 && d->c % piece == 0;
 }
 
 static int fused_by_default(const struct wino_conv2d_desc *d, const struct wino_conv_sizes *s)
 {
-    return tensor_core_nhwc(d) ||
+    return tensor_core_kernel(d) ||
            (long)((d->k + 63) / 64) * ((d->c + 63) / 64) <= FUSED_MAX_BLOCKS ||
            (long)s->p * s->q <= FUSED_MAX_PIXELS;
 }
@@ -108,7 +109,7 @@ static enum wino_status plan_of(const struct wino_conv2d_desc *d, int q, int acc
                                 struct wino_cuda_winrs_plan *plan)
 {
     const struct wino_winrs_request req = {.max_alpha = max_alpha_of(d, fused),
-                                           .ragged = fused && tensor_core_nhwc(d)};
+                                           .ragged = fused && tensor_core_kernel(d)};
     enum wino_status st = wino_winrs_plan_kernels(d, q, &req, kernels);
     if (st)
         return st;

@@ -224,8 +224,11 @@ static void check_auto_workspace(const struct wino_context *ctx)
         {32, 256, 28, 28, 256, 5, 5, 2, 2, WINO_LAYOUT_NHWC},
         {32, 1024, 7, 7, 1024, 3, 3, 1, 1, WINO_LAYOUT_NHWC},
         {32, 64, 112, 112, 64, 3, 3, 1, 1, WINO_LAYOUT_NHWC},
+        /* NCHW: x and dy staged in NHWC for the tensor-core kernel */
+        {32, 512, 14, 14, 512, 3, 3, 1, 1, WINO_LAYOUT_NCHW},
+        {32, 64, 112, 112, 64, 3, 3, 1, 1, WINO_LAYOUT_NCHW},
     };
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < (int)(sizeof layers / sizeof layers[0]); i++)
         for (int dt = 0; dt < 2; dt++) {
             const struct wino_conv2d_desc d =
                 desc_of(&layers[i], dt ? WINO_DTYPE_F16 : WINO_DTYPE_F32);
@@ -331,6 +334,11 @@ int main(void)
         {8, 8, 64, 64, 16, 5, 5, 2, 2, WINO_LAYOUT_NHWC},
         {1, 8, 12, 20, 16, 1, 7, 0, 3, WINO_LAYOUT_NHWC},
         {3, 12, 11, 9, 20, 3, 3, 1, 1, WINO_LAYOUT_NHWC},
+        /* NCHW with channels in 16-byte pieces: staged in NHWC for the tensor-core kernel (the
+         * last one in FP32 only) */
+        {4, 72, 20, 30, 136, 3, 3, 1, 1, WINO_LAYOUT_NCHW},
+        {1, 8, 12, 20, 16, 1, 7, 0, 3, WINO_LAYOUT_NCHW},
+        {3, 12, 11, 9, 20, 3, 3, 1, 1, WINO_LAYOUT_NCHW},
     };
     static const enum wino_variant variants[2] = {WINO_VARIANT_FUSED, WINO_VARIANT_NON_FUSED};
     static const enum wino_dtype dtypes[3] = {WINO_DTYPE_F32, WINO_DTYPE_F16, WINO_DTYPE_BF16};
