@@ -79,7 +79,7 @@ def main():
             wt = weight.contiguous(memory_format=fmt)
             def torch_dw():
                 torch.ops.aten.convolution_backward(dy, x, wt, None, [1, 1], [pad, pad], [1, 1],
-                                                    False, [0, 0], 1, [False, False, True])
+                                                    False, [0, 0], 1, [False, True, False])
             times.append(("torch", layout, median_ms(torch, torch_dw, args.warmup, args.reps)))
             times.append(("wino-winrs", layout,
                           wino_ms(x, dy, (k, c, r, s), pad, layout, args.dtype, args)))
