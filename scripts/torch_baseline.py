@@ -48,6 +48,28 @@ def read_set(sets_dir, name):
     return layers
 
 
+def layer_script_args(description, dtypes):
+    """The arguments that the per-layer GPU scripts beside this one share: --set, --dtype (one of
+    dtypes), --batch, --reps, --warmup, --sets-dir and --out, parsed."""
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument('--set', required=True)
+    ap.add_argument('--dtype', default='f32', choices=sorted(dtypes))
+    ap.add_argument('--batch', type=int, default=0)
+    ap.add_argument('--reps', type=int, default=30)
+    ap.add_argument('--warmup', type=int, default=5)
+    ap.add_argument('--sets-dir', default=os.path.join(os.path.dirname(__file__), '..', 'bench',
+                                                       'sets'))
+    ap.add_argument('--out', default='-')
+    return ap.parse_args()
+
+
+def timing_mode(torch):
+    """What a PyTorch user timing convolutions sets: cudnn.benchmark on, TF32 off."""
+    torch.backends.cudnn.benchmark = True
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = False
+
+
 def median_ms(torch, call, warmup, reps):
     """Median of reps back-to-back calls, an event between consecutive ones (as `wino bench`)."""
     for _ in range(warmup):
@@ -127,9 +149,7 @@ def main():
     import torch
     if not torch.cuda.is_available():
         sys.exit('torch_baseline: torch sees no CUDA device')
-    torch.backends.cudnn.benchmark = True
-    torch.backends.cudnn.allow_tf32 = False
-    torch.backends.cuda.matmul.allow_tf32 = False
+    timing_mode(torch)
     dtype = {'f32': torch.float32, 'f16': torch.float16, 'bf16': torch.bfloat16,
              'int8': torch.float16}[args.dtype]
     args.torch_dtype = {'f32': 'f32', 'f16': 'f16', 'bf16': 'bf16', 'int8': 'f16'}[args.dtype]

@@ -8,7 +8,6 @@ ms,ratio_torch_over_impl,device; the ratio is over torch's faster layout.
     PYTHONPATH=python WINO_LIBRARY_DIR=build \\
         python3 scripts/torch_bwd_filter_layouts.py --set resnet18 --batch 32 --dtype f32
 """
-import argparse
 import csv
 import os
 import sys
@@ -16,7 +15,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from torch_baseline import median_ms, read_set  # noqa: E402
+from torch_baseline import layer_script_args, median_ms, read_set, timing_mode  # noqa: E402
 
 from wino import ops as wops  # noqa: E402
 
@@ -46,18 +45,8 @@ def wino_ms(x, dy, w_shape, pad, layout, dtype, args):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--set", required=True)
-    ap.add_argument("--dtype", default="f32", choices=sorted(DTYPES))
-    ap.add_argument("--batch", type=int, default=0)
-    ap.add_argument("--reps", type=int, default=30)
-    ap.add_argument("--warmup", type=int, default=5)
-    ap.add_argument("--sets-dir", default=os.path.join(os.path.dirname(__file__), "..", "bench",
-                                                       "sets"))
-    ap.add_argument("--out", default="-")
-    args = ap.parse_args()
-    torch.backends.cudnn.benchmark = True
-    torch.backends.cuda.matmul.allow_tf32 = False
+    args = layer_script_args(__doc__.split("\n\n")[0], DTYPES)
+    timing_mode(torch)
     torch.backends.cudnn.allow_tf32 = False
     dtype = DTYPES[args.dtype]
     device = torch.cuda.get_device_name()

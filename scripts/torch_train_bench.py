@@ -14,7 +14,6 @@ operators and let cuDNN choose). f16 and bf16 run channels_last, f32 with TF32 o
 usage: torch_train_bench.py --set NAME [--dtype f32|f16|bf16] [--batch N] [--reps R]
                             [--warmup W] [--sets-dir DIR] [--out CSV]
 """
-import argparse
 import copy
 import csv
 import os
@@ -23,7 +22,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from torch_baseline import median_ms, read_set  # noqa: E402
+from torch_baseline import layer_script_args, median_ms, read_set, timing_mode  # noqa: E402
 
 import wino.torch as wt  # noqa: E402
 
@@ -40,19 +39,8 @@ def step_ms(module, x, dy, warmup, reps):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--set", required=True)
-    ap.add_argument("--dtype", default="f32", choices=sorted(DTYPES))
-    ap.add_argument("--batch", type=int, default=0)
-    ap.add_argument("--reps", type=int, default=30)
-    ap.add_argument("--warmup", type=int, default=5)
-    ap.add_argument("--sets-dir", default=os.path.join(os.path.dirname(__file__), "..", "bench",
-                                                       "sets"))
-    ap.add_argument("--out", default="-")
-    args = ap.parse_args()
-    torch.backends.cudnn.benchmark = True
-    torch.backends.cudnn.allow_tf32 = False
-    torch.backends.cuda.matmul.allow_tf32 = False
+    args = layer_script_args(__doc__.split("\n\n")[0], DTYPES)
+    timing_mode(torch)
     dtype, dev = DTYPES[args.dtype], torch.device("cuda")
     fmt = torch.contiguous_format if dtype == torch.float32 else torch.channels_last
     out = sys.stdout if args.out == "-" else open(args.out, "w", newline="")
