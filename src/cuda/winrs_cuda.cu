@@ -175,7 +175,8 @@ static dims fused_dims(const struct wino_cuda_winrs *w, int *staged)
     dims d = dims_of(&w->desc, &w->sizes);
     dims as_nhwc = d;
     as_nhwc.nhwc = 1;
-    *staged = !d.nhwc && winrs_fused_nhwc_takes(as_nhwc, element_bytes(w));
+    *staged = !d.nhwc && winrs_fused_nhwc_takes(as_nhwc, element_bytes(w)) &&
+              d.n <= 65535 && (d.c + 31) / 32 <= 65535 && (d.k + 31) / 32 <= 65535; /* grids */
     return *staged ? as_nhwc : d;
 }
 
