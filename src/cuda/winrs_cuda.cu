@@ -166,18 +166,26 @@ static size_t element_bytes(const struct wino_cuda_winrs *w)
     return w->desc.dtype == WINO_DTYPE_F32 ? 4 : 2;
 }
 
-/* The fused kernels' view of w's tensors: NCHW x and dy that the tensor-core kernel takes are
- * staged in NHWC (dw stays KCRS). The staging costs x + dy of workspace and a copy of each, and
- * buys the tensor-core kernel where the NCHW kernels multiply on CUDA cores (FP32) or read
- * their operands in scattered pieces (16 bits). */
-static dims fused_dims(const struct wino_cuda_winrs *w, int *staged)
+/* Whether the fused kernels stage w's NCHW x and dy in NHWC: where the tensor-core kernel takes
+ * them so (and the transposes' grids fit). The staging costs x + dy of workspace and a copy of
+ * each, and buys the tensor-core kernel where the NCHW kernels multiply on CUDA cores (FP32) or
+ * read their operands in scattered pieces (16 bits). Decided at plan time (staged_bytes). */
+static int stages_nchw(const struct wino_cuda_winrs *w)
 {
     dims d = dims_of(&w->desc, &w->sizes);
-    dims as_nhwc = d;
-    as_nhwc.nhwc = 1;
-    *staged = !d.nhwc && winrs_fused_nhwc_takes(as_nhwc, element_bytes(w)) &&
-              d.n <= 65535 && (d.c + 31) / 32 <= 65535 && (d.k + 31) / 32 <= 65535; /* grids */
-    return *staged ? as_nhwc : d;
+    if (d.nhwc)
+        return 0;
+    d.nhwc = 1;
+    return winrs_fused_nhwc_takes(d, element_bytes(w)) && d.n <= 65535 &&
+           (d.c + 31) / 32 <= 65535 && (d.k + 31) / 32 <= 65535; /* the transposes' grids */
+}
+
+/* The fused kernels' view of w's tensors: x and dy in NHWC where they are staged, dw as given. */
+static dims fused_dims(const struct wino_cuda_winrs *w)
+{
+    dims d = dims_of(&w->desc, &w->sizes);
+    d.nhwc |= w->staged_bytes != 0;
+    return d;
 }
 
 static size_t aligned(double bytes)
@@ -190,11 +198,11 @@ static size_t aligned(double bytes)
  * copies of NCHW x and dy. */
 static void plan_fused(struct wino_cuda_winrs *w, double data_bytes)
 {
-    int staged;
-    const dims d = fused_dims(w, &staged);
+    const int staged = stages_nchw(w);
     const double es = (double)element_bytes(w);
     w->x_stage_bytes = staged ? aligned(es * w->sizes.x_elems) : 0;
     w->staged_bytes = staged ? w->x_stage_bytes + aligned(es * w->sizes.y_elems) : 0;
+    const dims d = fused_dims(w);
     w->bucket_bytes = 0;
     for (int i = 0; i < w->plan.problems; i++) {
         w->segments[i] = winrs_fused_segments(d, w->plan.p[i], element_bytes(w), w->device,
@@ -350,9 +358,8 @@ static enum wino_status enqueue(const struct wino_cuda_winrs *w, const T *x, con
 {
     const dims d = dims_of(&w->desc, &w->sizes);
     if (w->plan.fused) {
-        int staged;
-        const dims fd = fused_dims(w, &staged);
-        if (staged) {
+        const dims fd = fused_dims(w);
+        if (w->staged_bytes) {
             T *x_nhwc = (T *)ws, *dy_nhwc = (T *)(ws + w->x_stage_bytes);
             transpose_nchw(x, x_nhwc, d.n, d.c, (long)d.h * d.w, stream);
             transpose_nchw(dy, dy_nhwc, d.n, d.k, (long)d.p * d.q, stream);
