@@ -22,7 +22,8 @@
 #                  (pytest from .gpu-deps/wheels when the machine has none)
 #   train_<dtype>_<set>[_b<N>].csv  scripts/torch_train_bench.py: a training step of each layer,
 #                  torch.nn.Conv2d against wino.torch.Conv2d, for each line of WINO_GPU_TRAIN
-#                  ("dtype set [batch]" separated by ';')
+#                  ("dtype set [batch]" separated by ';'); train_..._kernels.csv: the GPU
+#                  kernels of a step of each (torch.profiler)
 #   wat.json, wat.csv, wat.log  python -m wino.experiments.wat with the arguments in WINO_GPU_WAT
 #                  (e.g. "--seeds 1 --first-seed 2"), Fashion-MNIST from .gpu-deps/fashion-mnist
 #   profile_<dtype>_<name>.csv  Nsight Compute per kernel (duration, DRAM bytes, SM and DRAM
@@ -185,7 +186,7 @@ for t in "${trains[@]}"; do
   name="train_${dtype}_${set}${batch:+_b$batch}"
   WINO_LIBRARY_DIR=$PWD/build-gpu PYTHONPATH=$PWD/python python3 scripts/torch_train_bench.py \
     --set "$set" --dtype "$dtype" ${batch:+--batch "$batch"} --out "$out/$name.csv" \
-    2>"$out/$name.err" || status=1
+    --kernels "$out/${name}_kernels.csv" 2>"$out/$name.err" || status=1
   echo "$name: $(($(wc -l <"$out/$name.csv") - 1)) rows; $(tail -n 1 "$out/$name.err")"
 done
 if [ -n "${WINO_GPU_WAT:-}" ] && [ "$have_torch" = 1 ]; then

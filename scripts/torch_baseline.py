@@ -48,9 +48,10 @@ def read_set(sets_dir, name):
     return layers
 
 
-def layer_script_args(description, dtypes):
+def layer_script_args(description, dtypes, extra=()):
     """The arguments that the per-layer GPU scripts beside this one share: --set, --dtype (one of
-    dtypes), --batch, --reps, --warmup, --sets-dir and --out, parsed."""
+    dtypes), --batch, --reps, --warmup, --sets-dir and --out, and a script's own string options
+    (extra: (flag, default) pairs), parsed."""
     ap = argparse.ArgumentParser(description=description)
     ap.add_argument('--set', required=True)
     ap.add_argument('--dtype', default='f32', choices=sorted(dtypes))
@@ -60,6 +61,8 @@ def layer_script_args(description, dtypes):
     ap.add_argument('--sets-dir', default=os.path.join(os.path.dirname(__file__), '..', 'bench',
                                                        'sets'))
     ap.add_argument('--out', default='-')
+    for flag, default in extra:
+        ap.add_argument(flag, default=default)
     return ap.parse_args()
 
 

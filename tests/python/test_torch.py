@@ -78,6 +78,23 @@ def test_compile_and_export():
     assert rel(exported.module()(x), ref(x)) < 1e-5
 
 
+def test_eager_calls_skip_the_dispatcher():
+    """wino.torch.Conv2d in eager mode runs through a torch.autograd.Function (no custom-op
+    dispatch per call); the custom operator gives the same values and gradients."""
+    ref, mod = pair(6, in_channels=5, out_channels=7, kernel_size=3, padding=1, bias=False)
+    x = torch.randn(2, 5, 11, 9, requires_grad=True)
+    y = mod(x)
+    assert y.grad_fn.name().startswith("_EagerConv2d")
+    dy = torch.randn(y.shape)
+    y.backward(dy)
+    x2 = x.detach().clone().requires_grad_()
+    w2 = mod.weight.detach().clone().requires_grad_()
+    y2 = torch.ops.wino.conv2d(x2, w2, [1, 1], [1, 1], [1, 1])
+    y2.backward(dy)
+    assert torch.equal(y, y2) and torch.equal(x.grad, x2.grad)
+    assert torch.equal(mod.weight.grad, w2.grad)
+
+
 def test_convert_and_explain():
     model = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.ReLU(),
                                 torch.nn.Conv2d(8, 8, 3, padding=1, groups=2),

@@ -12,11 +12,17 @@ CUDA, operators are created once per shape, dtype, layout, device (and stream, s
 later call enqueues on torch's current stream (new weights by wino_conv2d_set_weights, then the
 run), with its workspace from torch's caching allocator: no synchronization, no host copies, so
 a training step can be captured in a CUDA graph once its operators exist.
+
+wino.torch.Conv2d calls `conv2d_autograd`: in eager mode the same computations through a
+torch.autograd.Function, which skips the dispatcher's Python layers that a custom operator
+pays on every call (about 0.2 ms a call on an H100 host, more than the kernels of a ResNet-18
+layer); while torch.compile or torch.export trace, or under a dispatch mode, the custom ops.
 """
 import threading
 from typing import List
 
 import torch
+from torch.utils._python_dispatch import _get_current_dispatch_mode
 
 from .. import _lib, ops as wops
 
@@ -27,15 +33,16 @@ _KINDS = ("forward", "backward_data", "backward_filter")
 class _Entry:
     """A cached operator (or the reason wino does not serve its key) and its lock: a run and
     the weights it reads stay together when threads share the operator. fresh: no run yet, so
-    the operator still holds the weights it was created with."""
+    the operator still holds the weights it was created with. out: the operator's (P, Q)."""
 
     def __init__(self, op=None, why=None):
         self.op, self.why, self.lock, self.fresh = op, why, threading.Lock(), True
+        self.out = None if op is None else wops.output_size(op.desc)
 
 
 _cache = {}
 _cache_lock = threading.Lock()
-_decisions = {}  # (kind, call key) -> reason wino did not run it, or None when it did
+_decisions = {}  # call key -> (what ran: "wino", "cudnn" or "torch", why)
 
 
 def _layout(t):
@@ -59,11 +66,27 @@ def _as_layout(t, layout):
 
 
 def _stream(device):
-    return torch.cuda.current_stream(device).cuda_stream if device.type == "cuda" else None
+    """torch's current stream on a tensor's device as an address (the raw query: a tenth of
+    torch.cuda.current_stream's cost, which is paid on every call)."""
+    return torch._C._cuda_getCurrentRawStream(device.index) if device.type == "cuda" else None
+
+
+_algo = "auto"  # what operators created from now on are asked for (set_algo)
+
+
+def set_algo(algo):
+    """The algorithm that wino's operators created from now on run (wino_conv2d_options.algo):
+    "auto" (default: on CUDA wino's kernels or cuDNN's engine, whichever AUTO timed faster),
+    "winograd" (wino's Winograd kernels only; layers they refuse run on torch), "direct" or
+    "vendor". Operators already created keep theirs; each choice has its own cache entries."""
+    global _algo
+    wops.make_options(algo=algo)  # raises ValueError for an unknown name
+    _algo = algo
 
 
 def _call_key(kind, x_size, w_size, dtype, device, layout, conf):
-    return (kind, tuple(x_size), tuple(w_size), dtype, str(device), layout, tuple(map(tuple, conf)))
+    return (kind, tuple(x_size), tuple(w_size), dtype, str(device), layout, tuple(map(tuple, conf)),
+            _algo)
 
 
 def _static_refusal(device, dtype, layout):
@@ -85,15 +108,15 @@ def _desc(x_size, w_size, layout, dtype, conf):
     return wops.make_desc(xs, ws, padding, stride, dilation, layout, _DTYPES[dtype])
 
 
-def _entry(kind, x_size, w_size, weight, device, dtype, layout, conf):
-    """(entry, mine): the cached operator for this call, or an entry holding the reason wino
-    does not serve it; mine when this call created the operator with weight's data.
+def _entry(kind, x_size, w_size, weight, device, dtype, layout, conf, stream):
+    """(entry, mine): the cached operator for this call (stream: torch's current one on
+    device), or an entry holding the reason wino does not serve it; mine when this call
+    created the operator with weight's data.
 
     Forward and backward-data operators hold transformed weights, so each stream has its own
     (two streams could otherwise overwrite each other's weights between set_weights and run);
     while a CUDA graph is being captured, where nothing may be created, the operator of another
     stream is taken. Backward-filter operators hold no data and serve every stream."""
-    stream = _stream(device)
     call = _call_key(kind, x_size, w_size, dtype, device, layout, conf)
     key = (call, None if kind == "backward_filter" else stream)
     with _cache_lock:
@@ -109,14 +132,25 @@ def _entry(kind, x_size, w_size, weight, device, dtype, layout, conf):
                                 stream)
         try:
             op = wops.Operator(kind, _desc(x_size, w_size, layout, dtype, conf),
-                               None if weight is None else weight.data_ptr(), ctx)
+                               None if weight is None else weight.data_ptr(), ctx,
+                               wops.make_options(algo=_algo))
         except _lib.WinoUnsupported as err:
             why = err.message
     mine = _Entry(op, why)
     with _cache_lock:
         e = _cache.setdefault(key, mine)
-    _decisions[key[0]] = e.why
+    _decisions[key[0]] = _what_runs(e)
     return e, e is mine
+
+
+def _what_runs(e):
+    """(what runs, why): torch's convolution (wino does not serve the call), cuDNN's engine
+    (AUTO on CUDA timed it faster than wino's kernel, or wino's refuse the layer) or wino's."""
+    if e.op is None:
+        return "torch", e.why
+    if e.op.algo[0] == "vendor":
+        return "cudnn", e.op.reason
+    return "wino", ""
 
 
 def _workspace(nbytes, device):
@@ -174,9 +208,7 @@ def _run_with_weights(e, mine, weight, stream, run):
         run()
 
 
-@torch.library.custom_op("wino::conv2d", mutates_args=())
-def conv2d(x: torch.Tensor, weight: torch.Tensor, padding: List[int], stride: List[int],
-           dilation: List[int]) -> torch.Tensor:
+def _forward(x, weight, padding, stride, dilation):
     _check_4d(x, "x")
     _check_pair(x, weight, "x and weight")
     conf = (padding, stride, dilation)
@@ -184,21 +216,64 @@ def conv2d(x: torch.Tensor, weight: torch.Tensor, padding: List[int], stride: Li
     layout = _layout(x) or "NCHW"
     x = _as_layout(x, layout)
     w = _weights_in(weight, layout)
-    e, mine = _entry("forward", x.shape, weight.shape, w, x.device, x.dtype, layout, conf)
+    stream = _stream(x.device)
+    e, mine = _entry("forward", x.shape, weight.shape, w, x.device, x.dtype, layout, conf,
+                     stream)
     if e.op is None:
         return torch.nn.functional.conv2d(x, weight, None, stride, padding, dilation)
-    p, q = wops.output_size(e.op.desc)
-    y = torch.empty((x.shape[0], weight.shape[0], p, q), dtype=x.dtype, device=x.device,
+    y = torch.empty((x.shape[0], weight.shape[0], *e.out), dtype=x.dtype, device=x.device,
                     memory_format=_format(layout))
     ws, address = _workspace(e.op.workspace_bytes, x.device)
-    stream = _stream(x.device)
     _run_with_weights(e, mine, w, stream,
                       lambda: e.op.run(x.data_ptr(), y.data_ptr(), address, stream))
     return y
 
 
+def _backward_data(dy, weight, x_size, padding, stride, dilation):
+    _check_4d(dy, "dy")
+    _check_pair(dy, weight, "dy and weight")
+    _check_shapes(x_size, weight.shape, dy.shape, (padding, stride, dilation))
+    layout = _layout(dy) or "NCHW"
+    dy = _as_layout(dy, layout)
+    w = _weights_in(weight, layout)
+    stream = _stream(dy.device)
+    e, mine = _entry("backward_data", x_size, weight.shape, w, dy.device, dy.dtype, layout,
+                     (padding, stride, dilation), stream)
+    if e.op is None:
+        return torch.nn.grad.conv2d_input(x_size, weight, dy, stride, padding, dilation)
+    dx = torch.empty(x_size, dtype=dy.dtype, device=dy.device, memory_format=_format(layout))
+    ws, address = _workspace(e.op.workspace_bytes, dy.device)
+    _run_with_weights(e, mine, w, stream,
+                      lambda: e.op.run(dy.data_ptr(), dx.data_ptr(), address, stream))
+    return dx
+
+
+def _backward_filter(x, dy, weight, padding, stride, dilation):
+    """dw, of weight's shape and dtype (weight's values are not read)."""
+    _check_4d(x, "x")
+    _check_pair(x, dy, "x and dy")
+    _check_shapes(x.shape, weight.shape, dy.shape, (padding, stride, dilation))
+    layout = _layout(x) or "NCHW"
+    x, dy = _as_layout(x, layout), _as_layout(dy, layout)
+    stream = _stream(x.device)
+    e, _ = _entry("backward_filter", x.shape, weight.shape, None, x.device, x.dtype, layout,
+                  (padding, stride, dilation), stream)
+    if e.op is None:
+        return torch.nn.grad.conv2d_weight(x, weight.shape, dy, stride, padding, dilation)
+    dw = torch.empty(weight.shape, dtype=x.dtype, device=x.device, memory_format=_format(layout))
+    ws, address = _workspace(e.op.workspace_bytes, x.device)
+    e.op.run_filter(x.data_ptr(), dy.data_ptr(), dw.data_ptr(), address, stream)
+    return dw
+
+
 def _out_size(size, k, pad, stride, dil):
     return (size + 2 * pad - dil * (k - 1) - 1) // stride + 1
+
+
+@torch.library.custom_op("wino::conv2d", mutates_args=())
+def conv2d(x: torch.Tensor, weight: torch.Tensor, padding: List[int], stride: List[int],
+           dilation: List[int]) -> torch.Tensor:
+    return _forward(x, weight, padding, stride, dilation)
 
 
 @conv2d.register_fake
@@ -213,22 +288,7 @@ def _(x, weight, padding, stride, dilation):
 def conv2d_backward_data(dy: torch.Tensor, weight: torch.Tensor, x_size: List[int],
                          padding: List[int], stride: List[int],
                          dilation: List[int]) -> torch.Tensor:
-    _check_4d(dy, "dy")
-    _check_pair(dy, weight, "dy and weight")
-    _check_shapes(x_size, weight.shape, dy.shape, (padding, stride, dilation))
-    layout = _layout(dy) or "NCHW"
-    dy = _as_layout(dy, layout)
-    w = _weights_in(weight, layout)
-    e, mine = _entry("backward_data", x_size, weight.shape, w, dy.device, dy.dtype, layout,
-               (padding, stride, dilation))
-    if e.op is None:
-        return torch.nn.grad.conv2d_input(x_size, weight, dy, stride, padding, dilation)
-    dx = torch.empty(x_size, dtype=dy.dtype, device=dy.device, memory_format=_format(layout))
-    ws, address = _workspace(e.op.workspace_bytes, dy.device)
-    stream = _stream(dy.device)
-    _run_with_weights(e, mine, w, stream,
-                      lambda: e.op.run(dy.data_ptr(), dx.data_ptr(), address, stream))
-    return dx
+    return _backward_data(dy, weight, x_size, padding, stride, dilation)
 
 
 @conv2d_backward_data.register_fake
@@ -242,19 +302,7 @@ def conv2d_backward_filter(x: torch.Tensor, dy: torch.Tensor, weight: torch.Tens
                            padding: List[int], stride: List[int],
                            dilation: List[int]) -> torch.Tensor:
     """dw, of weight's shape and dtype (weight's values are not read)."""
-    _check_4d(x, "x")
-    _check_pair(x, dy, "x and dy")
-    _check_shapes(x.shape, weight.shape, dy.shape, (padding, stride, dilation))
-    layout = _layout(x) or "NCHW"
-    x, dy = _as_layout(x, layout), _as_layout(dy, layout)
-    e, _ = _entry("backward_filter", x.shape, weight.shape, None, x.device, x.dtype, layout,
-               (padding, stride, dilation))
-    if e.op is None:
-        return torch.nn.grad.conv2d_weight(x, weight.shape, dy, stride, padding, dilation)
-    dw = torch.empty(weight.shape, dtype=x.dtype, device=x.device, memory_format=_format(layout))
-    ws, address = _workspace(e.op.workspace_bytes, x.device)
-    e.op.run_filter(x.data_ptr(), dy.data_ptr(), dw.data_ptr(), address, _stream(x.device))
-    return dw
+    return _backward_filter(x, dy, weight, padding, stride, dilation)
 
 
 @conv2d_backward_filter.register_fake
@@ -269,28 +317,60 @@ def _setup_context(ctx, inputs, output):
     ctx.conf = (padding, stride, dilation)
 
 
-def _backward(ctx, dy):
+def _gradients(ctx, dy, backward_data, backward_filter):
+    """(dx, dw) of the saved forward, each only where its input needs it."""
     x, weight = ctx.saved_tensors
     padding, stride, dilation = ctx.conf
     dy = _as_layout(dy, _layout(x) or "NCHW")
     dx = dw = None
     if ctx.needs_input_grad[0]:
-        dx = torch.ops.wino.conv2d_backward_data(dy, weight, list(x.shape), padding, stride,
-                                                 dilation)
+        dx = backward_data(dy, weight, list(x.shape), padding, stride, dilation)
     if ctx.needs_input_grad[1]:
-        dw = torch.ops.wino.conv2d_backward_filter(x, dy, weight, padding, stride, dilation)
+        dw = backward_filter(x, dy, weight, padding, stride, dilation)
+    return dx, dw
+
+
+def _backward(ctx, dy):
+    dx, dw = _gradients(ctx, dy, torch.ops.wino.conv2d_backward_data,
+                        torch.ops.wino.conv2d_backward_filter)
     return dx, dw, None, None, None
 
 
 torch.library.register_autograd("wino::conv2d", _backward, setup_context=_setup_context)
 
 
+class _EagerConv2d(torch.autograd.Function):
+    """wino::conv2d and its autograd without the dispatcher (see the module's docstring)."""
+
+    @staticmethod
+    def forward(ctx, x, weight, padding, stride, dilation):
+        _setup_context(ctx, (x, weight, padding, stride, dilation), None)
+        return _forward(x, weight, padding, stride, dilation)
+
+    @staticmethod
+    def backward(ctx, dy):
+        dx, dw = _gradients(ctx, dy, _backward_data, _backward_filter)
+        return dx, dw, None, None, None
+
+
+def conv2d_autograd(x, weight, padding, stride, dilation):
+    """y = conv(x, weight) with autograd: the custom operator wino::conv2d when a compiler,
+    an exporter or a dispatch mode traces the call (they see one operator), else the same
+    computation in eager mode without the dispatcher's cost per call."""
+    eager = (not torch.compiler.is_compiling() and _get_current_dispatch_mode() is None and
+             type(x) is torch.Tensor and type(weight) in (torch.Tensor, torch.nn.Parameter))
+    if eager:
+        return _EagerConv2d.apply(x, weight, padding, stride, dilation)
+    return torch.ops.wino.conv2d(x, weight, padding, stride, dilation)
+
+
 def decision(kind, x_size, w_size, dtype, device, layout, conf):
-    """None when wino ran (or would run) this call, else the reason torch's convolution did;
-    "not run yet" when no such call was made."""
+    """(what ran this call, why): "wino" (wino's kernels), "cudnn" (cuDNN's engine through
+    wino's AUTO, with its reason) or "torch" (wino does not serve it, with wino's reason);
+    ("not run yet", "") when no such call was made."""
     device = torch.device(device)
     for lay in (layout, "NHWC" if layout == "NCHW" else "NCHW"):  # a gradient of one channel
         key = _call_key(kind, x_size, w_size, dtype, device, lay, conf)  # can be either
         if key in _decisions:
             return _decisions[key]
-    return "not run yet"
+    return "not run yet", ""

@@ -41,8 +41,8 @@ class Conv2d(torch.nn.Conv2d):
             return super()._conv_forward(input, weight, bias)
         self._last_input = (tuple(input.shape), input.dtype, str(input.device),
                             _ops._layout(input) or "NCHW")
-        y = torch.ops.wino.conv2d(input, weight, _padding(self), list(self.stride),
-                                  list(self.dilation))
+        y = _ops.conv2d_autograd(input, weight, _padding(self), list(self.stride),
+                                 list(self.dilation))
         return y if bias is None else y + bias.view(1, -1, 1, 1)
 
 
@@ -62,9 +62,10 @@ def convert(model):
 
 
 def explain(module):
-    """What runs each convolution of module: a list of dicts, one per Conv2d (name, runs:
-    'wino' / 'torch' / 'not run yet' per kind of convolution, and why). Configuration reasons
-    hold for every input; the others are those of the last input seen."""
+    """What runs each convolution of module: a list of dicts, one per Conv2d (name, and per kind
+    of convolution (what runs, why): 'wino' (wino's kernels), 'cudnn' (cuDNN's engine, chosen by
+    wino's AUTO on CUDA: its reason says the times), 'torch' or 'not run yet'). Configuration
+    reasons hold for every input; the others are those of the last input seen."""
     rows = []
     for name, m in module.named_modules():
         if not isinstance(m, torch.nn.Conv2d):
@@ -81,9 +82,8 @@ def explain(module):
             else:
                 shape, dtype, device, layout = last
                 conf = (_padding(m), list(m.stride), list(m.dilation))
-                reason = _ops.decision(kind, shape, m.weight.shape, dtype, device, layout, conf)
-                row[kind] = ("not run yet", "") if reason == "not run yet" else \
-                    ("torch", reason) if reason else ("wino", "")
+                row[kind] = _ops.decision(kind, shape, m.weight.shape, dtype, device, layout,
+                                          conf)
         rows.append(row)
     return rows
 
