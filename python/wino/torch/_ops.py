@@ -198,14 +198,18 @@ def _check_shapes(x_size, w_size, dy_size, conf):
                          f"{(x_size[0], w_size[0], p, q)}")
 
 
-def _run_with_weights(e, mine, weight, stream, run):
-    """Takes the lock, gives the operator weight (unless this call created it and nothing ran
-    since: the weights change in place between steps, so an address proves nothing), runs."""
+def _run_with_weights(e, mine, weight, stream, src, dst):
+    """dst = the operator (forward or backward-data) on src, with a workspace from torch's
+    allocator. Takes the lock and gives the operator weight first (unless this call created it
+    and nothing ran since: the weights change in place between steps, so an address proves
+    nothing)."""
+    ws, address = _workspace(e.op.workspace_bytes, src.device)
     with e.lock:
         if not (mine and e.fresh):
             e.op.set_weights(weight.data_ptr(), stream)
         e.fresh = False
-        run()
+        e.op.run(src.data_ptr(), dst.data_ptr(), address, stream)
+    return dst
 
 
 def _forward(x, weight, padding, stride, dilation):
@@ -223,10 +227,7 @@ def _forward(x, weight, padding, stride, dilation):
         return torch.nn.functional.conv2d(x, weight, None, stride, padding, dilation)
     y = torch.empty((x.shape[0], weight.shape[0], *e.out), dtype=x.dtype, device=x.device,
                     memory_format=_format(layout))
-    ws, address = _workspace(e.op.workspace_bytes, x.device)
-    _run_with_weights(e, mine, w, stream,
-                      lambda: e.op.run(x.data_ptr(), y.data_ptr(), address, stream))
-    return y
+    return _run_with_weights(e, mine, w, stream, x, y)
 
 
 def _backward_data(dy, weight, x_size, padding, stride, dilation):
@@ -242,10 +243,7 @@ def _backward_data(dy, weight, x_size, padding, stride, dilation):
     if e.op is None:
         return torch.nn.grad.conv2d_input(x_size, weight, dy, stride, padding, dilation)
     dx = torch.empty(x_size, dtype=dy.dtype, device=dy.device, memory_format=_format(layout))
-    ws, address = _workspace(e.op.workspace_bytes, dy.device)
-    _run_with_weights(e, mine, w, stream,
-                      lambda: e.op.run(dy.data_ptr(), dx.data_ptr(), address, stream))
-    return dx
+    return _run_with_weights(e, mine, w, stream, dy, dx)
 
 
 def _backward_filter(x, dy, weight, padding, stride, dilation):

@@ -33,8 +33,9 @@ def _padding(m):
 
 class Conv2d(torch.nn.Conv2d):
     """torch.nn.Conv2d whose convolutions (forward, backward-data, backward-filter) run on
-    wino's kernels where wino serves them, and on torch's otherwise (explain() says which and
-    why). Same constructor, parameters and state_dict as torch.nn.Conv2d."""
+    wino's operators where wino serves them (on CUDA, AUTO may pick cuDNN's engine through
+    them), and on torch's otherwise (explain() says which and why). Same constructor,
+    parameters and state_dict as torch.nn.Conv2d."""
 
     def _conv_forward(self, input, weight, bias):
         if _static_refusal(self) or input.dim() != 4:
