@@ -293,41 +293,51 @@ def run_seed(seed, args, train_data, test_data, calib, device, log):
         t0 = time.time()
         model = finetune(model, f"F({m},3) WAT")
         logits = record(model, f"F{m}-wat", t0)
-        deployments.append(deploy_and_check(model, m, acc[f"F{m}-wat"], logits, test_data,
-                                            args, log))
+        deployments += deploy_and_check(model, m, acc[f"F{m}-wat"], logits, test_data, args,
+                                         log)
     return acc, deployments, bounds
 
 
-def deploy_and_check(model, tile_m, emulated_acc, emulated_logits, test_data, args, log):
-    """The WAT model on wino's INT8 engines (its device's; the CPU's when that is refused):
-    its accuracy and whether its logits equal the emulation's bit for bit."""
+def deploy_on(model, device, tile_m, emulated_acc, emulated_logits, test_data, args, log):
+    """The WAT model on wino's INT8 engine of device: its accuracy and whether its logits equal
+    the emulation's bit for bit, or why the engine refused it."""
     t0 = time.time()
-    record = {"tile": tile_m, "emulated_acc": emulated_acc}
+    record = {"tile": tile_m, "emulated_acc": emulated_acc, "device": device}
     x, y = test_data
-    devices = [args.deploy_device or str(x.device)]
-    if devices[0] != "cpu":
-        devices.append("cpu")
-    for device in devices:
-        try:
-            here = (x.to(device), y.to(device))
-            deployed = deploy(model.to(device), here[0][:1])
-            acc, logits = evaluate(deployed, here, args.eval_batch_size)
-        except wino.WinoError as e:
-            record.setdefault("refused", []).append(f"{device}: {e}")
-            log(f"  F({tile_m},3) WAT deployment on {device} refused: {e}")
-            continue
-        finally:
-            model.to(x.device)
-        same = emulated_logits.to(device)
-        if device != str(x.device):  # the emulation on the same device as the engine
-            same = evaluate(copy.deepcopy(model).to(device), here, args.eval_batch_size)[1]
-        record.update(device=device, deployed_acc=acc,
-                      identical_logits=bool(torch.equal(logits, same)),
-                      seconds=time.time() - t0)
-        log(f"  F({tile_m},3) WAT deployed on wino INT8 ({device}): {acc:.2f}% "
-            f"(emulated {emulated_acc:.2f}%, logits identical: {record['identical_logits']})")
-        break
+    try:
+        here = (x.to(device), y.to(device))
+        deployed = deploy(model.to(device), here[0][:1])
+        acc, logits = evaluate(deployed, here, args.eval_batch_size)
+    except wino.WinoError as e:
+        record["refused"] = [f"{device}: {e}"]
+        log(f"  F({tile_m},3) WAT deployment on {device} refused: {e}")
+        return record
+    finally:
+        model.to(x.device)
+    same = emulated_logits.to(device)
+    if torch.device(device) != x.device:  # the emulation on the same device as the engine
+        same = evaluate(copy.deepcopy(model).to(device), here, args.eval_batch_size)[1]
+    record.update(deployed_acc=acc, identical_logits=bool(torch.equal(logits, same)),
+                  seconds=time.time() - t0)
+    log(f"  F({tile_m},3) WAT deployed on wino INT8 ({device}): {acc:.2f}% "
+        f"(emulated {emulated_acc:.2f}%, logits identical: {record['identical_logits']})")
     return record
+
+
+def deploy_and_check(model, tile_m, emulated_acc, emulated_logits, test_data, args, log):
+    """The WAT model deployed on each of --deploy-device (by default the training device), and
+    on the CPU where a device's engine refuses it: a record per deployment."""
+    x = test_data[0]
+    devices = [str(torch.device(d, torch.cuda.current_device()) if d == "cuda" else d)
+               for d in args.deploy_device] if args.deploy_device else [str(x.device)]
+    records = []
+    for device in devices:
+        records.append(deploy_on(model, device, tile_m, emulated_acc, emulated_logits,
+                                 test_data, args, log))
+        if "refused" in records[-1] and device != "cpu" and "cpu" not in devices:
+            records.append(deploy_on(model, "cpu", tile_m, emulated_acc, emulated_logits,
+                                     test_data, args, log))
+    return records
 
 
 CONFIGS = [  # key, method, tile, clipping
@@ -418,7 +428,8 @@ def parse_args(argv=None):
     p.add_argument("--batch-size", type=int, default=256)
     p.add_argument("--eval-batch-size", type=int, default=1000)
     p.add_argument("--lr", type=float, default=0.1, help="FP32 SGD learning rate")
-    p.add_argument("--finetune-lr", type=float, default=1e-4, help="fine-tuning Adam rate")
+    p.add_argument("--finetune-lr", type=float, default=1e-3,
+                   help="fine-tuning Adam rate (default 1e-3; docs/wat.md compares 1e-4 and 3e-4)")
     p.add_argument("--clip-lr", type=float, default=1e-3,
                    help="clipping factors' Adam rate, relative to their calibrated values")
     p.add_argument("--percentile", type=float, default=99.9,
@@ -433,8 +444,9 @@ def parse_args(argv=None):
     p.add_argument("--first-seed", type=int, default=0,
                    help="the first seed (default 0): seeds first .. first + N - 1")
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
-    p.add_argument("--deploy-device", default=None,
-                   help="where the deployed model runs (default: --device)")
+    p.add_argument("--deploy-device", nargs="+", default=None, metavar="DEVICE",
+                   help="where the deployed model runs, each in turn (e.g. cpu cuda; "
+                        "default: --device)")
     p.add_argument("--limit", type=int, default=0,
                    help="train on the first N training images and test on the first N test "
                         "images (a quick check); 0: all")
