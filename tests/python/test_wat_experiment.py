@@ -42,3 +42,20 @@ def test_experiment_runs_and_deploys_on_each_device(tmp_path):
         assert d["identical_logits"] is True
         assert d["deployed_acc"] == acc["F4-wat"]
     assert (tmp_path / "wat.csv").read_text().startswith("config,method")
+
+
+@pytest.mark.parametrize("device", ["tpu", "nonsense:x"])
+def test_unknown_deploy_device_is_refused_before_training(device, capsys):
+    with pytest.raises(SystemExit) as e:
+        wat.parse_args(["--deploy-device", device])
+    assert e.value.code == 2
+    assert "--deploy-device" in capsys.readouterr().err
+
+
+def test_cuda_deploy_device_needs_a_gpu():
+    import torch
+    if torch.cuda.is_available():
+        assert wat.parse_args(["--deploy-device", "cuda", "cpu"]).deploy_device == ["cuda", "cpu"]
+    else:
+        with pytest.raises(SystemExit):
+            wat.parse_args(["--deploy-device", "cuda"])
