@@ -51,31 +51,81 @@ struct wino_cuda_winrs {
     size_t bucket_bytes; /* fused: the buckets, after the staged copies */
 };
 
+/* An unsigned integer of B bytes: one vector of the transpose. */
+template <int B> struct bytes_of;
+template <> struct bytes_of<2> { typedef unsigned short type; };
+template <> struct bytes_of<4> { typedef unsigned type; };
+template <> struct bytes_of<8> { typedef uint2 type; };
+template <> struct bytes_of<16> { typedef uint4 type; };
+
+#define TRANSPOSE_TILE 64
+#define TRANSPOSE_THREADS 256
+
 /* out[b][j][i] = in[b][i][j] for rows x cols matrices: an NCHW tensor (rows C, cols H W) into
- * NHWC, through 32 x 32 tiles of shared memory so that both sides are read and written in
- * whole rows. Blocks of 32 x 8 threads; grid (ceil(cols / 32), ceil(rows / 32), batches). */
-template <typename T>
-__global__ void transpose_batched(const T *in, T *out, int rows, int cols)
+ * NHWC, through 64 x 64 tiles of shared memory, each thread moving V elements at a time along
+ * a row of in and of out (rows and cols multiples of V, in and out aligned to V elements): with
+ * 16-bit elements moved one at a time, too few bytes were in flight (about 0.9 TB/s on the
+ * H100). In the tile, the vectors of row i are placed XOR-permuted by i's group of V rows, so
+ * that the row-wise vector stores and the column-wise element reads fall on distinct banks.
+ * Grid (ceil(cols / 64), ceil(rows / 64), batches). */
+template <typename T, int V>
+__global__ void __launch_bounds__(TRANSPOSE_THREADS)
+    transpose_batched(const T *in, T *out, int rows, int cols)
 {
-    __shared__ T tile[32][33];
+    constexpr int TILE = TRANSPOSE_TILE, VECS = TILE / V; /* vectors a tile row */
+    typedef typename bytes_of<V * sizeof(T)>::type vec;
+    __shared__ __align__(16) T tile[TILE][TILE];
     const size_t base = (size_t)blockIdx.z * rows * cols;
-    const int i0 = blockIdx.y * 32, j0 = blockIdx.x * 32;
-    for (int y = threadIdx.y; y < 32; y += 8)
-        if (i0 + y < rows && j0 + (int)threadIdx.x < cols)
-            tile[y][threadIdx.x] = in[base + (size_t)(i0 + y) * cols + j0 + threadIdx.x];
+    const int i0 = blockIdx.y * TILE, j0 = blockIdx.x * TILE;
+#pragma unroll
+    for (int v = threadIdx.x; v < TILE * VECS; v += TRANSPOSE_THREADS) {
+        const int i = v / VECS, jv = v % VECS;
+        if (i0 + i < rows && j0 + jv * V < cols)
+            *(vec *)&tile[i][(jv ^ (i / V)) * V] =
+                *(const vec *)&in[base + (size_t)(i0 + i) * cols + j0 + jv * V];
+    }
     __syncthreads();
-    for (int y = threadIdx.y; y < 32; y += 8)
-        if (j0 + y < cols && i0 + (int)threadIdx.x < rows)
-            out[base + (size_t)(j0 + y) * rows + i0 + threadIdx.x] = tile[threadIdx.x][y];
+#pragma unroll
+    for (int v = threadIdx.x; v < TILE * VECS; v += TRANSPOSE_THREADS) {
+        const int j = v / VECS, iv = v % VECS; /* out's row j, its vector iv */
+        if (j0 + j < cols && i0 + iv * V < rows) {
+            T e[V];
+#pragma unroll
+            for (int k = 0; k < V; k++) /* tile row iv V + k, whose group of V rows is iv */
+                e[k] = tile[iv * V + k][((j / V) ^ iv) * V + j % V];
+            vec packed;
+            memcpy(&packed, e, sizeof packed);
+            *(vec *)&out[base + (size_t)(j0 + j) * rows + i0 + iv * V] = packed;
+        }
+    }
 }
 
+/* The transpose with vectors of V elements, where the sizes and addresses allow them. */
+template <typename T, int V>
+static bool transpose_by(const T *in, T *out, int batches, int channels, long pixels,
+                         cudaStream_t stream)
+{
+    const size_t bytes = V * sizeof(T);
+    if (pixels % V || channels % V || (uintptr_t)in % bytes || (uintptr_t)out % bytes)
+        return false;
+    const dim3 grid((unsigned)((pixels + TRANSPOSE_TILE - 1) / TRANSPOSE_TILE),
+                    (unsigned)((channels + TRANSPOSE_TILE - 1) / TRANSPOSE_TILE),
+                    (unsigned)batches);
+    transpose_batched<T, V><<<grid, TRANSPOSE_THREADS, 0, stream>>>(in, out, channels,
+                                                                     (int)pixels);
+    return true;
+}
+
+/* The widest vectors of at most 16 bytes that the sizes and addresses allow. */
 template <typename T>
 static void transpose_nchw(const T *in, T *out, int batches, int channels, long pixels,
                            cudaStream_t stream)
 {
-    const dim3 grid((unsigned)((pixels + 31) / 32), (unsigned)((channels + 31) / 32),
-                    (unsigned)batches);
-    transpose_batched<T><<<grid, dim3(32, 8), 0, stream>>>(in, out, channels, (int)pixels);
+    constexpr int WIDEST = 16 / (int)sizeof(T);
+    if (!transpose_by<T, WIDEST>(in, out, batches, channels, pixels, stream) &&
+        !transpose_by<T, WIDEST / 2>(in, out, batches, channels, pixels, stream) &&
+        !transpose_by<T, WIDEST / 4>(in, out, batches, channels, pixels, stream))
+        transpose_by<T, 1>(in, out, batches, channels, pixels, stream);
 }
 
 /* U[a][u][k] = sum_l G[a][l] dy[n][k][p][q + l] for the chunk's units u0 .. u0 + lc. */
@@ -177,7 +227,8 @@ static int stages_nchw(const struct wino_cuda_winrs *w)
         return 0;
     d.nhwc = 1;
     return winrs_fused_nhwc_takes(d, element_bytes(w)) && d.n <= 65535 &&
-           (d.c + 31) / 32 <= 65535 && (d.k + 31) / 32 <= 65535; /* the transposes' grids */
+           (d.c + TRANSPOSE_TILE - 1) / TRANSPOSE_TILE <= 65535 &&
+           (d.k + TRANSPOSE_TILE - 1) / TRANSPOSE_TILE <= 65535; /* the transposes' grids */
 }
 
 /* The fused kernels' view of w's tensors: x and dy in NHWC where they are staged, dw as given. */

@@ -335,10 +335,14 @@ int main(void)
         {1, 8, 12, 20, 16, 1, 7, 0, 3, WINO_LAYOUT_NHWC},
         {3, 12, 11, 9, 20, 3, 3, 1, 1, WINO_LAYOUT_NHWC},
         /* NCHW with channels in 16-byte pieces: staged in NHWC for the tensor-core kernel (the
-         * last one in FP32 only) */
+         * third in FP32 only); the transposes' vectors of 16 bytes (maps of 600 and 240
+         * pixels), 8 (196 in 16 bits), 4 (42: 16 bits) and one element (99, 49) */
         {4, 72, 20, 30, 136, 3, 3, 1, 1, WINO_LAYOUT_NCHW},
         {1, 8, 12, 20, 16, 1, 7, 0, 3, WINO_LAYOUT_NCHW},
         {3, 12, 11, 9, 20, 3, 3, 1, 1, WINO_LAYOUT_NCHW},
+        {2, 136, 14, 14, 72, 3, 3, 1, 1, WINO_LAYOUT_NCHW},
+        {2, 16, 6, 7, 8, 3, 3, 1, 1, WINO_LAYOUT_NCHW},
+        {3, 8, 7, 7, 16, 3, 3, 1, 1, WINO_LAYOUT_NCHW},
     };
     static const enum wino_variant variants[2] = {WINO_VARIANT_FUSED, WINO_VARIANT_NON_FUSED};
     static const enum wino_dtype dtypes[3] = {WINO_DTYPE_F32, WINO_DTYPE_F16, WINO_DTYPE_BF16};
