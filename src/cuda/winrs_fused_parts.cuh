@@ -70,11 +70,13 @@ template <typename T>
 static __device__ __forceinline__ void put(const dims &d, T *dw, float *buckets, int overwrite,
                                            int k, int c, int row, int tap, float value)
 {
-    const size_t at = dw_at(d, k, c, row, tap);
-    if (buckets)
-        buckets[(size_t)blockIdx.z * d.k * d.c * d.r * d.s + at] = value;
-    else
+    if (buckets) {
+        buckets[(size_t)blockIdx.z * d.k * d.c * d.r * d.s + bucket_at(d, k, c, row, tap)] =
+            value;
+    } else {
+        const size_t at = dw_at(d, k, c, row, tap);
         store(dw, at, overwrite ? value : load(dw, at) + value);
+    }
 }
 
 /* The tensor-core kernel of winrs_fused_nhwc.cu takes what winrs_fused_nhwc_takes says, at run
