@@ -116,16 +116,19 @@ static bool transpose_by(const T *in, T *out, int batches, int channels, long pi
     return true;
 }
 
-/* The widest vectors of at most 16 bytes that the sizes and addresses allow. */
-template <typename T>
+/* The widest vectors of at most V elements that the sizes and addresses allow (one element
+ * always does). */
+template <typename T, int V = 16 / (int)sizeof(T)>
 static void transpose_nchw(const T *in, T *out, int batches, int channels, long pixels,
                            cudaStream_t stream)
 {
-    constexpr int WIDEST = 16 / (int)sizeof(T);
-    if (!transpose_by<T, WIDEST>(in, out, batches, channels, pixels, stream) &&
-        !transpose_by<T, WIDEST / 2>(in, out, batches, channels, pixels, stream) &&
-        !transpose_by<T, WIDEST / 4>(in, out, batches, channels, pixels, stream))
+    if constexpr (V > 1) {
+        if (transpose_by<T, V>(in, out, batches, channels, pixels, stream))
+            return;
+        transpose_nchw<T, V / 2>(in, out, batches, channels, pixels, stream);
+    } else {
         transpose_by<T, 1>(in, out, batches, channels, pixels, stream);
+    }
 }
 
 /* U[a][u][k] = sum_l G[a][l] dy[n][k][p][q + l] for the chunk's units u0 .. u0 + lc. */

@@ -280,7 +280,7 @@ __global__ void sum_buckets(dims d, int j0, int taps, int segments, const float 
     const int c = (int)(t % d.c), k = (int)(t / d.c % d.k);
     const long rest = t / d.c / d.k;
     const int row = (int)(rest / taps), tap = j0 + (int)(rest % taps);
-    const size_t in = bucket_at(d, k, c, row, tap), stride = (size_t)d.k * d.c * d.r * d.s;
+    const size_t in = krsc_at(d, k, c, row, tap), stride = (size_t)d.k * d.c * d.r * d.s;
     float sum = 0.0f, lost = 0.0f;
 #pragma unroll 8 /* the loads of 8 buckets in flight at once (0.14 waves of threads) */
     for (int s = 0; s < segments; s++) {

@@ -71,7 +71,7 @@ static __device__ __forceinline__ void put(const dims &d, T *dw, float *buckets,
                                            int k, int c, int row, int tap, float value)
 {
     if (buckets) {
-        buckets[(size_t)blockIdx.z * d.k * d.c * d.r * d.s + bucket_at(d, k, c, row, tap)] =
+        buckets[(size_t)blockIdx.z * d.k * d.c * d.r * d.s + krsc_at(d, k, c, row, tap)] =
             value;
     } else {
         const size_t at = dw_at(d, k, c, row, tap);

@@ -36,18 +36,17 @@ static __device__ __forceinline__ size_t dy_at(const dims &d, int n, int k, int 
     return d.nhwc ? (((size_t)n * d.p + p) * d.q + q) * d.k + k
                   : (((size_t)n * d.k + k) * d.p + p) * d.q + q;
 }
-static __device__ __forceinline__ size_t dw_at(const dims &d, int k, int c, int i, int j)
-{
-    return d.dw_nhwc ? (((size_t)k * d.r + i) * d.s + j) * d.c + c
-                     : (((size_t)k * d.c + c) * d.r + i) * d.s + j;
-}
-
-/* A segment's bucket of partial sums of dw: KRSC whatever dw's layout, so that the kernels'
- * writes of consecutive channels of C are contiguous (KCRS buckets of NCHW layers staged in NHWC
- * made the tensor-core kernel 1.2x slower: ResNet-18 conv2_x, FP16, H100). */
-static __device__ __forceinline__ size_t bucket_at(const dims &d, int k, int c, int i, int j)
+/* dw[k][c][i][j] in KRSC, dw's layout with NHWC x and dy, and that of the segments' buckets of
+ * partial sums whatever dw's: the kernels' writes of consecutive channels of C are contiguous
+ * (KCRS buckets of NCHW layers staged in NHWC made the tensor-core kernel 1.2x slower: ResNet-18
+ * conv2_x, FP16, H100). */
+static __device__ __forceinline__ size_t krsc_at(const dims &d, int k, int c, int i, int j)
 {
     return (((size_t)k * d.r + i) * d.s + j) * d.c + c;
+}
+static __device__ __forceinline__ size_t dw_at(const dims &d, int k, int c, int i, int j)
+{
+    return d.dw_nhwc ? krsc_at(d, k, c, i, j) : (((size_t)k * d.c + c) * d.r + i) * d.s + j;
 }
 
 static __device__ __forceinline__ float load(const float *p, size_t i) { return p[i]; }
