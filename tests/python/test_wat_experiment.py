@@ -55,7 +55,8 @@ def test_unknown_deploy_device_is_refused_before_training(device, capsys):
 def test_cuda_deploy_device_needs_a_gpu():
     import torch
     if torch.cuda.is_available():
-        assert wat.parse_args(["--deploy-device", "cuda", "cpu"]).deploy_device == ["cuda", "cpu"]
+        assert wat.parse_args(["--deploy-device", "cuda", "cpu"]).deploy_device == [
+            f"cuda:{torch.cuda.current_device()}", "cpu"]
     else:
         with pytest.raises(SystemExit):
             wat.parse_args(["--deploy-device", "cuda"])

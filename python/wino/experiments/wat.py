@@ -329,9 +329,7 @@ def deploy_on(model, device, tile_m, emulated_acc, emulated_logits, test_data, a
 def deploy_and_check(model, tile_m, emulated_acc, emulated_logits, test_data, args, log):
     """The WAT model deployed on each of --deploy-device (by default the training device), and
     on the CPU where a device's engine refuses it: a record per deployment."""
-    x = test_data[0]
-    devices = [str(torch.device(d, torch.cuda.current_device()) if d == "cuda" else d)
-               for d in args.deploy_device] if args.deploy_device else [str(x.device)]
+    devices = args.deploy_device or [str(test_data[0].device)]
     records = []
     for device in devices:
         records.append(deploy_on(model, device, tile_m, emulated_acc, emulated_logits,
@@ -462,7 +460,7 @@ def parse_args(argv=None):
     args = p.parse_args(argv)
     if args.seeds < 1:
         p.error("--seeds must be at least 1")
-    for d in args.deploy_device or []:
+    for i, d in enumerate(args.deploy_device or []):
         try:
             wanted = torch.device(d)
         except RuntimeError:
@@ -470,6 +468,9 @@ def parse_args(argv=None):
         if wanted.type not in ("cpu", "cuda") or (wanted.type == "cuda" and
                                                    not torch.cuda.is_available()):
             p.error(f"--deploy-device: no wino INT8 engine on {d!r} here (cpu, or cuda with a GPU)")
+        if wanted.type == "cuda" and wanted.index is None:  # as the training tensors name it
+            wanted = torch.device("cuda", torch.cuda.current_device())
+        args.deploy_device[i] = str(wanted)
     return args
 
 
