@@ -132,7 +132,10 @@ static __device__ __forceinline__ void place_step(const dims &d, const fused_pro
     const int t = threadIdx.x;
     if (t >= nhwc_shape<T>::UNITS)
         return;
-    const int unit = (int)(u0 + t), row = unit / f.units, n = row / d.p, p = row - n * d.p;
+    /* below 2^31 (winrs_fused_nhwc_takes), past the segment too */
+    const int unit = (int)min(u0 + t, f.total_units);
+    const int row = wino_fast_divide(unit, f.per_row), n = wino_fast_divide(row, f.per_image);
+    const int p = row - n * d.p;
     const int q = f.q0 + (unit - row * f.units) * f.r;
     const int h = p + b.row - d.pad_h, w0 = q + f.j0 + b.tile * f.n - d.pad_w;
     const bool in = u0 + t < b.end;

@@ -5,6 +5,7 @@
 
 #include <string.h>
 
+#include "base/fast_divisor.h"
 #include "cuda/winrs_cuda.h"
 #include "cuda/winrs_fused.h"
 #include "cuda/winrs_tensors.cuh"
@@ -20,6 +21,8 @@
 template <int A> struct fused_problem {
     int n, r, alpha, q0, units, j0, tiles;
     long total_units, segment_units;
+    /* units a row and rows an image (d.p), for the tensor-core kernel's places of each step */
+    wino_fast_divisor per_row, per_image;
     float g[A][A], bt[A][A], at[A][A];
 };
 
@@ -33,6 +36,8 @@ static fused_problem<A> fused_problem_of(const dims &d, const wino_cuda_winrs_pr
     f.q0 = pr.q0, f.units = pr.units, f.j0 = pr.j0, f.tiles = pr.tiles;
     f.total_units = (long)d.n * d.p * pr.units;
     f.segment_units = (f.total_units + segments - 1) / segments;
+    f.per_row = wino_fast_divisor_of(pr.units);
+    f.per_image = wino_fast_divisor_of(d.p);
     for (int a = 0; a < f.alpha; a++) {
         for (int l = 0; l < pr.r; l++)
             f.g[a][l] = pr.g[a * pr.r + l];
