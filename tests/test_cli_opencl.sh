@@ -64,16 +64,17 @@ lines = open(out).read().splitlines()
 assert lines[0] == design + ",stride,rel_l1,prepare_ms,variant,threads,choice,layout,op", lines[0]
 rows = list(csv.DictReader(lines))
 db_lines = open(db).read().splitlines()
-assert db_lines[0] == "wino-opencl-tuning 1", db_lines[0]
+assert db_lines[0] == "wino-opencl-tuning 2", db_lines[0]
 entries = {}
 for line in db_lines[1:]:
     device, fields = line.split("\t")
     f = fields.split()
-    assert len(f) == 29, line
+    assert len(f) == 30, line
     key = tuple(int(v) for v in f[2:11])  # N C H W K R S PAD_H PAD_W
-    p = [int(v) for v in f[17:27]]
-    entries[key] = (int(f[16]), "gemm %dx%d/%dx%d bk%d %s" % (*p[:5], "local" if p[5] else "global"),
-                    "fused %dx%d kpt%d fc%d" % tuple(p[6:]))
+    p = [int(v) for v in f[17:28]]
+    entries[key] = (int(f[16]), "gemm %dx%d/%dx%d bk%d %s chunk%d"
+                    % (*p[:5], "local" if p[5] else "global", p[6]),
+                    "fused %dx%d kpt%d fc%d" % tuple(p[7:]))
 layers = {l.split()[0]: l.split() for l in open(setfile) if l.strip() and not l.startswith("#")}
 assert len(entries) == 2, entries  # the stride-2 layer has none
 seen = {}

@@ -5,6 +5,7 @@
  *    F(2x2, 3x3) and F(4x4, 3x3) on eight more each; the tile wino picks; a medium layer;
  *  - y is poisoned with NaN on the device before each run; relative L1 error within the bound
  *    of its alpha (the CUDA FP32 bounds, docs/opencl.md has the measured errors);
+ *  - the non-fused pipeline in many chunks of tiles, the last one short, and its workspace;
  *  - reshape to other sizes; new weights through wino_conv2d_set_weights (the same output, bit
  *    for bit, as an operator created with them);
  *  - bad input refused with a status: host pointers, buffers and a queue of another
@@ -51,8 +52,8 @@ int main(void)
 static double worst[11];
 
 /* One convolution on the device: y poisoned there, run twice (the second on the poisoned
- * output again), checked against the reference. */
-static void run_case(const struct cl_env *env, const struct wino_conv2d_desc *d, int tile_m,
+ * output again), checked against the reference. Returns the workspace's bytes. */
+static size_t run_case(const struct cl_env *env, const struct wino_conv2d_desc *d, int tile_m,
                      enum wino_variant variant, struct test_rng *rng, int id)
 {
     struct wino_conv2d_options o;
@@ -111,6 +112,7 @@ static void run_case(const struct cl_env *env, const struct wino_conv2d_desc *d,
     if (ws)
         clReleaseMemObject(ws);
     conv_case_free(&cd);
+    return bytes;
 }
 
 static void random_cases(const struct cl_env *env, struct test_rng *rng, int *id)
@@ -135,6 +137,26 @@ static void random_cases(const struct cl_env *env, struct test_rng *rng, int *id
     run_case(env, &d, 4, WINO_VARIANT_NON_FUSED, rng, (*id)++);
     d.layout = WINO_LAYOUT_NHWC;
     run_case(env, &d, 4, WINO_VARIANT_FUSED, rng, (*id)++);
+}
+
+/* The non-fused pipeline in chunks of tiles (WINO_OPENCL_CHUNK_TILES): 50 tiles 7 at a time
+ * (the last chunk of one tile), float4 paths, and one at a time, scalar paths; the workspace
+ * holds one chunk's V and M. */
+static void chunk_cases(const struct cl_env *env, struct test_rng *rng, int *id)
+{
+    setenv("WINO_OPENCL_CHUNK_TILES", "7", 1);
+    struct wino_conv2d_desc d = wino_conv2d_desc_make(2, 64, 20, 20, 64, 3, 3, 1, 1);
+    d.layout = WINO_LAYOUT_NHWC;
+    const size_t bytes = run_case(env, &d, 4, WINO_VARIANT_NON_FUSED, rng, (*id)++);
+    const size_t v = 36 * 7 * 64, want = 4 * ((v + 63) / 64 * 64 + 36 * 7 * 64);
+    char what[120];
+    snprintf(what, sizeof what, "chunks of 7 tiles: a workspace of %zu bytes, %zu wanted", bytes,
+             want);
+    test_check(&counts, bytes == want, what);
+    setenv("WINO_OPENCL_CHUNK_TILES", "1", 1);
+    d = wino_conv2d_desc_make(2, 13, 20, 20, 10, 3, 3, 1, 1);
+    run_case(env, &d, 4, WINO_VARIANT_NON_FUSED, rng, (*id)++);
+    unsetenv("WINO_OPENCL_CHUNK_TILES");
 }
 
 /* An operator created for one size, reshaped to another and run there. */
@@ -342,6 +364,7 @@ int main(void)
     printf("device: %s\n", env.name);
     int id = 0;
     random_cases(&env, &rng, &id);
+    chunk_cases(&env, &rng, &id);
     reshape_case(&env, &rng);
     set_weights_case(&env, &rng);
     bad_input(&env);

@@ -5,7 +5,8 @@
  *  - with a device: create follows an entry (AUTO: its parameters and variant, a variant asked:
  *    its parameters), checked through the parameters the operator reports, and its output
  *    against the FP64 reference; an entry whose parameters the device cannot run, or of
- *    another device, leaves the defaults;
+ *    another device, leaves the defaults; entries through every path of the GEMM kernel and
+ *    every chunk size, on a layer taken in two chunks;
  *  - the tuner on a small layer within a candidate budget: AUTO then runs what it stored,
  *    within test_opencl's error bound.
  * No check depends on a time. In a build without the OpenCL component the database checks run
@@ -27,7 +28,7 @@ static char dir[64], path[96];
 
 /* Non-default parameters every device of the tests runs: work-groups of 128 and 256 items,
  * under 20 KiB of local memory at alpha 6. */
-static const struct wino_opencl_params chosen = {64, 16, 4, 2, 16, 1, 32, 16, 2, 4};
+static const struct wino_opencl_params chosen = {64, 16, 4, 2, 16, 1, 32, 32, 16, 2, 4};
 
 static struct wino_opencl_tuned entry(enum wino_variant variant)
 {
@@ -87,9 +88,9 @@ static void database(void)
                "a second store of a key replaces its entry");
 
     /* a stale entry (F(9, 3) has no generated transforms) is ignored and dropped by a store */
-    write_file("wino-opencl-tuning 1\n"
-               "Some GPU / 1.2.3\t0 0 1 16 12 12 24 3 3 1 1 1 1 1 1 9 2 32 32 4 4 8 1 16 16 4 8 "
-               "1.0 1.0\n");
+    write_file("wino-opencl-tuning 2\n"
+               "Some GPU / 1.2.3\t0 0 1 16 12 12 24 3 3 1 1 1 1 1 1 9 2 32 32 4 4 8 1 16 16 16 4 "
+               "8 1.0 1.0\n");
     const struct wino_conv2d_desc stale = wino_conv2d_desc_make(1, 16, 12, 12, 24, 3, 3, 1, 1);
     test_check(&counts, !wino_opencl_tuning_lookup(path, device, &stale, 9, &got),
                "a stale entry is not used");
@@ -99,14 +100,14 @@ static void database(void)
 
     /* corrupt files: every entry of one is ignored */
     static const char *const corrupt[] = {
+        "wino-opencl-tuning 1\nSome GPU / 1.2.3\t0 0 1 16 12 12 24 3 3 1 1 1 1 1 1 4 2 64 16 4 "
+        "2 16 1 32 32 16 2 4 1.5 0.75\n", /* the format before gemm_chunk */
         "wino-opencl-tuning 2\nSome GPU / 1.2.3\t0 0 1 16 12 12 24 3 3 1 1 1 1 1 1 4 2 64 16 4 "
-        "2 16 1 32 16 2 4 1.5 0.75\n",
-        "wino-opencl-tuning 1\nSome GPU / 1.2.3\t0 0 1 16 12 12 24 3 3 1 1 1 1 1 1 4 2 64 16 4 "
-        "2 16 1 32 16 2 4 1.5 0.75\ngarbage\n",
-        "wino-opencl-tuning 1\nSome GPU / 1.2.3\t0 0 1 16 12 12 24 3 3 1 1 1 1 1 1 4 2 64 16 4 "
-        "2 16 1 32 16 2 4 1.5", /* cut short */
-        "wino-opencl-tuning 1\nSome GPU / 1.2.3 0 0 1 16 12 12 24 3 3 1 1 1 1 1 1 4 2 64 16 4 "
-        "2 16 1 32 16 2 4 1.5 0.75\n"}; /* no tab after the device */
+        "2 16 1 32 32 16 2 4 1.5 0.75\ngarbage\n",
+        "wino-opencl-tuning 2\nSome GPU / 1.2.3\t0 0 1 16 12 12 24 3 3 1 1 1 1 1 1 4 2 64 16 4 "
+        "2 16 1 32 32 16 2 4 1.5", /* cut short */
+        "wino-opencl-tuning 2\nSome GPU / 1.2.3 0 0 1 16 12 12 24 3 3 1 1 1 1 1 1 4 2 64 16 4 "
+        "2 16 1 32 32 16 2 4 1.5 0.75\n"}; /* no tab after the device */
     for (size_t i = 0; i < sizeof corrupt / sizeof *corrupt; i++) {
         write_file(corrupt[i]);
         char what[80];
@@ -183,6 +184,54 @@ static double run_tuned(const struct cl_env *env, const struct wino_context *ctx
     return err;
 }
 
+/* The GEMM's code paths through entries the device runs, non-fused, each on a layer of 9
+ * tiles taken 5 at a time (WINO_OPENCL_CHUNK_TILES: two chunks, the second short): runs of 1,
+ * 2 and 4 rows and columns per work-item (and two of 4), every staged step, unstaged, every
+ * chunk size; float4 loads and stores where C and K are multiples of 4, scalar ones where not. */
+static void gemm_paths(const struct cl_env *env, struct test_rng *rng, const char *device)
+{
+    static const struct wino_opencl_params paths[5] = {
+        {16, 16, 1, 1, 4, 1, 8, 16, 16, 4, 8},     /* scalar loads */
+        {16, 128, 1, 8, 8, 0, 32, 16, 16, 4, 8},   /* scalar, unstaged, stores of 4 cropped */
+        {32, 64, 2, 8, 16, 1, 16, 16, 16, 4, 8},   /* float4 */
+        {64, 32, 8, 2, 32, 1, 64, 16, 16, 4, 8},   /* float4 */
+        {32, 32, 4, 4, 8, 0, 128, 16, 16, 4, 8}};  /* float4, unstaged */
+    struct wino_context ctx = context_of(env);
+    ctx.tuning_cache = path;
+    setenv("WINO_OPENCL_CHUNK_TILES", "5", 1);
+    for (int i = 0; i < 5; i++) {
+        const int vec = i >= 2;
+        struct wino_conv2d_desc d =
+            wino_conv2d_desc_make(1, vec ? 16 : 13, 12, 12, vec ? 24 : 10, 3, 3, 1, 1);
+        d.layout = i % 2 ? WINO_LAYOUT_NHWC : WINO_LAYOUT_NCHW;
+        struct wino_conv2d_options none;
+        memset(&none, 0, sizeof none);
+        struct conv_case_data cd;
+        conv_case_make(&d, &none, rng, 0, &cd);
+        const struct wino_opencl_tuned entry_i = {paths[i], WINO_VARIANT_NON_FUSED, 1.0, 1.0};
+        struct wino_opencl_params params;
+        int tuned = -1;
+        enum wino_variant used = WINO_VARIANT_AUTO;
+        remove(path);
+        const double err =
+            wino_opencl_tuning_store(path, device, &d, 4, &entry_i)
+                ? NAN
+                : run_tuned(env, &ctx, &d, WINO_VARIANT_AUTO, &cd, &params, &tuned, &used);
+        const struct wino_opencl_params *p = &paths[i];
+        char what[200];
+        snprintf(what, sizeof what,
+                 "GEMM %dx%d/%dx%d bk%d %s chunk %d MiB, C %d K %d, 2 chunks: rel L1 %.2e",
+                 p->gemm_bm, p->gemm_bn, p->gemm_rm, p->gemm_rn, p->gemm_bk,
+                 p->gemm_local ? "staged" : "unstaged", p->gemm_chunk, d.c, d.k, err);
+        test_check(&counts, err <= f32_bound(6) && tuned == 1 &&
+                                !memcmp(&params, p, sizeof params) &&
+                                used == WINO_VARIANT_NON_FUSED,
+                   what);
+        conv_case_free(&cd);
+    }
+    unsetenv("WINO_OPENCL_CHUNK_TILES");
+}
+
 /* create follows the database: the entry's parameters and, for AUTO, its variant; an entry of
  * another device, or with parameters the device cannot run, leaves the defaults. */
 static void create_follows(const struct cl_env *env, struct test_rng *rng)
@@ -232,11 +281,12 @@ static void create_follows(const struct cl_env *env, struct test_rng *rng)
     test_check(&counts, err <= f32_bound(6) && !tuned && used == WINO_VARIANT_NON_FUSED &&
                             !memcmp(&params, &defaults, sizeof params),
                "another device's entry: the defaults");
-    static const struct wino_opencl_params unusable[3] = {
-        {48, 32, 4, 4, 8, 1, 16, 16, 4, 8},         /* 48: not a listed tile */
-        {128, 128, 1, 1, 8, 0, 16, 16, 4, 8},       /* work-groups of 16384 */
-        {32, 32, 4, 4, 8, 1, 16, 16, 8, 8}};        /* 8 x 36 accumulators per work-item */
-    for (int i = 0; i < 3; i++) {
+    static const struct wino_opencl_params unusable[4] = {
+        {48, 32, 4, 4, 8, 1, 16, 16, 16, 4, 8},   /* 48: not a listed tile */
+        {128, 128, 1, 1, 8, 0, 16, 16, 16, 4, 8}, /* work-groups of 16384 */
+        {32, 32, 4, 4, 8, 1, 16, 16, 16, 8, 8},   /* 8 x 36 accumulators per work-item */
+        {32, 32, 4, 4, 8, 1, 24, 16, 16, 4, 8}};  /* 24 MiB: not a listed chunk */
+    for (int i = 0; i < 4; i++) {
         struct wino_opencl_tuned bad = fused;
         bad.params = unusable[i];
         remove(path);
@@ -249,6 +299,7 @@ static void create_follows(const struct cl_env *env, struct test_rng *rng)
                    what);
     }
     conv_case_free(&cd);
+    gemm_paths(env, rng, device);
 }
 
 /* The tuner within a budget of four candidates on a small layer: what it stores, AUTO runs,

@@ -25,8 +25,9 @@ void bench_opencl_params_text(const struct wino_opencl_params *p, int fused, cha
         snprintf(buf, cap, "fused %dx%d kpt%d fc%d", p->fused_ft, p->fused_fk, p->fused_kpt,
                  p->fused_fc);
     else
-        snprintf(buf, cap, "gemm %dx%d/%dx%d bk%d %s", p->gemm_bm, p->gemm_bn, p->gemm_rm,
-                 p->gemm_rn, p->gemm_bk, p->gemm_local ? "local" : "global");
+        snprintf(buf, cap, "gemm %dx%d/%dx%d bk%d %s chunk%d", p->gemm_bm, p->gemm_bn,
+                 p->gemm_rm, p->gemm_rn, p->gemm_bk, p->gemm_local ? "local" : "global",
+                 p->gemm_chunk);
 }
 
 void bench_opencl_bounds_text(long budget, long candidates, char *buf, size_t cap)

@@ -5,9 +5,10 @@
  * The database is a sibling of the CPU's tuning cache (src/op/tuning_cache.h), named by the
  * same struct wino_context.tuning_cache: its key is a device, not an ISA and thread count, and
  * its choice the kernel parameters. A text file:
- *   wino-opencl-tuning 1
+ *   wino-opencl-tuning 2
  *   DEVICE<TAB>DTYPE LAYOUT N C H W K R S PAD_H PAD_W STRIDE_H STRIDE_W DIL_H DIL_W M VARIANT
- *       GEMM_BM GEMM_BN GEMM_RM GEMM_RN GEMM_BK GEMM_LOCAL FUSED_FT FUSED_FK FUSED_KPT FUSED_FC
+ *       GEMM_BM GEMM_BN GEMM_RM GEMM_RN GEMM_BK GEMM_LOCAL GEMM_CHUNK FUSED_FT FUSED_FK
+ *       FUSED_KPT FUSED_FC
  *       NON_FUSED_MS FUSED_MS
  * (one line per entry; DEVICE is "NAME / DRIVER VERSION" as the device reports them; M the
  * tile F(M x M, R x S); VARIANT 1 non-fused, 2 fused; the times are the medians measured, -1

@@ -11,10 +11,10 @@
 #include "op/opencl_tuning.h"
 #include "op/tuning_cache.h"
 
-#define HEADER "wino-opencl-tuning 1\n"
+#define HEADER "wino-opencl-tuning 2\n"
 #define DEVICE_CAP 400 /* wino_opencl_device_key's "NAME / DRIVER" fits */
 #define KEY_FIELDS 16  /* DTYPE .. M */
-#define PARAM_FIELDS 10
+#define PARAM_FIELDS 11
 #define LINE_CAP 1024
 
 struct entry {
@@ -34,9 +34,10 @@ static void key_of(const struct wino_conv2d_desc *d, int tile_m, long *key)
 
 static int *param_field(struct wino_opencl_params *p, int i)
 {
-    int *const fields[PARAM_FIELDS] = {&p->gemm_bm,  &p->gemm_bn,    &p->gemm_rm,  &p->gemm_rn,
-                                       &p->gemm_bk,  &p->gemm_local, &p->fused_ft, &p->fused_fk,
-                                       &p->fused_kpt, &p->fused_fc};
+    int *const fields[PARAM_FIELDS] = {&p->gemm_bm,    &p->gemm_bn,    &p->gemm_rm,
+                                       &p->gemm_rn,    &p->gemm_bk,    &p->gemm_local,
+                                       &p->gemm_chunk, &p->fused_ft,   &p->fused_fk,
+                                       &p->fused_kpt,  &p->fused_fc};
     return fields[i];
 }
 

@@ -14,7 +14,7 @@
 
 /* Changes whenever a structure below, or one they point to (wino.h's, conv_desc.h's),
  * changes. */
-#define WINO_OPENCL_ABI 2
+#define WINO_OPENCL_ABI 3
 
 #define WINO_OPENCL_STR_(x) #x
 #define WINO_OPENCL_STR(x) WINO_OPENCL_STR_(x)
@@ -29,6 +29,7 @@ struct wino_opencl_params {
     int gemm_rm, gemm_rn; /* of them per work-item */
     int gemm_bk;          /* channels per step */
     int gemm_local;       /* 1: operands staged in local memory */
+    int gemm_chunk;       /* MiB of V and M per chunk of tiles */
     int fused_ft, fused_fk; /* tiles x output channels per fused work-group */
     int fused_kpt;        /* output channels per fused work-item */
     int fused_fc;         /* channels transformed per step */

@@ -9,6 +9,25 @@
 #include "base/error.h"
 #include "opencl/opencl_sources.h"
 
+/* The tiles of a chunk of the non-fused pipeline: as many as keep V and M within
+ * p->gemm_chunk MiB (so that they can stay in the device's cache between the stages), or twice
+ * U's bytes, which every chunk's GEMMs read again; WINO_OPENCL_CHUNK_TILES, where set, instead
+ * (the tests' way to many chunks on small layers). */
+static size_t chunk_tiles(const struct wino_conv2d_desc *d, size_t alpha2, size_t tiles,
+                          const struct wino_opencl_params *p)
+{
+    const char *forced = getenv("WINO_OPENCL_CHUNK_TILES");
+    const size_t per_tile = sizeof(float) * alpha2 * ((size_t)d->c + (size_t)d->k),
+                 u_bytes = sizeof(float) * alpha2 * (size_t)d->c * (size_t)d->k;
+    size_t bytes = (size_t)p->gemm_chunk << 20;
+    if (bytes < 2 * u_bytes)
+        bytes = 2 * u_bytes;
+    size_t chunk = forced && atol(forced) > 0 ? (size_t)atol(forced) : bytes / per_tile;
+    if (chunk < 1)
+        chunk = 1;
+    return chunk < tiles ? chunk : tiles;
+}
+
 void wino_opencl_layer_release(struct wino_opencl_layer *layer)
 {
     cl_kernel *kernels[5] = {&layer->filter, &layer->input, &layer->gemm, &layer->output,
@@ -37,15 +56,17 @@ enum wino_status wino_opencl_layer_build(cl_context context, cl_device_id device
     layer->tiles_w = (out_q + tile_m - 1) / tile_m;
     const size_t tiles = (size_t)d->n * layer->tiles_h * layer->tiles_w,
                  alpha2 = (size_t)alpha * alpha;
-    /* the kernels index with int below 2^31: refuse what would not fit */
-    if (tiles > INT32_MAX || alpha2 * tiles * (size_t)(d->c > d->k ? d->c : d->k) > INT32_MAX)
+    const size_t chunk = chunk_tiles(d, alpha2, tiles, p);
+    /* the kernels index a chunk's V and M with int below 2^31: refuse what would not fit */
+    if (tiles > INT32_MAX || alpha2 * chunk * (size_t)(d->c > d->k ? d->c : d->k) > INT32_MAX)
         return wino_fail(WINO_UNSUPPORTED, "OpenCL: the layer is too large for 32-bit indices "
                          "(%zu tiles)", tiles);
     layer->tiles = (int)tiles;
-    layer->v_elems = alpha2 * tiles * (size_t)d->c;
-    layer->m_elems = alpha2 * tiles * (size_t)d->k;
+    layer->chunk = (int)chunk;
+    /* M 256-byte aligned after V: its rows are written as float4 */
+    layer->m_offset = (alpha2 * chunk * (size_t)d->c + 63) / 64 * 64;
     layer->y_elems = (size_t)d->n * d->k * out_p * out_q;
-    layer->workspace_bytes = sizeof(float) * (layer->v_elems + layer->m_elems);
+    layer->workspace_bytes = sizeof(float) * (layer->m_offset + alpha2 * chunk * (size_t)d->k);
     layer->params = *p;
     const char *tile_text = wino_opencl_tile_source(tile_m, r);
     if (!tile_text)
@@ -55,7 +76,7 @@ enum wino_status wino_opencl_layer_build(cl_context context, cl_device_id device
     snprintf(options, sizeof options,
              "-cl-std=CL1.2 -DN=%d -DC=%d -DH=%d -DW=%d -DK=%d -DR=%d -DPAD_H=%d -DPAD_W=%d "
              "-DP=%d -DQ=%d -DALPHA=%d -DTILE_M=%d -DTILES_H=%d -DTILES_W=%d -DTILES=%d "
-             "-DNHWC=%d -DRELU=%d -DHAS_BIAS=%d -DM_OFFSET=%zu "
+             "-DNHWC=%d -DRELU=%d -DHAS_BIAS=%d -DCHUNK=%d -DM_OFFSET=%zu "
              "-DINPUT_TRANSFORM=wino_f32_input_transform_%s__opencl "
              "-DFILTER_TRANSFORM=wino_f32_filter_transform_%s__opencl "
              "-DOUTPUT_TRANSFORM=wino_f32_output_transform_%s__opencl "
@@ -63,7 +84,7 @@ enum wino_status wino_opencl_layer_build(cl_context context, cl_device_id device
              "-DFUSED_FT=%d -DFUSED_FK=%d -DFUSED_KPT=%d -DFUSED_FC=%d",
              d->n, d->c, d->h, d->w, d->k, r, d->pad_h, d->pad_w, out_p, out_q, alpha, tile_m,
              layer->tiles_h, layer->tiles_w, layer->tiles, d->layout == WINO_LAYOUT_NHWC, relu,
-             has_bias, layer->v_elems, tile, tile, tile, p->gemm_bm, p->gemm_bn, p->gemm_rm,
+             has_bias, layer->chunk, layer->m_offset, tile, tile, tile, p->gemm_bm, p->gemm_bn, p->gemm_rm,
              p->gemm_rn, p->gemm_bk, p->gemm_local, p->fused_ft, p->fused_fk, p->fused_kpt,
              p->fused_fc);
     const size_t tile_len = strlen(tile_text), kernels_len = strlen(wino_opencl_winograd_float);
@@ -154,6 +175,15 @@ enum wino_status wino_opencl_filter_transform(const struct wino_opencl_layer *la
     return err == CL_SUCCESS ? WINO_SUCCESS : launch_failure(err, "filter transform");
 }
 
+/* Sets a kernel's int arguments from index first on. */
+static cl_int set_ints(cl_kernel kernel, cl_uint first, int count, const int *values)
+{
+    cl_int err = CL_SUCCESS;
+    for (int i = 0; i < count && err == CL_SUCCESS; i++)
+        err = clSetKernelArg(kernel, first + (cl_uint)i, sizeof(int), &values[i]);
+    return err;
+}
+
 enum wino_status wino_opencl_run_non_fused(const struct wino_opencl_layer *layer, void *queue,
                                            const void *x, cl_mem u, cl_mem bias, void *y,
                                            void *workspace)
@@ -166,19 +196,30 @@ enum wino_status wino_opencl_run_non_fused(const struct wino_opencl_layer *layer
         err = set_buffers(layer->gemm, 2, gemm_args);
     if (err == CL_SUCCESS)
         err = set_buffers(layer->output, 3, out_args);
-    if (err == CL_SUCCESS)
-        err = launch_1d(queue, layer->input, (size_t)layer->tiles * layer->c);
-    if (err == CL_SUCCESS) {
-        const size_t local[3] = {(size_t)(p->gemm_bn / p->gemm_rn),
-                                 (size_t)(p->gemm_bm / p->gemm_rm), 1};
-        const size_t global[3] = {(size_t)(layer->k + p->gemm_bn - 1) / p->gemm_bn * local[0],
-                                  (size_t)(layer->tiles + p->gemm_bm - 1) / p->gemm_bm *
-                                      local[1],
-                                  (size_t)layer->alpha * layer->alpha};
-        err = clEnqueueNDRangeKernel(queue, layer->gemm, 3, NULL, global, local, 0, NULL, NULL);
+    /* chunk after chunk through the same V and M, each chunk's three stages in turn */
+    for (int t0 = 0; t0 < layer->tiles && err == CL_SUCCESS; t0 += layer->chunk) {
+        const int range[2] = {t0, layer->tiles - t0 < layer->chunk ? layer->tiles - t0
+                                                                   : layer->chunk};
+        err = set_ints(layer->input, 2, 2, range);
+        if (err == CL_SUCCESS)
+            err = set_ints(layer->gemm, 2, 1, &range[1]);
+        if (err == CL_SUCCESS)
+            err = set_ints(layer->output, 3, 2, range);
+        if (err == CL_SUCCESS)
+            err = launch_1d(queue, layer->input, (size_t)range[1] * layer->c);
+        if (err == CL_SUCCESS) {
+            const size_t local[3] = {(size_t)(p->gemm_bn / p->gemm_rn),
+                                     (size_t)(p->gemm_bm / p->gemm_rm), 1};
+            const size_t global[3] = {
+                (size_t)(layer->k + p->gemm_bn - 1) / p->gemm_bn * local[0],
+                (size_t)(range[1] + p->gemm_bm - 1) / p->gemm_bm * local[1],
+                (size_t)layer->alpha * layer->alpha};
+            err = clEnqueueNDRangeKernel(queue, layer->gemm, 3, NULL, global, local, 0, NULL,
+                                         NULL);
+        }
+        if (err == CL_SUCCESS)
+            err = launch_1d(queue, layer->output, (size_t)range[1] * layer->k);
     }
-    if (err == CL_SUCCESS)
-        err = launch_1d(queue, layer->output, (size_t)layer->tiles * layer->k);
     return err == CL_SUCCESS ? WINO_SUCCESS : launch_failure(err, "enqueue");
 }
 

@@ -14,9 +14,11 @@ struct wino_opencl_layer {
     cl_program program;
     cl_kernel filter, input, gemm, output, fused;
     int tiles_h, tiles_w, tiles, alpha;
+    int chunk; /* tiles per chunk of the non-fused pipeline */
     int c, k;
-    size_t v_elems, m_elems, y_elems;
-    size_t workspace_bytes; /* V and M (non-fused) */
+    size_t m_offset; /* floats of the workspace before M (V of a chunk, aligned) */
+    size_t y_elems;
+    size_t workspace_bytes; /* V and M of a chunk (non-fused) */
     struct wino_opencl_params params;
 };
 

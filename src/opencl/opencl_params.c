@@ -10,6 +10,7 @@
 static const int gemm_tiles[] = {16, 32, 64, 128};   /* gemm_bm, gemm_bn */
 static const int gemm_per_item[] = {1, 2, 4, 8};     /* gemm_rm, gemm_rn */
 static const int gemm_steps[] = {4, 8, 16, 32};      /* gemm_bk with local staging */
+static const int gemm_chunks[] = {8, 16, 32, 64, 128}; /* gemm_chunk, MiB */
 static const int fused_tiles[] = {8, 16, 32, 64};    /* fused_ft, fused_fk */
 static const int fused_per_item[] = {1, 2, 4, 8};    /* fused_kpt */
 static const int fused_steps[] = {1, 2, 4, 8, 16};   /* fused_fc */
@@ -18,6 +19,10 @@ static const int fused_steps[] = {1, 2, 4, 8, 16};   /* fused_fc */
 /* Without local staging the GEMM reads one channel at a time: gemm_bk is unused and kept at
  * the default, so that one candidate stands for them all. */
 #define GEMM_BK_UNSTAGED 8
+/* The default chunk's MiB when the device's cache is smaller: below, the launches of many
+ * chunks cost more than the memory traffic they save (NVIDIA's drivers report a cache smaller
+ * than the H100's 50 MB L2). */
+#define MIN_DEFAULT_CHUNK 16
 /* Smaller work-groups leave most of a device idle. */
 #define MIN_GROUP 16
 /* Private accumulators of a fused work-item, fused_kpt x alpha^2: the default's largest (4 x
@@ -26,16 +31,19 @@ static const int fused_steps[] = {1, 2, 4, 8, 16};   /* fused_fc */
 
 enum wino_status wino_opencl_limits(cl_device_id device, struct wino_opencl_limits *lim)
 {
-    cl_ulong local = 0;
+    cl_ulong local = 0, cache = 0;
     memset(lim, 0, sizeof *lim);
     if (clGetDeviceInfo(device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof lim->max_group,
                         &lim->max_group, NULL) != CL_SUCCESS ||
         clGetDeviceInfo(device, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof lim->max_items,
                         lim->max_items, NULL) != CL_SUCCESS ||
         clGetDeviceInfo(device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof local, &local, NULL) !=
+            CL_SUCCESS ||
+        clGetDeviceInfo(device, CL_DEVICE_GLOBAL_MEM_CACHE_SIZE, sizeof cache, &cache, NULL) !=
             CL_SUCCESS)
         return wino_fail(WINO_INVALID_ARGUMENT, "cl_device is not an OpenCL device");
     lim->local_mem = (size_t)local;
+    lim->cache = (size_t)cache;
     return WINO_SUCCESS;
 }
 
@@ -54,6 +62,7 @@ static const char *gemm_refusal(const struct wino_opencl_limits *lim,
         !listed(p->gemm_bn, gemm_tiles, COUNT(gemm_tiles)) ||
         !listed(p->gemm_rm, gemm_per_item, COUNT(gemm_per_item)) ||
         !listed(p->gemm_rn, gemm_per_item, COUNT(gemm_per_item)) ||
+        !listed(p->gemm_chunk, gemm_chunks, COUNT(gemm_chunks)) ||
         (p->gemm_local != 0 && p->gemm_local != 1) ||
         (p->gemm_local ? !listed(p->gemm_bk, gemm_steps, COUNT(gemm_steps))
                        : p->gemm_bk != GEMM_BK_UNSTAGED))
@@ -62,8 +71,9 @@ static const char *gemm_refusal(const struct wino_opencl_limits *lim,
     if (rows * cols < MIN_GROUP || rows * cols > lim->max_group || cols > lim->max_items[0] ||
         rows > lim->max_items[1])
         return "a GEMM work-group outside the device's limits";
-    if (p->gemm_local &&
-        sizeof(float) * (size_t)p->gemm_bk * (size_t)(p->gemm_bm + p->gemm_bn) > lim->local_mem)
+    /* the staged rows are padded by 4 floats (src/opencl/winograd_float.cl) */
+    if (p->gemm_local && sizeof(float) * (size_t)p->gemm_bk * (size_t)(p->gemm_bm + p->gemm_bn + 8) >
+                             lim->local_mem)
         return "GEMM tiles larger than the device's local memory";
     return NULL;
 }
@@ -102,6 +112,11 @@ enum wino_status wino_opencl_params_default(const struct wino_opencl_limits *lim
     p->gemm_rm = p->gemm_rn = 4;
     p->gemm_bk = 8;
     p->gemm_local = 1;
+    /* V and M of a chunk within the device's cache, but not below MIN_DEFAULT_CHUNK */
+    p->gemm_chunk = MIN_DEFAULT_CHUNK;
+    for (int i = 0; i < COUNT(gemm_chunks); i++)
+        if (gemm_chunks[i] > p->gemm_chunk && ((size_t)gemm_chunks[i] << 20) <= lim->cache)
+            p->gemm_chunk = gemm_chunks[i];
     /* 16 tiles x 16 channels; 4 channels of alpha^2 accumulators per work-item up to alpha 6,
      * fewer beyond so that they stay in registers; channel steps as half the local memory
      * allows (two work-groups may share a compute unit) */
@@ -155,15 +170,17 @@ int wino_opencl_params_space(const struct wino_opencl_limits *lim, int alpha,
         for (int b = 0; b < COUNT(gemm_tiles); b++)
             for (int i = 0; i < COUNT(gemm_per_item); i++)
                 for (int j = 0; j < COUNT(gemm_per_item); j++)
-                    for (int s = 0; s <= COUNT(gemm_steps); s++) {
-                        c.gemm_bm = gemm_tiles[a];
-                        c.gemm_bn = gemm_tiles[b];
-                        c.gemm_rm = gemm_per_item[i];
-                        c.gemm_rn = gemm_per_item[j];
-                        /* the last step stands for no local staging */
-                        c.gemm_local = s < COUNT(gemm_steps);
-                        c.gemm_bk = c.gemm_local ? gemm_steps[s] : GEMM_BK_UNSTAGED;
-                        n = add(lim, alpha, variant, base, &c, out, cap, n);
-                    }
+                    for (int s = 0; s <= COUNT(gemm_steps); s++)
+                        for (int h = 0; h < COUNT(gemm_chunks); h++) {
+                            c.gemm_bm = gemm_tiles[a];
+                            c.gemm_bn = gemm_tiles[b];
+                            c.gemm_rm = gemm_per_item[i];
+                            c.gemm_rn = gemm_per_item[j];
+                            /* the last step stands for no local staging */
+                            c.gemm_local = s < COUNT(gemm_steps);
+                            c.gemm_bk = c.gemm_local ? gemm_steps[s] : GEMM_BK_UNSTAGED;
+                            c.gemm_chunk = gemm_chunks[h];
+                            n = add(lim, alpha, variant, base, &c, out, cap, n);
+                        }
     return n;
 }

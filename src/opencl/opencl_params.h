@@ -16,6 +16,7 @@ struct wino_opencl_limits {
     size_t max_group;    /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
     size_t max_items[3]; /* CL_DEVICE_MAX_WORK_ITEM_SIZES */
     size_t local_mem;    /* CL_DEVICE_LOCAL_MEM_SIZE, bytes */
+    size_t cache;        /* CL_DEVICE_GLOBAL_MEM_CACHE_SIZE, bytes */
 };
 
 enum wino_status wino_opencl_limits(cl_device_id device, struct wino_opencl_limits *lim);

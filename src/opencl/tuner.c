@@ -24,7 +24,7 @@ struct trial {
     cl_command_queue queue;
     int reps;
     cl_mem x, u, y, workspace;
-    size_t y_elems;
+    size_t y_elems, workspace_bytes;
     float *want, *got; /* the default non-fused output, a candidate's */
     int have_want;
     double *times;
@@ -138,6 +138,17 @@ static void release(cl_mem m)
         clReleaseMemObject(m);
 }
 
+/* t's workspace at least bytes (candidates' chunks differ): 0, or -1 when it cannot be had. */
+static int grow_workspace(struct trial *t, cl_context context, size_t bytes)
+{
+    if (bytes <= t->workspace_bytes)
+        return 0;
+    release(t->workspace);
+    t->workspace = buffer(context, bytes, NULL);
+    t->workspace_bytes = t->workspace ? bytes : 0;
+    return t->workspace ? 0 : -1;
+}
+
 /* Builds candidate c (its program not stored) and measures variant fused on it as measure()
  * does. */
 static double try_candidate(struct trial *t, cl_context context, cl_device_id device,
@@ -148,7 +159,8 @@ static double try_candidate(struct trial *t, cl_context context, cl_device_id de
     if (wino_opencl_layer_build(context, device, desc, tile_m, 0, 0, c, 0, &layer))
         return -1.0;
     const double ms = wino_opencl_layer_fits(&layer, device, fused ? WINO_VARIANT_FUSED
-                                                                   : WINO_VARIANT_NON_FUSED)
+                                                                   : WINO_VARIANT_NON_FUSED) ||
+                              (!fused && grow_workspace(t, context, layer.workspace_bytes))
                           ? -1.0
                           : measure(t, &layer, fused, best_ms);
     wino_opencl_layer_release(&layer);
@@ -180,8 +192,8 @@ static enum wino_status prepare(struct trial *t, cl_context context,
         weights = buffer(context, sizeof(float) * w_elems, w);
         t->u = buffer(context, sizeof(float) * alpha2 * d->k * d->c, NULL);
         t->y = buffer(context, sizeof(float) * t->y_elems, NULL);
-        t->workspace = buffer(context, layer0->workspace_bytes, NULL);
-        if (!t->x || !weights || !t->u || !t->y || !t->workspace)
+        if (!t->x || !weights || !t->u || !t->y ||
+            grow_workspace(t, context, layer0->workspace_bytes))
             st = wino_fail(WINO_OUT_OF_MEMORY, "OpenCL tuner: the device's buffers failed");
     }
     if (!st)
@@ -244,7 +256,7 @@ static int differences(const struct wino_opencl_params *a, const struct wino_ope
                (a->fused_kpt != b->fused_kpt) + (a->fused_fc != b->fused_fc);
     return (a->gemm_bm != b->gemm_bm) + (a->gemm_bn != b->gemm_bn) +
            (a->gemm_rm != b->gemm_rm) + (a->gemm_rn != b->gemm_rn) +
-           (a->gemm_local != b->gemm_local) +
+           (a->gemm_local != b->gemm_local) + (a->gemm_chunk != b->gemm_chunk) +
            (a->gemm_local && b->gemm_local && a->gemm_bk != b->gemm_bk);
 }
 
@@ -288,7 +300,7 @@ enum wino_status wino_opencl_tune_layer(cl_context context, cl_device_id device,
         st = wino_opencl_params_default(&lim, alpha, &base);
     if (st)
         return st;
-    struct trial t = {queue, search->reps, NULL, NULL, NULL, NULL, 0, NULL, NULL, 0, NULL};
+    struct trial t = {queue, search->reps, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, 0, NULL};
     struct wino_opencl_layer layer0;
     memset(&layer0, 0, sizeof layer0);
     st = wino_opencl_layer_build(context, device, desc, tile_m, 0, 0, &base, 1, &layer0);

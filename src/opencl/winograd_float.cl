@@ -5,8 +5,10 @@
  * Layer constants: N C H W K R PAD_H PAD_W P Q ALPHA TILE_M TILES_H TILES_W TILES (= N TILES_H
  * TILES_W), NHWC (0: NCHW), RELU, HAS_BIAS; INPUT_TRANSFORM, FILTER_TRANSFORM, OUTPUT_TRANSFORM
  * name the tile's functions.
- * Tensors: U[pos][K][C] (pos = alpha^2 positions), V[pos][TILES][C], M[pos][TILES][K]; the
- * workspace holds V, then M at M_OFFSET floats.
+ * Tensors: U[pos][K][C] (pos = alpha^2 positions); the non-fused kernels take the tiles in
+ * chunks of at most CHUNK (so that V and M of a chunk can stay in the device's cache), the
+ * chunk's tiles t0 .. t0 + tiles - 1 in V[pos][CHUNK][C] at the workspace's start and
+ * M[pos][CHUNK][K] at M_OFFSET floats (a multiple of 64).
  * Kernel parameters (searched by the tuner, docs/opencl.md): GEMM_BM x GEMM_BN outputs (tiles x
  * output channels) per work-group, GEMM_RM x GEMM_RN per work-item, GEMM_BK channels per step,
  * GEMM_LOCAL (1: the operands staged in local memory); FUSED_FT tiles x FUSED_FK output channels
@@ -77,56 +79,113 @@ __kernel void filter_transform(__global const float *w, __global float *u)
         u[((size_t)pos * K + k) * C + c] = t[pos / ALPHA][pos % ALPHA];
 }
 
-/* V = B^T d B, one work-item per (tile, c): consecutive work-items write consecutive c. */
-__kernel void input_transform(__global const float *x, __global float *ws)
+/* V = B^T d B of the chunk's tiles, one work-item per (tile, c): consecutive work-items write
+ * consecutive c. */
+__kernel void input_transform(__global const float *x, __global float *ws, const int t0,
+                              const int tiles)
 {
     const size_t id = get_global_id(0);
-    if (id >= (size_t)TILES * C)
+    if (id >= (size_t)tiles * C)
         return;
     const int c = (int)(id % C), t = (int)(id / C);
     float v[ALPHA][ALPHA];
-    transformed_input(x, t, c, v);
+    transformed_input(x, t0 + t, c, v);
     for (int pos = 0; pos < ALPHA2; pos++)
-        ws[((size_t)pos * TILES + t) * C + c] = v[pos / ALPHA][pos % ALPHA];
+        ws[((size_t)pos * CHUNK + t) * C + c] = v[pos / ALPHA][pos % ALPHA];
 }
 
 #define GEMM_WG_M (GEMM_BM / GEMM_RM)
 #define GEMM_WG_N (GEMM_BN / GEMM_RN)
+#define GEMM_THREADS (GEMM_WG_M * GEMM_WG_N)
+/* A work-item's rows (columns) of its work-group's tile come in runs of GEMM_VM (GEMM_VN)
+ * consecutive ones, the work-group's runs side by side: a run of 4 is one float4 of local
+ * memory or of M, and neighbouring work-items read neighbouring vectors (no bank conflicts). */
+#define GEMM_VM (GEMM_RM < 4 ? GEMM_RM : 4)
+#define GEMM_VN (GEMM_RN < 4 ? GEMM_RN : 4)
+#define GEMM_ROW(ly, i) ((i) / GEMM_VM * (GEMM_WG_M * GEMM_VM) + (ly) * GEMM_VM + (i) % GEMM_VM)
+#define GEMM_COL(lx, j) ((j) / GEMM_VN * (GEMM_WG_N * GEMM_VN) + (lx) * GEMM_VN + (j) % GEMM_VN)
+/* float4 loads along the channels where C allows them */
+#define GEMM_VEC_C (C % 4 == 0)
 
-/* M[pos] = V[pos] U[pos]^T for every pos (the group's third index): a work-group computes
- * GEMM_BM tiles x GEMM_BN output channels, a work-item GEMM_RM x GEMM_RN of them, strided by
- * the work-group's shape so that neighbouring work-items touch neighbouring elements. */
+#if GEMM_LOCAL
+/* Staged rows are padded by 4 floats: the transposing stores of stage() then fall into
+ * different banks, and every row stays 16-byte aligned. */
+#define GEMM_LDA (GEMM_BM + 4)
+#define GEMM_LDB (GEMM_BN + 4)
+
+/* Rows row0 .. row0 + count - 1 of the row-major [rows][C] matrix src, channels c0 .. c0 +
+ * GEMM_BK - 1, transposed into dst[channel * ld + row] (zeros outside the matrix) by the
+ * work-group's work-item lid. */
+void stage(__local float *dst, int ld, int count, __global const float *src, int row0, int rows,
+           int c0, int lid)
+{
+#if GEMM_VEC_C
+    for (int e = lid; e < count * (GEMM_BK / 4); e += GEMM_THREADS) {
+        const int i = e / (GEMM_BK / 4), cc = e % (GEMM_BK / 4) * 4;
+        float4 v = (float4)(0.0f);
+        if (row0 + i < rows && c0 + cc < C)
+            v = *(__global const float4 *)(src + (size_t)(row0 + i) * C + c0 + cc);
+        dst[cc * ld + i] = v.x;
+        dst[(cc + 1) * ld + i] = v.y;
+        dst[(cc + 2) * ld + i] = v.z;
+        dst[(cc + 3) * ld + i] = v.w;
+    }
+#else
+    for (int e = lid; e < count * GEMM_BK; e += GEMM_THREADS) {
+        const int i = e / GEMM_BK, cc = e % GEMM_BK;
+        dst[cc * ld + i] =
+            row0 + i < rows && c0 + cc < C ? src[(size_t)(row0 + i) * C + c0 + cc] : 0.0f;
+    }
+#endif
+}
+
+/* A work-item's n values (n a constant) of a staged row: runs of 4 (float4 loads) run_stride
+ * apart from first, or n consecutive ones when n < 4. */
+void read_staged(__local const float *row, int first, int run_stride, int n, float *out)
+{
+    if (n < 4) {
+        for (int i = 0; i < n; i++)
+            out[i] = row[first + i];
+        return;
+    }
+    for (int g = 0; g < n / 4; g++) {
+        const float4 v = *(__local const float4 *)(row + first + g * run_stride);
+        out[4 * g] = v.x;
+        out[4 * g + 1] = v.y;
+        out[4 * g + 2] = v.z;
+        out[4 * g + 3] = v.w;
+    }
+}
+#endif
+
+/* M[pos] = V[pos] U[pos]^T for the chunk's tiles and every pos (the group's third index): a
+ * work-group computes GEMM_BM tiles x GEMM_BN output channels, a work-item GEMM_RM x GEMM_RN of
+ * them (GEMM_ROW, GEMM_COL). */
 __kernel __attribute__((reqd_work_group_size(GEMM_WG_N, GEMM_WG_M, 1))) void
-gemm(__global float *ws, __global const float *u)
+gemm(__global float *ws, __global const float *u, const int tiles)
 {
     const int pos = (int)get_group_id(2);
     const int lx = (int)get_local_id(0), ly = (int)get_local_id(1);
     const int t0 = (int)get_group_id(1) * GEMM_BM, k0 = (int)get_group_id(0) * GEMM_BN;
-    __global const float *a = ws + (size_t)pos * TILES * C;
+    __global const float *a = ws + (size_t)pos * CHUNK * C;
     __global const float *b = u + (size_t)pos * K * C;
     float acc[GEMM_RM][GEMM_RN];
     for (int i = 0; i < GEMM_RM; i++)
         for (int j = 0; j < GEMM_RN; j++)
             acc[i][j] = 0.0f;
 #if GEMM_LOCAL
-    __local float as[GEMM_BK][GEMM_BM], bs[GEMM_BK][GEMM_BN];
-    const int lid = ly * GEMM_WG_N + lx, threads = GEMM_WG_M * GEMM_WG_N;
+    __local float as[GEMM_BK * GEMM_LDA] __attribute__((aligned(16)));
+    __local float bs[GEMM_BK * GEMM_LDB] __attribute__((aligned(16)));
+    const int lid = ly * GEMM_WG_N + lx;
     for (int c0 = 0; c0 < C; c0 += GEMM_BK) {
-        for (int e = lid; e < GEMM_BM * GEMM_BK; e += threads) {
-            const int i = e / GEMM_BK, cc = e % GEMM_BK, t = t0 + i, c = c0 + cc;
-            as[cc][i] = t < TILES && c < C ? a[(size_t)t * C + c] : 0.0f;
-        }
-        for (int e = lid; e < GEMM_BN * GEMM_BK; e += threads) {
-            const int j = e / GEMM_BK, cc = e % GEMM_BK, k = k0 + j, c = c0 + cc;
-            bs[cc][j] = k < K && c < C ? b[(size_t)k * C + c] : 0.0f;
-        }
+        stage(as, GEMM_LDA, GEMM_BM, a, t0, tiles, c0, lid);
+        stage(bs, GEMM_LDB, GEMM_BN, b, k0, K, c0, lid);
         barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
         for (int cc = 0; cc < GEMM_BK; cc++) {
             float ar[GEMM_RM], br[GEMM_RN];
-            for (int i = 0; i < GEMM_RM; i++)
-                ar[i] = as[cc][ly + i * GEMM_WG_M];
-            for (int j = 0; j < GEMM_RN; j++)
-                br[j] = bs[cc][lx + j * GEMM_WG_N];
+            read_staged(as + cc * GEMM_LDA, ly * GEMM_VM, GEMM_WG_M * 4, GEMM_RM, ar);
+            read_staged(bs + cc * GEMM_LDB, lx * GEMM_VN, GEMM_WG_N * 4, GEMM_RN, br);
             for (int i = 0; i < GEMM_RM; i++)
                 for (int j = 0; j < GEMM_RN; j++)
                     acc[i][j] = fma(ar[i], br[j], acc[i][j]);
@@ -135,48 +194,70 @@ gemm(__global float *ws, __global const float *u)
     }
 #else
     /* rows past the end read row 0 (their results are not written) */
-    int rows[GEMM_RM], cols[GEMM_RN];
+    __global const float *ar[GEMM_RM], *br[GEMM_RN];
     for (int i = 0; i < GEMM_RM; i++) {
-        const int t = t0 + ly + i * GEMM_WG_M;
-        rows[i] = t < TILES ? t : 0;
+        const int t = t0 + GEMM_ROW(ly, i);
+        ar[i] = a + (size_t)(t < tiles ? t : 0) * C;
     }
     for (int j = 0; j < GEMM_RN; j++) {
-        const int k = k0 + lx + j * GEMM_WG_N;
-        cols[j] = k < K ? k : 0;
+        const int k = k0 + GEMM_COL(lx, j);
+        br[j] = b + (size_t)(k < K ? k : 0) * C;
     }
-    for (int c = 0; c < C; c++) {
-        float ar[GEMM_RM], br[GEMM_RN];
+#if GEMM_VEC_C
+    for (int c = 0; c < C; c += 4) {
+        float4 av[GEMM_RM], bv[GEMM_RN];
         for (int i = 0; i < GEMM_RM; i++)
-            ar[i] = a[(size_t)rows[i] * C + c];
+            av[i] = *(__global const float4 *)(ar[i] + c);
         for (int j = 0; j < GEMM_RN; j++)
-            br[j] = b[(size_t)cols[j] * C + c];
+            bv[j] = *(__global const float4 *)(br[j] + c);
         for (int i = 0; i < GEMM_RM; i++)
             for (int j = 0; j < GEMM_RN; j++)
-                acc[i][j] = fma(ar[i], br[j], acc[i][j]);
+                acc[i][j] = fma(av[i].w, bv[j].w,
+                                fma(av[i].z, bv[j].z,
+                                    fma(av[i].y, bv[j].y, fma(av[i].x, bv[j].x, acc[i][j]))));
     }
+#else
+    for (int c = 0; c < C; c++)
+        for (int i = 0; i < GEMM_RM; i++)
+            for (int j = 0; j < GEMM_RN; j++)
+                acc[i][j] = fma(ar[i][c], br[j][c], acc[i][j]);
 #endif
-    __global float *m = ws + M_OFFSET + (size_t)pos * TILES * K;
-    for (int i = 0; i < GEMM_RM; i++)
-        for (int j = 0; j < GEMM_RN; j++) {
-            const int t = t0 + ly + i * GEMM_WG_M, k = k0 + lx + j * GEMM_WG_N;
-            if (t < TILES && k < K)
-                m[(size_t)t * K + k] = acc[i][j];
+#endif
+    __global float *m = ws + M_OFFSET + (size_t)pos * CHUNK * K;
+    for (int i = 0; i < GEMM_RM; i++) {
+        const int t = t0 + GEMM_ROW(ly, i);
+        if (t >= tiles)
+            continue;
+        for (int j = 0; j < GEMM_RN; j += GEMM_VN) {
+            const int k = k0 + GEMM_COL(lx, j);
+#if GEMM_VN == 4 && K % 4 == 0
+            /* k is a multiple of 4: the run is inside M's row, and aligned */
+            if (k < K)
+                *(__global float4 *)(m + (size_t)t * K + k) =
+                    (float4)(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]);
+#else
+            for (int e = 0; e < GEMM_VN; e++)
+                if (k + e < K)
+                    m[(size_t)t * K + k + e] = acc[i][j + e];
+#endif
         }
+    }
 }
 
-/* Y = A^T M A, bias, ReLU: one work-item per (tile, k), consecutive work-items consecutive k. */
+/* Y = A^T M A of the chunk's tiles, bias, ReLU: one work-item per (tile, k), consecutive
+ * work-items consecutive k. */
 __kernel void output_transform(__global const float *ws, __global const float *bias,
-                               __global float *y)
+                               __global float *y, const int t0, const int tiles)
 {
     const size_t id = get_global_id(0);
-    if (id >= (size_t)TILES * K)
+    if (id >= (size_t)tiles * K)
         return;
     const int k = (int)(id % K), t = (int)(id / K);
     __global const float *m = ws + M_OFFSET;
     float mm[ALPHA][ALPHA];
     for (int pos = 0; pos < ALPHA2; pos++)
-        mm[pos / ALPHA][pos % ALPHA] = m[((size_t)pos * TILES + t) * K + k];
-    write_output(mm, t, k, bias, y);
+        mm[pos / ALPHA][pos % ALPHA] = m[((size_t)pos * CHUNK + t) * K + k];
+    write_output(mm, t0 + t, k, bias, y);
 }
 
 #define FUSED_WG (FUSED_FT * (FUSED_FK / FUSED_KPT))
