@@ -99,4 +99,60 @@ template <> struct mma_op<int8_t> {
     }
 };
 
+/* Hopper's warpgroup products (wgmma), which only sm_90a code has (WINO_WGMMA): the 128 threads
+ * of a warpgroup add A B to their FP32 fragments of D (64 x 64: warp w of the group rows
+ * 16 w .. + 15, each 8 columns as mma.sync's m16n8 fragment), A (64 x 16) and B (16 x 64) read
+ * from shared memory through descriptors, both with their 64 rows (A) or columns (B)
+ * contiguous ("MN-major"). Asynchronous: wgmma_commit closes a group of products, wgmma_wait
+ * waits for them; shared memory written by ordinary stores needs fence_proxy_async (by the
+ * writers) and a barrier before a product reads it. */
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define WINO_WGMMA 1
+static __device__ __forceinline__ void wgmma_fence()
+{
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+static __device__ __forceinline__ void wgmma_commit()
+{
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+template <int PENDING> static __device__ __forceinline__ void wgmma_wait()
+{
+    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(PENDING) : "memory");
+}
+static __device__ __forceinline__ void fence_proxy_async()
+{
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+/* D += A B, m64n64k16, A and B MN-major (the transposes of wgmma's default K-major). */
+template <typename E> struct wgmma_op;
+#define WINO_WGMMA_16BIT(E, TYPE)                                                               \
+    template <> struct wgmma_op<E> {                                                            \
+        static __device__ __forceinline__ void run(float (&d)[32], uint64_t a, uint64_t b)      \
+        {                                                                                       \
+            asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"                             \
+                         "wgmma.mma_async.sync.aligned.m64n64k16.f32." TYPE "." TYPE " "        \
+                         "{%0, %1, %2, %3, %4, %5, %6, %7, "                                    \
+                         "%8, %9, %10, %11, %12, %13, %14, %15, "                               \
+                         "%16, %17, %18, %19, %20, %21, %22, %23, "                             \
+                         "%24, %25, %26, %27, %28, %29, %30, %31}, "                            \
+                         "%32, %33, p, 1, 1, 1, 1;\n}\n"                                        \
+                         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]),                      \
+                           "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),                      \
+                           "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),                    \
+                           "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),                  \
+                           "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]),                  \
+                           "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),                  \
+                           "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),                  \
+                           "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])                   \
+                         : "l"(a), "l"(b), "r"(1));                                             \
+        }                                                                                       \
+    };
+WINO_WGMMA_16BIT(__half, "f16")
+WINO_WGMMA_16BIT(__nv_bfloat16, "bf16")
+#undef WINO_WGMMA_16BIT
+#else
+#define WINO_WGMMA 0
+#endif
+
 #endif
