@@ -44,22 +44,12 @@ template <typename T> struct nhwc_shape {
      * ldmatrix's 8 rows fall on distinct banks; FP32, 8 banks past a multiple of 32, so that a
      * fragment's 4 rows x 8 columns do. */
     static constexpr int ROW = BLOCK + 8;
-    /* Transformed planes of a step per alpha: TF32, a high and a low part of 64 channels x 8
-     * units each (at tf32_at); 16 bits, one of UNITS x 64 (at plane_at) and 64 / A more, so
-     * that the transforms' stores of one fragment (A planes, or 4 planes of 2 units each) fall
-     * on distinct banks. */
+    /* Transformed planes of a step per alpha: 16 bits, one of UNITS rows of ROW, 16 bytes past
+     * a multiple of 128 so that the transforms' stores to 8 planes fall on distinct banks; TF32,
+     * a high and a low part of 64 channels x 8 units each (at tf32_at). */
     static constexpr int PARTS = TF32 ? 2 : 1;
-    template <int A> static constexpr int plane() { return TF32 ? BLOCK * 8 : UNITS * BLOCK + 64 / A; }
+    static constexpr int PLANE = TF32 ? BLOCK * 8 : UNITS * ROW + 8;
 };
-
-/* Where unit u of channel c lies in a 16-bit plane: in the layout wgmma reads without swizzling,
- * 8 x 8 blocks of 8 units x 8 channels (16 bytes a unit, 128 contiguous bytes a block), the
- * blocks of a unit's 64 channels 128 bytes apart, the second 8 units 1024 bytes after the first
- * (plane_descriptor). ldmatrix reads a block's 8 rows of 16 bytes on distinct banks. */
-static __device__ __forceinline__ int plane_at(int u, int c)
-{
-    return (c >> 3) * 64 + (u >> 3) * 512 + (u & 7) * 8 + (c & 7);
-}
 
 /* Where unit u of channel c lies in the TF32 planes of alpha a. The two halves of a channel's 8
  * units trade places every 4 channels, so that ldmatrix's 8 rows of 16 bytes fall on distinct
@@ -112,7 +102,7 @@ struct __align__(16) nhwc_source {
 template <typename T> using step_places = nhwc_source[2][nhwc_shape<T>::UNITS];
 /* A step's transformed planes of one buffer: [U, V][part][a][...]. */
 template <typename T, int A>
-using tf_planes = T[2][nhwc_shape<T>::PARTS][A][nhwc_shape<T>::template plane<A>()];
+using tf_planes = T[2][nhwc_shape<T>::PARTS][A][nhwc_shape<T>::PLANE];
 /* A step's raw units of one buffer: [dy, x][unit * A + tap][channel]. */
 template <typename T, int A>
 using raw_rows = T[2][nhwc_shape<T>::UNITS * A][nhwc_shape<T>::ROW];
@@ -223,7 +213,7 @@ static __device__ __forceinline__ void transform_jobs(const unsigned (&hi)[4],
                                                       const raw_rows<T, A> &raw,
                                                       tf_planes<T, A> &tf)
 {
-    constexpr int JOBS = A * (BLOCK / 16) / 8; /* per warp */
+    constexpr int ROW = nhwc_shape<T>::ROW, JOBS = A * (BLOCK / 16) / 8; /* per warp */
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, kind = warp / 8;
 #pragma unroll
     for (int i = 0; i < JOBS; i++) {
@@ -241,14 +231,11 @@ static __device__ __forceinline__ void transform_jobs(const unsigned (&hi)[4],
 #pragma unroll
             for (int half = 0; half < 2; half++) {
                 const int r = rows + lane / 4 + 8 * half, unit = r / A, a = r % A;
-                *(unsigned *)&tf[kind][0][a][plane_at(unit, c)] =
+                *(unsigned *)&tf[kind][0][a][unit * ROW + c] =
                     pack16<T>(acc[2 * half], acc[2 * half + 1]);
             }
         }
     }
-#if WINO_WGMMA
-    fence_proxy_async(); /* the products read the planes through wgmma */
-#endif
 }
 
 /* Stage 2 in TF32: a warp takes A / 2 groups of 16 channels x 8 raw rows (8 / A units' taps),
@@ -307,45 +294,20 @@ static __device__ __forceinline__ void transform_step(const unsigned (&hi)[4],
     }
 }
 
-/* Stage 3. 16 bits in sm_90a code (wgmma): warpgroup g takes alphas g A / 4 .. + A / 4 - 1, a
- * 64 x 64 x 16 product each per step straight from the planes, issued before the step's
- * transforms and waited for after them, so that the tensor cores multiply while the warps
- * transform; warp w of a group holds rows 16 (w % 4) .. + 15 of K of each of them. Otherwise
- * (TF32, and 16 bits in other GPUs' code: mma.sync) each alpha's 64 x 64 product belongs to
- * 16 / A warps, a warp to one alpha: warp w takes alpha w / (16 / A) and the rows of K that its
- * place among them gives (32 for A = 8, 16 for A = 4), all 64 columns of C. A warp then reads
- * its rows of U once and V once per step: with 16 x 16 of every alpha per warp, the fragments'
- * reads from shared memory were 2.7 times as many and kept it busy (ResNet-18 conv2_x, FP16:
- * short-scoreboard stalls the first cause). Either way a thread holds MT tiles of 16 rows x 64
- * columns. */
-template <typename T> static constexpr bool by_warpgroup() { return WINO_WGMMA && !nhwc_shape<T>::TF32; }
+/* Stage 3: each alpha's 64 x 64 product belongs to 16 / A warps, a warp to one alpha: warp w
+ * takes alpha w / (16 / A) and the rows of K that its place among them gives (32 for A = 8, 16
+ * for A = 4), all 64 columns of C. A warp then reads its rows of U once and V once per step:
+ * with 16 x 16 of every alpha per warp, the fragments' reads from shared memory were 2.7 times
+ * as many and kept it busy (ResNet-18 conv2_x, FP16: short-scoreboard stalls the first cause). */
 template <int A> struct warp_tile {
-    static constexpr int WARPS = 16 / A;                 /* per alpha (mma.sync) */
-    static constexpr int ROWS = BLOCK / WARPS;           /* of K per warp (mma.sync) */
-    static constexpr int MT = ROWS / 16;                 /* 16-row tiles per warp: A / 4 */
+    static constexpr int WARPS = 16 / A;                 /* per alpha */
+    static constexpr int ROWS = BLOCK / WARPS;           /* of K per warp */
+    static constexpr int MT = ROWS / 16;                 /* 16-row tiles per warp */
     static constexpr int NT = BLOCK / 8;                 /* 8-column tiles of C */
-    /* the alpha and first row of K of the warp's tile mt */
-    template <typename T> static __device__ __forceinline__ int alpha(int mt)
-    {
-        return by_warpgroup<T>() ? threadIdx.x / 128 * MT + mt : threadIdx.x / 32 / WARPS;
-    }
-    template <typename T> static __device__ __forceinline__ int k0(int mt)
-    {
-        return by_warpgroup<T>() ? threadIdx.x / 32 % 4 * 16
-                                 : threadIdx.x / 32 % WARPS * ROWS + 16 * mt;
-    }
+    static __device__ __forceinline__ int alpha() { return threadIdx.x / 32 / WARPS; }
+    static __device__ __forceinline__ int k0() { return threadIdx.x / 32 % WARPS * ROWS; }
 };
 template <int A> using accumulators = float[warp_tile<A>::MT][warp_tile<A>::NT][4];
-
-#if WINO_WGMMA
-/* A 16-bit plane (plane_at) as wgmma's operand, without swizzling: the next 8 of its 64 rows
- * (A) or columns (B) 128 bytes on ("stride"), the next 8 units 1024 bytes on ("leading"). */
-static __device__ __forceinline__ uint64_t plane_descriptor(const void *plane)
-{
-    const uint64_t at = (unsigned)__cvta_generic_to_shared(plane);
-    return (at & 0x3ffff) >> 4 | (uint64_t)(1024 >> 4) << 16 | (uint64_t)(128 >> 4) << 32;
-}
-#endif
 
 /* The planes past alpha hold zeros: their warps skip the products. */
 template <typename T, int A>
@@ -354,9 +316,9 @@ static __device__ __forceinline__ void multiply_step(const fused_problem<A> &f,
                                                      accumulators<A> &acc)
 {
     typedef warp_tile<A> W;
-    const int a = W::template alpha<T>(0), wk = W::template k0<T>(0), lane = threadIdx.x % 32;
-    const int m = lane / 8, r = lane % 8;
-    if (!by_warpgroup<T>() && a >= f.alpha)
+    constexpr int ROW = nhwc_shape<T>::ROW;
+    const int a = W::alpha(), wk = W::k0(), lane = threadIdx.x % 32, m = lane / 8, r = lane % 8;
+    if (a >= f.alpha)
         return;
     if constexpr (nhwc_shape<T>::TF32) {
         /* A's fragments: (k 0-7, units 0-3), (k 8-15, 0-3), (k 0-7, 4-7), (k 8-15, 4-7);
@@ -391,36 +353,23 @@ static __device__ __forceinline__ void multiply_step(const fused_problem<A> &f,
                 }
         }
     } else {
-#if WINO_WGMMA
-        /* every alpha, those past the problem's too (zeros): ptxas serializes products
-         * issued under a condition */
-        wgmma_fence();
-#pragma unroll
-        for (int mt = 0; mt < W::MT; mt++) {
-            const int am = W::template alpha<T>(mt);
-            wgmma_op<T>::run(reinterpret_cast<float(&)[32]>(acc[mt]),
-                             plane_descriptor(&tf[0][0][am][0]), plane_descriptor(&tf[1][0][am][0]));
-        }
-        wgmma_commit();
-#else
         /* A's fragments: (k 0-7, units 0-7), (k 8-15, 0-7), (k 0-7, 8-15), (k 8-15, 8-15);
          * B's: (units 0-7, c 0-7), (8-15, c 0-7), (0-7, c 8-15), (8-15, c 8-15). */
         unsigned fu[W::MT][4];
 #pragma unroll
         for (int mt = 0; mt < W::MT; mt++)
-            ldmatrix_x4_trans(fu[mt], &tf[0][0][a][plane_at(r + 8 * (m / 2),
-                                                            wk + 16 * mt + 8 * (m % 2))]);
+            ldmatrix_x4_trans(fu[mt],
+                              &tf[0][0][a][(r + 8 * (m / 2)) * ROW + wk + 16 * mt + 8 * (m % 2)]);
 #pragma unroll
         for (int ct = 0; ct < W::NT / 2; ct++) {
             unsigned fv[4];
-            ldmatrix_x4_trans(fv, &tf[1][0][a][plane_at(r + 8 * (m % 2), 16 * ct + 8 * (m / 2))]);
+            ldmatrix_x4_trans(fv, &tf[1][0][a][(r + 8 * (m % 2)) * ROW + 16 * ct + 8 * (m / 2)]);
 #pragma unroll
             for (int mt = 0; mt < W::MT; mt++) {
                 mma_op<T>::run(acc[mt][2 * ct], fu[mt], fv);
                 mma_op<T>::run(acc[mt][2 * ct + 1], fu[mt], fv + 2);
             }
         }
-#endif
     }
 }
 
@@ -431,13 +380,13 @@ static __device__ __forceinline__ void multiply_step(const fused_problem<A> &f,
 
 /* A^T over the block's accumulators: the warps' alphas meet in shared memory (m[a][k][c], over
  * the step buffers), then thread t takes its pairs' alphas and makes their n taps. */
-template <typename T, int A>
+template <int A>
 static __device__ __forceinline__ void taps_of(const fused_problem<A> &f,
                                                const accumulators<A> &acc, float *m,
                                                float (&taps)[PAIRS][A])
 {
     typedef warp_tile<A> W;
-    const int lane = threadIdx.x % 32;
+    const int a = W::alpha(), wk = W::k0(), lane = threadIdx.x % 32;
     __syncthreads(); /* the last products have read the shared memory */
 #pragma unroll
     for (int mt = 0; mt < W::MT; mt++)
@@ -445,8 +394,7 @@ static __device__ __forceinline__ void taps_of(const fused_problem<A> &f,
         for (int nt = 0; nt < W::NT; nt++)
 #pragma unroll
             for (int h = 0; h < 2; h++) {
-                const int a = W::template alpha<T>(mt);
-                const int k = W::template k0<T>(mt) + lane / 4 + 8 * h, c = 8 * nt + 2 * (lane % 4);
+                const int k = wk + 16 * mt + lane / 4 + 8 * h, c = 8 * nt + 2 * (lane % 4);
                 *(float2 *)&m[(a * BLOCK + k) * M_PITCH + c] =
                     make_float2(acc[mt][nt][2 * h], acc[mt][nt][2 * h + 1]);
             }
@@ -594,13 +542,9 @@ __global__ void __launch_bounds__(NHWC_THREADS, 1)
         multiply_step<T, A>(f, sm.tf[now], acc);
         if (s + 1 < steps)
             transform_step<T, A>(hi, lo, two, sm.raw[now ^ 1], sm.tf[now ^ 1]);
-#if WINO_WGMMA
-        if constexpr (by_warpgroup<T>())
-            wgmma_wait<0>(); /* before the next step's transforms overwrite these planes */
-#endif
     }
     float taps[PAIRS][A];
-    taps_of<T>(f, acc, (float *)smem_bytes, taps);
+    taps_of(f, acc, (float *)smem_bytes, taps);
     if (in_cluster) {
         cluster_sum(d, f, b, taps, dw, overwrite, (float *)smem_bytes);
         return;
@@ -697,22 +641,14 @@ bool winrs_fused_nhwc_fits(const dims &d, size_t element_bytes, const void *x, c
            (uintptr_t)dy % 16 == 0;
 }
 
-/* A block's shared memory: the steps' (nhwc_smem), then at the end its accumulators (taps_of)
- * and taps (cluster_sum, put_kcrs) over the same bytes. */
-template <typename T, int A> static constexpr int smem_bytes()
-{
-    size_t most = sizeof(nhwc_smem<T, A>);
-    most = most > A * BLOCK * M_PITCH * sizeof(float) ? most : A * BLOCK * M_PITCH * sizeof(float);
-    most = most > BLOCK * BLOCK * A * sizeof(float) ? most : BLOCK * BLOCK * A * sizeof(float);
-    most = most > A * PAIRS * NHWC_THREADS * sizeof(float) ? most
-                                                          : A * PAIRS * NHWC_THREADS * sizeof(float);
-    return (int)most;
-}
-
 template <typename T, int A> static cudaError_t allow_smem(void)
 {
+    static_assert(A * BLOCK * M_PITCH * sizeof(float) <= sizeof(nhwc_smem<T, A>) &&
+                      BLOCK * BLOCK * A * sizeof(float) <= sizeof(nhwc_smem<T, A>) &&
+                      A * PAIRS * NHWC_THREADS * sizeof(float) <= sizeof(nhwc_smem<T, A>),
+                  "a block's accumulators and taps fit in its shared memory");
     return cudaFuncSetAttribute(fused_nhwc<T, A>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                smem_bytes<T, A>());
+                                (int)sizeof(nhwc_smem<T, A>));
 }
 
 cudaError_t winrs_fused_nhwc_prepare(void)
@@ -736,7 +672,7 @@ cudaError_t winrs_fused_nhwc_launch(const dims &d, const fused_problem<A> &f, di
                                     int in_cluster, const T *x, const T *dy, T *dw,
                                     float *buckets, int overwrite, cudaStream_t stream)
 {
-    const int smem = smem_bytes<T, A>();
+    const int smem = (int)sizeof(nhwc_smem<T, A>);
     cudaLaunchConfig_t config = {};
     cudaLaunchAttribute cluster[1];
     config.gridDim = grid;
