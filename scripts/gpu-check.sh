@@ -24,6 +24,10 @@
 #                  torch.nn.Conv2d against wino.torch.Conv2d, for each line of WINO_GPU_TRAIN
 #                  ("dtype set [batch]" separated by ';'); train_..._kernels.csv: the GPU
 #                  kernels of a step of each (torch.profiler)
+#   ddp_<dtype>.json, ddp_<dtype>.csv  python -m wino.experiments.ddp under torchrun, one process
+#                  per GPU (NCCL), for each dtype of WINO_GPU_DDP (e.g. "f32 bf16 f16") on a
+#                  machine with two or more GPUs: DDP training checked against one process, and
+#                  step times for 1 and all GPUs, torch.nn.Conv2d against wino.torch.Conv2d
 #   wat.json, wat.csv, wat.log  python -m wino.experiments.wat with the arguments in WINO_GPU_WAT
 #                  (e.g. "--seeds 1 --first-seed 2"), Fashion-MNIST from .gpu-deps/fashion-mnist
 #   profile_<dtype>_<name>.csv  Nsight Compute per kernel (duration, DRAM bytes, SM and DRAM
@@ -188,6 +192,14 @@ for t in "${trains[@]}"; do
     --set "$set" --dtype "$dtype" ${batch:+--batch "$batch"} --out "$out/$name.csv" \
     --kernels "$out/${name}_kernels.csv" 2>"$out/$name.err" || status=1
   echo "$name: $(($(wc -l <"$out/$name.csv") - 1)) rows; $(tail -n 1 "$out/$name.err")"
+done
+gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
+for dtype in ${WINO_GPU_DDP:-}; do
+  [ "$have_torch" = 1 ] && [ "$gpus" -ge 2 ] || { echo "gpu-check: DDP needs two GPUs"; break; }
+  WINO_LIBRARY_DIR=$PWD/build-gpu PYTHONPATH=$PWD/python python3 -m torch.distributed.run \
+    --nproc_per_node="$gpus" -m wino.experiments.ddp --dtype "$dtype" --out "$out/ddp_$dtype" \
+    >>"$log" 2>&1 || status=1
+  echo "ddp_$dtype: $(($(wc -l <"$out/ddp_$dtype.csv") - 1)) rows"
 done
 if [ -n "${WINO_GPU_WAT:-}" ] && [ "$have_torch" = 1 ]; then
   # shellcheck disable=SC2086 # the arguments split as on a command line

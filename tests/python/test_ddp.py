@@ -1,60 +1,76 @@
-"""wino.torch under DistributedDataParallel: two processes on the gloo backend train two steps
-on halves of each batch, and their gradients and parameters equal a single process training on
-the whole batches."""
+"""wino.torch under DistributedDataParallel on the CPU: the experiment of wino.experiments.ddp
+(the GPU test runs it under torchrun on NCCL) in two gloo processes, small: every process ends
+with the same parameters, and they equal one process's training on the whole batches within
+rounding, in FP32 and under autocast to BF16; and wino.torch.Conv2d under autocast against
+torch.nn.Conv2d."""
+import json
 import os
 import tempfile
 
+import pytest
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
 import wino.torch as wt
+from wino.experiments import ddp
 
-STEPS, BATCH = 2, 8
-
-
-def make_model():
-    torch.manual_seed(0)
-    return wt.convert(torch.nn.Sequential(
-        torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.ReLU(),
-        torch.nn.Conv2d(8, 4, 3, padding=1), torch.nn.Flatten(), torch.nn.Linear(4 * 8 * 8, 5)))
+SMALL = ["--steps", "3", "--batch", "8", "--size", "8", "--width", "8", "--warmup", "1",
+         "--reps", "2"]
 
 
-def data():
-    g = torch.Generator().manual_seed(1)
-    return [(torch.randn(BATCH, 3, 8, 8, generator=g), torch.randint(0, 5, (BATCH,), generator=g))
-            for _ in range(STEPS)]
-
-
-def train(model, batches, shard=None):
-    """Two SGD steps; returns the gradients of the last step and the final parameters."""
-    opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    for x, t in batches:
-        if shard is not None:
-            x, t = x[shard], t[shard]
-        opt.zero_grad()
-        torch.nn.functional.cross_entropy(model(x), t).backward()
-        grads = [p.grad.detach().clone() for p in model.parameters()]
-        opt.step()
-    return grads, [p.detach().clone() for p in model.parameters()]
-
-
-def worker(rank, world, init_file, out_dir):
+def worker(rank, world, init_file, argv):
     dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank,
                             world_size=world)
-    model = torch.nn.parallel.DistributedDataParallel(make_model())
-    half = BATCH // world
-    result = train(model, data(), slice(rank * half, (rank + 1) * half))
-    torch.save(result, os.path.join(out_dir, f"rank{rank}.pt"))
-    dist.destroy_process_group()
+    try:
+        ddp.run(ddp.parse(argv), rank, world)
+    finally:
+        dist.destroy_process_group()
 
 
-def test_two_processes_equal_one():
+@pytest.mark.parametrize("dtype", ["f32", "bf16"])
+def test_two_processes_equal_one(dtype):
     with tempfile.TemporaryDirectory() as d:
-        mp.spawn(worker, args=(2, os.path.join(d, "init"), d), nprocs=2, join=True)
-        ranks = [torch.load(os.path.join(d, f"rank{r}.pt")) for r in range(2)]
-    grads, params = train(make_model(), data())
-    assert any(isinstance(m, wt.Conv2d) for m in make_model().modules())
-    for r_grads, r_params in ranks:
-        for a, b in zip(r_grads + r_params, grads + params):
-            assert torch.allclose(a, b, rtol=1e-5, atol=1e-6)
+        out = os.path.join(d, "ddp")
+        argv = SMALL + ["--dtype", dtype, "--out", out]
+        mp.spawn(worker, args=(2, os.path.join(d, "init"), argv), nprocs=2, join=True)
+        with open(out + ".json") as f:
+            record = json.load(f)
+        with open(out + ".csv") as f:
+            rows = f.read().splitlines()
+    check = record["check"]
+    assert check["ranks_equal"]
+    assert check["ddp_vs_single"] <= ddp.TOLERANCE[dtype], check
+    assert check["pass"]
+    assert len(check["runs"]) == 4  # the four convolutions, each explained
+    if dtype == "f32":  # wino's CPU engines run FP32: its kernels, not torch's, were checked
+        first, *others = check["runs"].values()  # the images need no gradient
+        assert first == "wino/not run yet/wino", check["runs"]
+        assert all(r == "wino/wino/wino" for r in others), check["runs"]
+    # one row per impl for 1 and for 2 processes
+    assert len(rows) == 1 + 2 * len(ddp.IMPLS)
+    assert {(t["impl"], t["processes"]) for t in record["timings"]} == \
+        {(impl, p) for impl, _ in ddp.IMPLS for p in (1, 2)}
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_autocast_as_torch(dtype):
+    """Under torch.autocast, wino.torch.Conv2d computes in autocast's dtype like nn.Conv2d:
+    the same output dtype and values, FP32 gradients of the FP32 parameters."""
+    torch.manual_seed(0)
+    ref = torch.nn.Conv2d(5, 7, 3, padding=1)
+    mine = wt.convert(torch.nn.Conv2d(5, 7, 3, padding=1))
+    mine.load_state_dict(ref.state_dict())
+    x = torch.randn(2, 5, 9, 9)
+    outs = []
+    for m in (ref, mine):
+        with torch.autocast("cpu", dtype=dtype):
+            y = m(x)
+        y.float().square().sum().backward()
+        outs.append((y, m.weight.grad, m.bias.grad))
+    (y0, gw0, gb0), (y1, gw1, gb1) = outs
+    assert y1.dtype == y0.dtype == dtype
+    assert gw1.dtype == gb1.dtype == torch.float32
+    for a, b in ((y1, y0), (gw1, gw0), (gb1, gb0)):  # within the 16-bit dtype's rounding
+        a, b = a.float(), b.float()
+        assert (a - b).abs().max() <= 2e-2 * b.abs().max()

@@ -31,15 +31,29 @@ def _padding(m):
     return list(m.padding)
 
 
+def _autocast(input, weight, bias):
+    """The three tensors in torch.autocast's dtype where autocast is on for input's device (its
+    rule for convolutions: they run in the lower precision, whatever the parameters' dtype);
+    unchanged otherwise. The casts are autograd operations: FP32 parameters get FP32 gradients."""
+    device = input.device.type
+    if not torch.is_autocast_enabled(device):
+        return input, weight, bias
+    dtype = torch.get_autocast_dtype(device)
+    return tuple(t if t is None or not t.is_floating_point() else t.to(dtype)
+                 for t in (input, weight, bias))
+
+
 class Conv2d(torch.nn.Conv2d):
     """torch.nn.Conv2d whose convolutions (forward, backward-data, backward-filter) run on
     wino's operators where wino serves them (on CUDA, AUTO may pick cuDNN's engine through
     them), and on torch's otherwise (explain() says which and why). Same constructor,
-    parameters and state_dict as torch.nn.Conv2d."""
+    parameters and state_dict as torch.nn.Conv2d; under torch.autocast it computes in
+    autocast's dtype, as torch.nn.Conv2d does."""
 
     def _conv_forward(self, input, weight, bias):
         if _static_refusal(self) or input.dim() != 4:
             return super()._conv_forward(input, weight, bias)
+        input, weight, bias = _autocast(input, weight, bias)
         self._last_input = (tuple(input.shape), input.dtype, str(input.device),
                             _ops._layout(input) or "NCHW")
         y = _ops.conv2d_autograd(input, weight, _padding(self), list(self.stride),
