@@ -1,7 +1,7 @@
 """wino.torch under DistributedDataParallel on the CPU: the experiment of wino.experiments.ddp
 (the GPU test runs it under torchrun on NCCL) in two gloo processes, small: every process ends
 with the same parameters, and they equal one process's training on the whole batches within
-rounding, in FP32 and under autocast to BF16; and wino.torch.Conv2d under autocast against
+rounding, in FP32 and under autocast to BF16 and FP16; and wino.torch.Conv2d under autocast against
 torch.nn.Conv2d."""
 import json
 import os
@@ -28,7 +28,7 @@ def worker(rank, world, init_file, argv):
         dist.destroy_process_group()
 
 
-@pytest.mark.parametrize("dtype", ["f32", "bf16"])
+@pytest.mark.parametrize("dtype", ["f32", "bf16", "f16"])
 def test_two_processes_equal_one(dtype):
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "ddp")

@@ -36,9 +36,14 @@ from torch import nn
 import wino.torch as wt
 
 DTYPES = {"f32": None, "bf16": torch.bfloat16, "f16": torch.float16}
-TOLERANCE = {"f32": 1e-4, "bf16": 3e-2, "f16": 3e-2}
+# ddp_vs_single's bounds after the default 10 steps: FP32 rounding grown by training (H100:
+# 5e-5, as far as torch.nn.Conv2d's single-process run is from wino's); 16-bit rounding of
+# the convolutions' inputs and outputs (H100: 1e-3 to 1e-2)
+TOLERANCE = {"f32": 1e-3, "bf16": 5e-2, "f16": 5e-2}
 IMPLS = (("torch", None), ("wino.torch", "auto"), ("wino", "winograd"))  # (impl, wino's algo)
 CLASSES = 10
+COLUMNS = ["dtype", "impl", "processes", "global_batch", "ms_per_step", "images_per_s",
+           "speedup_over_1", "ratio_torch_over_impl", "device"]
 
 
 def make_model(width, impl_algo, device):
@@ -75,20 +80,25 @@ def shard(data, rank, world, device):
     return out
 
 
-def step_of(model, opt, dtype):
+def step_of(model, opt, dtype, device):
+    """A training step on (images, labels); f16 with a loss scaler (FP16 gradients underflow
+    without one), as FP16 mixed precision is trained."""
+    scaler = torch.amp.GradScaler(device.type, enabled=dtype == "f16")
+
     def step(x, t):
         opt.zero_grad(set_to_none=True)
-        with torch.autocast(x.device.type, dtype=DTYPES[dtype], enabled=DTYPES[dtype] is not None):
+        with torch.autocast(device.type, dtype=DTYPES[dtype], enabled=DTYPES[dtype] is not None):
             loss = F.cross_entropy(model(x), t)
-        loss.backward()
-        opt.step()
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
     return step
 
 
-def train(model, data, dtype, lr):
+def train(model, data, dtype, lr, device):
     """SGD with momentum over data; the final parameters, in the module's own order."""
     opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9)
-    step = step_of(model, opt, dtype)
+    step = step_of(model, opt, dtype, device)
     for x, t in data:
         step(x, t)
     return [p.detach().clone() for p in model.parameters()]
@@ -105,7 +115,7 @@ def step_ms(model, data, dtype, lr, warmup, reps, device):
     """Median ms of a training step (forward, backward with DDP's all-reduce, SGD) after warmup
     steps, each step between two CUDA events (a wall clock on the CPU)."""
     opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9)
-    step = step_of(model, opt, dtype)
+    step = step_of(model, opt, dtype, device)
     times = []
     for i in range(warmup + reps):
         x, t = data[i % len(data)]
@@ -141,7 +151,7 @@ def check(args, rank, world, device):
     finals = {}
     for impl, algo in (("wino", "winograd"), ("torch", None)):
         ddp = nn.parallel.DistributedDataParallel(make_model(args.width, algo, device))
-        finals[impl] = train(ddp, mine, args.dtype, args.lr)
+        finals[impl] = train(ddp, mine, args.dtype, args.lr, device)
         if impl == "wino":
             runs = explain_runs(ddp)
     gathered = [None] * world
@@ -149,7 +159,7 @@ def check(args, rank, world, device):
     if rank != 0:
         return None
     single = train(make_model(args.width, "winograd", device), shard(data, 0, 1, device),
-                   args.dtype, args.lr)
+                   args.dtype, args.lr, device)
     result = {
         "ranks_equal": all(torch.equal(a, b) for g in gathered for a, b in zip(g, gathered[0])),
         "ddp_vs_single": relative_difference(finals["wino"], single, start),
@@ -199,7 +209,7 @@ def write(args, world, device, result, rows):
     with open(args.out + ".json", "w") as f:
         json.dump(record, f, indent=1)
     with open(args.out + ".csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(table[0]))
+        w = csv.DictWriter(f, fieldnames=COLUMNS)
         w.writeheader()
         w.writerows(table)
     print(json.dumps(result, indent=1))
