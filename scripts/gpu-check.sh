@@ -196,7 +196,8 @@ done
 gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
 for dtype in ${WINO_GPU_DDP:-}; do
   [ "$have_torch" = 1 ] && [ "$gpus" -ge 2 ] || { echo "gpu-check: DDP needs two GPUs"; break; }
-  WINO_LIBRARY_DIR=$PWD/build-gpu PYTHONPATH=$PWD/python python3 -m torch.distributed.run \
+  WINO_COMMIT=$commit WINO_LIBRARY_DIR=$PWD/build-gpu PYTHONPATH=$PWD/python \
+    python3 -m torch.distributed.run \
     --nproc_per_node="$gpus" -m wino.experiments.ddp --dtype "$dtype" --out "$out/ddp_$dtype" \
     >>"$log" 2>&1 || status=1
   echo "ddp_$dtype: $(($(wc -l <"$out/ddp_$dtype.csv") - 1)) rows"

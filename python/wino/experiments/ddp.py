@@ -203,7 +203,8 @@ def write(args, world, device, result, rows):
               "speedup_over_1": round(single_ms[impl] / ms, 3),
               "ratio_torch_over_impl": round(torch_ms[procs] / ms, 3),
               "device": device_name(device)} for impl, procs, ms in rows]
-    record = {"date": datetime.date.today().isoformat(), "device": device_name(device),
+    record = {"commit": os.environ.get("WINO_COMMIT"),  # gpu-check sets it
+              "date": datetime.date.today().isoformat(), "device": device_name(device),
               "world": world, "backend": dist.get_backend(), "args": vars(args),
               "torch": torch.__version__, "check": result, "timings": table}
     with open(args.out + ".json", "w") as f:
