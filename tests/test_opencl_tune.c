@@ -7,8 +7,10 @@
  *    against the FP64 reference; an entry whose parameters the device cannot run, or of
  *    another device, leaves the defaults; entries through every path of the GEMM kernel and
  *    every chunk size, on a layer taken in two chunks;
- *  - the tuner on a small layer within a candidate budget: AUTO then runs what it stored,
- *    within test_opencl's error bound.
+ *  - AUTO's tile: the tile of the layer's fastest entry (the database's lookup and create);
+ *  - the tuner on a small layer within a candidate budget, for one tile and for every tile
+ *    (an entry each): AUTO then runs what it stored (the fastest tile's), within test_opencl's
+ *    error bound.
  * No check depends on a time. In a build without the OpenCL component the database checks run
  * and the tuner must answer WINO_UNSUPPORTED. */
 #define _POSIX_C_SOURCE 200809L
@@ -87,12 +89,35 @@ static void database(void)
                             got.variant == WINO_VARIANT_NON_FUSED,
                "a second store of a key replaces its entry");
 
+    /* AUTO's lookup: of the layer's entries, whatever their tile, the one whose variant
+     * measured the least (the fused 0.75 ms of entry() against a non-fused 1.5 ms) */
+    int m = 0;
+    remove(path);
+    test_check(&counts, !wino_opencl_tuning_fastest(path, device, &a, &m, &got) && m == 0,
+               "no entry: no fastest tile");
+    struct wino_opencl_tuned quick = entry(WINO_VARIANT_FUSED), quicker = quick;
+    quicker.fused_ms = 0.5;
+    test_check(&counts, !wino_opencl_tuning_store(path, device, &a, 4, &stored) &&
+                            !wino_opencl_tuning_store(path, device, &a, 2, &quick) &&
+                            !wino_opencl_tuning_store(path, device, &b, 3, &quicker) &&
+                            !wino_opencl_tuning_store(path, "Other / 9", &a, 5, &quicker),
+               "entries of three tiles, two layers and two devices stored");
+    test_check(&counts, wino_opencl_tuning_fastest(path, device, &a, &m, &got) && m == 2 &&
+                            got.variant == WINO_VARIANT_FUSED && got.fused_ms == 0.75,
+               "the fastest tile of the layer on the device: its entry");
+    test_check(&counts, !wino_opencl_tuning_store(path, device, &a, 3, &quicker) &&
+                            wino_opencl_tuning_fastest(path, device, &a, &m, &got) && m == 3 &&
+                            got.fused_ms == 0.5,
+               "a faster tile stored: it becomes the fastest");
+
     /* a stale entry (F(9, 3) has no generated transforms) is ignored and dropped by a store */
     write_file("wino-opencl-tuning 2\n"
                "Some GPU / 1.2.3\t0 0 1 16 12 12 24 3 3 1 1 1 1 1 1 9 2 32 32 4 4 8 1 16 16 16 4 "
                "8 1.0 1.0\n");
     const struct wino_conv2d_desc stale = wino_conv2d_desc_make(1, 16, 12, 12, 24, 3, 3, 1, 1);
-    test_check(&counts, !wino_opencl_tuning_lookup(path, device, &stale, 9, &got),
+    m = 0;
+    test_check(&counts, !wino_opencl_tuning_lookup(path, device, &stale, 9, &got) &&
+                            !wino_opencl_tuning_fastest(path, device, &stale, &m, &got),
                "a stale entry is not used");
     test_check(&counts, !wino_opencl_tuning_store(path, device, &b, 2, &stored) &&
                             !file_holds(" 9 2 32 32"),
@@ -155,10 +180,10 @@ int main(void)
 
 /* An operator of desc on env (variant asked, ctx's database) run on cd's data: its error
  * against the reference (NaN when a call failed), the parameters and variant it runs. */
-static double run_tuned(const struct cl_env *env, const struct wino_context *ctx,
-                        const struct wino_conv2d_desc *d, enum wino_variant variant,
-                        const struct conv_case_data *cd, struct wino_opencl_params *params,
-                        int *tuned, enum wino_variant *used)
+static double run_tuned_tile(const struct cl_env *env, const struct wino_context *ctx,
+                             const struct wino_conv2d_desc *d, enum wino_variant variant,
+                             const struct conv_case_data *cd, struct wino_opencl_params *params,
+                             int *tuned, enum wino_variant *used, int *tile_m)
 {
     struct wino_conv2d_options o;
     memset(&o, 0, sizeof o);
@@ -169,10 +194,12 @@ static double run_tuned(const struct cl_env *env, const struct wino_context *ctx
     wino_conv2d *op = NULL;
     size_t bytes = 0;
     double err = NAN;
+    enum wino_algo algo;
     *tuned = -1;
     if (!wino_conv2d_create(d, w, ctx, &o, &op) && !wino_conv2d_workspace_size(op, &bytes) &&
         (ws = device_copy(env, NULL, bytes)) && !wino_conv2d_opencl_params(op, params, tuned) &&
-        !wino_conv2d_variant(op, used) && !wino_conv2d_run(op, x, y, ws, bytes) &&
+        !wino_conv2d_variant(op, used) && !wino_conv2d_algo(op, &algo, tile_m) &&
+        !wino_conv2d_run(op, x, y, ws, bytes) &&
         clEnqueueReadBuffer(env->queue, y, CL_TRUE, 0, cd->ye * 4, got, 0, NULL, NULL) ==
             CL_SUCCESS)
         err = wino_rel_l1_f32(got, cd->ref, cd->ye);
@@ -182,6 +209,16 @@ static double run_tuned(const struct cl_env *env, const struct wino_context *ctx
         clReleaseMemObject(ws);
     free(got);
     return err;
+}
+
+/* run_tuned_tile without the tile. */
+static double run_tuned(const struct cl_env *env, const struct wino_context *ctx,
+                        const struct wino_conv2d_desc *d, enum wino_variant variant,
+                        const struct conv_case_data *cd, struct wino_opencl_params *params,
+                        int *tuned, enum wino_variant *used)
+{
+    int tile_m;
+    return run_tuned_tile(env, ctx, d, variant, cd, params, tuned, used, &tile_m);
 }
 
 /* The GEMM's code paths through entries the device runs, non-fused, each on a layer of 9
@@ -273,6 +310,21 @@ static void create_follows(const struct cl_env *env, struct test_rng *rng)
                    what);
     }
 
+    /* AUTO takes the tile of the fastest entry, a tile asked its own entry */
+    remove(path);
+    const struct wino_opencl_tuned slow = entry(WINO_VARIANT_NON_FUSED);
+    int tile_m = 0;
+    test_check(&counts, !wino_opencl_tuning_store(path, device, &d, 4, &slow) &&
+                            !wino_opencl_tuning_store(path, device, &d, 2, &fused),
+               "entries of F(4, 3) at 1.5 ms and F(2, 3) at 0.75 ms stored");
+    err = run_tuned_tile(env, &ctx, &d, WINO_VARIANT_AUTO, &cd, &params, &tuned, &used, &tile_m);
+    char what_tile[160];
+    snprintf(what_tile, sizeof what_tile, "AUTO with entries of two tiles: the faster, F(%d, 3), "
+             "fused, rel L1 %.2e", tile_m, err);
+    test_check(&counts, err <= f32_bound(4) && tuned == 1 && tile_m == 2 &&
+                            used == WINO_VARIANT_FUSED,
+               what_tile);
+
     /* never trusted: another device's entry, parameters the device cannot run */
     remove(path);
     test_check(&counts, !wino_opencl_tuning_store(path, "Other device / 0.0", &d, 4, &fused),
@@ -308,20 +360,26 @@ static void tuner(const struct cl_env *env, struct test_rng *rng)
 {
     struct wino_context ctx = context_of(env);
     ctx.tuning_cache = path;
+    char device[400];
+    if (wino_opencl_component()->device_key(&ctx, device, sizeof device)) {
+        test_check(&counts, 0, wino_last_error());
+        return;
+    }
     struct wino_conv2d_desc d = wino_conv2d_desc_make(1, 8, 10, 10, 16, 3, 3, 1, 1);
     d.layout = WINO_LAYOUT_NHWC;
     const struct wino_opencl_search search = {0.0, 4, 2};
     struct wino_opencl_tuning result;
     remove(path);
-    const enum wino_status st = wino_opencl_tune(&d, &ctx, 0, &search, &result);
+    const enum wino_status st = wino_opencl_tune(&d, &ctx, 4, &search, &result);
     char what[200];
     snprintf(what, sizeof what,
-             "tuner: %d timed, %d refused of %d candidates (budget 4), best %s%s%s",
+             "tuner, F(4, 3): %d timed, %d refused of %d candidates (budget 4), best %s%s%s",
              result.candidates, result.refused, result.space,
              result.best.variant == WINO_VARIANT_FUSED ? "fused" : "non-fused", st ? ": " : "",
              st ? wino_last_error() : "");
     test_check(&counts, !st && result.candidates + result.refused == 4 &&
-                            result.candidates >= 1 && result.space > 4,
+                            result.candidates >= 1 && result.space > 4 && result.tile_m == 4 &&
+                            !result.tiles,
                what);
     struct wino_conv2d_options none;
     memset(&none, 0, sizeof none);
@@ -330,9 +388,33 @@ static void tuner(const struct cl_env *env, struct test_rng *rng)
     struct wino_opencl_params params;
     int tuned = -1;
     enum wino_variant used = WINO_VARIANT_AUTO;
-    const double err = run_tuned(env, &ctx, &d, WINO_VARIANT_AUTO, &cd, &params, &tuned, &used);
+    double err = run_tuned(env, &ctx, &d, WINO_VARIANT_AUTO, &cd, &params, &tuned, &used);
     snprintf(what, sizeof what, "AUTO runs the tuner's choice: rel L1 %.2e", err);
     test_check(&counts, err <= f32_bound(6) && tuned == 1 && used == result.best.variant &&
+                            !memcmp(&params, &result.best.params, sizeof params),
+               what);
+
+    /* the tile searched too: an entry per tile served (F(2..6, 3)), AUTO runs the fastest */
+    const struct wino_opencl_search three = {0.0, 3, 1};
+    remove(path);
+    const enum wino_status tiles_st = wino_opencl_tune(&d, &ctx, 0, &three, &result);
+    int entries = 0, fastest_m = 0, tile_m = 0;
+    struct wino_opencl_tuned got;
+    for (int m = 2; m <= 6; m++)
+        entries += wino_opencl_tuning_lookup(path, device, &d, m, &got);
+    snprintf(what, sizeof what, "tuner, every tile: %d tiles timed, %d entries, the fastest "
+             "F(%d, 3)%s%s", result.tiles, entries, result.tile_m, tiles_st ? ": " : "",
+             tiles_st ? wino_last_error() : "");
+    test_check(&counts, !tiles_st && result.tiles == 5 && entries == 5 &&
+                            wino_opencl_tuning_fastest(path, device, &d, &fastest_m,
+                                                       &got) &&
+                            fastest_m == result.tile_m &&
+                            !memcmp(&got.params, &result.best.params, sizeof got.params),
+               what);
+    err = run_tuned_tile(env, &ctx, &d, WINO_VARIANT_AUTO, &cd, &params, &tuned, &used, &tile_m);
+    snprintf(what, sizeof what, "AUTO runs the fastest tile, F(%d, 3): rel L1 %.2e", tile_m, err);
+    test_check(&counts, err <= f32_bound(tile_m + 2) && tuned == 1 && tile_m == result.tile_m &&
+                            used == result.best.variant &&
                             !memcmp(&params, &result.best.params, sizeof params),
                what);
     conv_case_free(&cd);

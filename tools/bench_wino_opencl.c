@@ -530,10 +530,12 @@ static int tune_layer(const struct bench_args *a, const struct layer_run *lr,
         fprintf(stderr, "wino bench: %s: --tune failed: %s\n", lr->layer.name, wino_last_error());
         return 1;
     }
-    fprintf(stderr, "wino bench: note: %s tuned: %d of %d candidates in %.1f s, default %.4g ms, "
-                    "tuned %.4g ms %s\n",
-            lr->layer.name, t.candidates, t.space, t.seconds, t.default_ms,
-            t.best.variant == WINO_VARIANT_FUSED ? t.best.fused_ms : t.best.non_fused_ms,
+    char tile[24];
+    bench_tile_name(tile, sizeof tile, t.tile_m, lr->desc.r, lr->desc.s);
+    fprintf(stderr, "wino bench: note: %s tuned: %s (fastest of %d tiles), %d of %d candidates, "
+                    "%.1f s in all, default %.4g ms, tuned %.4g ms %s\n",
+            lr->layer.name, tile, t.tiles, t.candidates, t.space, t.seconds, t.default_ms,
+            wino_opencl_tuned_ms(&t.best),
             t.best.variant == WINO_VARIANT_FUSED ? "fused" : "non-fused");
     return 0;
 }

@@ -21,17 +21,20 @@ static const char *const usage_text =
     "  Times direct convolution and Winograd with each generated tile m in 2..6, fused and\n"
     "  non-fused, for every layer (FP32, median of R runs, default 10), and records the fastest\n"
     "  per layer, ISA and thread count in FILE (updated atomically).\n"
-    "  --backend opencl searches instead the OpenCL kernels' parameters (GEMM work-group tile,\n"
-    "  outputs per work-item, channel step, local-memory staging; fused tile, channels per\n"
-    "  work-item, channel step) and variant of each layer's default tile on one OpenCL device:\n"
-    "  the defaults of both variants, then among the values valid for the device's limits, the\n"
+    "  --backend opencl searches instead the tile and the OpenCL kernels' parameters (GEMM\n"
+    "  work-group tile, outputs per work-item, channel step, local-memory staging, chunk; fused\n"
+    "  tile, channels per work-item, channel step) and variant of each layer on one OpenCL\n"
+    "  device: each tile m in 2..6 the kernels run with its defaults (both variants), then for\n"
+    "  the fastest tile among the values valid for the device's limits, the\n"
     "  variants in turn, a neighbour of the variant's best so far (one parameter changed) and\n"
     "  a candidate of a fixed shuffled order in turn, each built, checked against the default's\n"
-    "  output and timed (median of R runs), until S seconds (default 20) or N candidates\n"
-    "  (default: no bound; 0: none for either) per layer. The fastest of each variant and the\n"
-    "  faster variant go to FILE, an OpenCL tuning database keyed by device, driver and layer,\n"
-    "  which an OpenCL create with wino_context.tuning_cache = FILE follows; per layer it prints\n"
-    "  the search time, the candidates timed, the default and tuned times and the speed-up.\n"
+    "  output and timed (median of R runs), until S seconds (default 20, the tiles' defaults\n"
+    "  included) or N candidates (default: no bound; 0: none for either) per layer. Each tile's\n"
+    "  fastest of each variant and faster variant go to FILE, an OpenCL tuning database keyed\n"
+    "  by device, driver, layer and tile, which an OpenCL create with wino_context.tuning_cache\n"
+    "  = FILE follows (AUTO: the fastest tile's entry); per layer it prints the tile, the search\n"
+    "  time, the candidates timed, the default tile's default and the tuned times and the\n"
+    "  speed-up.\n"
     "  Layers the backend cannot run are skipped with a note. --layout defaults to nhwc there\n"
     "  (what `wino bench --backend opencl` runs), nchw on the CPU.\n"
     BENCH_LAYER_USAGE
@@ -93,14 +96,14 @@ static int tune_opencl(const char *set, struct bench_layer *layers, int count, i
             continue;
         }
         const int fused = t.best.variant == WINO_VARIANT_FUSED;
-        const double ms = fused ? t.best.fused_ms : t.best.non_fused_ms;
+        const double ms = wino_opencl_tuned_ms(&t.best);
         char params[64], tile[24];
         bench_opencl_params_text(&t.best.params, fused, params, sizeof params);
         bench_tile_name(tile, sizeof tile, t.tile_m, d.r, d.s);
-        printf("%-16s N=%d C=%d %dx%d K=%d %s: %d of %d candidates in %.1f s, default %.4f ms, "
-               "tuned %.4f ms (%.2fx): %s\n",
-               layers[i].name, d.n, d.c, d.h, d.w, d.k, tile, t.candidates, t.space, t.seconds,
-               t.default_ms, ms, t.default_ms / ms, params);
+        printf("%-16s N=%d C=%d %dx%d K=%d %s (fastest of %d tiles): %d of %d candidates, "
+               "%.1f s in all, default %.4f ms, tuned %.4f ms (%.2fx): %s\n",
+               layers[i].name, d.n, d.c, d.h, d.w, d.k, tile, t.tiles, t.candidates, t.space,
+               t.seconds, t.default_ms, ms, t.default_ms / ms, params);
         fflush(stdout);
     }
     bench_opencl_close(&cl);

@@ -8,6 +8,7 @@
 #include "op/conv2d_impl.h"
 #include "op/opencl_loader.h"
 #include "op/opencl_tuning.h"
+#include "op/tuning_cache.h"
 
 /* The component's operator lives in op->state; the component is loaded once it exists. */
 static enum wino_status run_opencl(const wino_conv2d *op, const struct wino_conv2d_io *io)
@@ -74,21 +75,25 @@ enum wino_status wino_conv2d_create_opencl(const struct wino_conv2d_desc *desc,
     enum wino_status st = wino_conv2d_check_create(desc, options, &o, &sizes);
     if (st)
         return st;
-    const int tile_m = o->tile_m ? o->tile_m : wino_gpu_default_tile_m(desc);
+    int tile_m = o->tile_m ? o->tile_m : wino_gpu_default_tile_m(desc);
     const char *why = opencl_refusal(desc, o, tile_m);
     if (why)
         return wino_fail(WINO_UNSUPPORTED, "%s", why);
     const struct wino_opencl_ops *component = wino_opencl_component();
     if (!component)
         return WINO_UNSUPPORTED;
-    /* the parameters measured for this layer on this device and driver, if any */
+    /* the parameters measured for this layer on this device and driver, if any; AUTO's tile
+     * (none asked) is the fastest one measured */
     struct wino_opencl_tuned tuned;
     char device[400];
     int found = 0;
     if (ctx->tuning_cache) {
         if ((st = component->device_key(ctx, device, sizeof device)))
             return st;
-        found = wino_opencl_tuning_lookup(ctx->tuning_cache, device, desc, tile_m, &tuned);
+        found = o->tile_m
+                    ? wino_opencl_tuning_lookup(ctx->tuning_cache, device, desc, tile_m, &tuned)
+                    : wino_opencl_tuning_fastest(ctx->tuning_cache, device, desc, &tile_m,
+                                                 &tuned);
     }
     struct wino_conv2d *c = wino_gpu_winograd_new(desc, &sizes, tile_m, ctx, &opencl_path);
     if (!c)
@@ -102,6 +107,67 @@ enum wino_status wino_conv2d_create_opencl(const struct wino_conv2d_desc *desc,
     }
     c->state = conv;
     *op = c;
+    return WINO_SUCCESS;
+}
+
+/* component's search of desc with tile_m within search, stored in ctx's database. */
+static enum wino_status tune_tile(const struct wino_opencl_ops *component,
+                                  const struct wino_conv2d_desc *desc,
+                                  const struct wino_context *ctx, const char *device, int tile_m,
+                                  const struct wino_opencl_search *search,
+                                  struct wino_opencl_tuning *result)
+{
+    const enum wino_status st = component->tune(desc, ctx, tile_m, search, result);
+    return st || !ctx->tuning_cache
+               ? st
+               : wino_opencl_tuning_store(ctx->tuning_cache, device, desc, tile_m, &result->best);
+}
+
+/* The tile search of wino_opencl_tune (tile_m 0): each tile's defaults (the tile decides more
+ * than the parameters: it sets the multiply count and the transforms' cost), then the rest of
+ * the budget on the fastest tile's parameters; *result the fastest of the entries stored. */
+static enum wino_status tune_tiles(const struct wino_opencl_ops *component,
+                                   const struct wino_conv2d_desc *desc,
+                                   const struct wino_context *ctx, const char *device,
+                                   const struct wino_opencl_search *search,
+                                   struct wino_opencl_tuning *result)
+{
+    const struct wino_conv2d_options none = {.algo = WINO_ALGO_WINOGRAD};
+    const struct wino_opencl_search defaults = {0.0, 1, search->reps}; /* no candidate after */
+    struct wino_opencl_tuning tiles[WINO_TUNE_MAX_M + 1];
+    int count = 0, fastest = -1;
+    double seconds = 0.0, default_ms = -1.0;
+    enum wino_status st = WINO_SUCCESS;
+    for (int m = WINO_TUNE_MIN_M; m <= WINO_TUNE_MAX_M && !st; m++) {
+        if (opencl_refusal(desc, &none, m))
+            continue;
+        struct wino_opencl_tuning *t = &tiles[count];
+        if ((st = tune_tile(component, desc, ctx, device, m, &defaults, t)))
+            break;
+        seconds += t->seconds;
+        if (m == wino_gpu_default_tile_m(desc))
+            default_ms = t->default_ms;
+        if (fastest < 0 || wino_opencl_tuned_ms(&t->best) < wino_opencl_tuned_ms(&tiles[fastest].best))
+            fastest = count;
+        count++;
+    }
+    if (st)
+        return st;
+    struct wino_opencl_search rest = *search;
+    rest.budget_s = search->budget_s > 0.0 ? search->budget_s - seconds : 0.0;
+    if (search->budget_s <= 0.0 || rest.budget_s > 0.0) {
+        struct wino_opencl_tuning *t = &tiles[fastest];
+        if ((st = tune_tile(component, desc, ctx, device, t->tile_m, &rest, t)))
+            return st;
+        seconds += t->seconds;
+        for (int i = 0; i < count; i++) /* its defaults timed again: noise may reorder */
+            if (wino_opencl_tuned_ms(&tiles[i].best) < wino_opencl_tuned_ms(&t->best))
+                fastest = i;
+    }
+    *result = tiles[fastest];
+    result->tiles = count;
+    result->default_ms = default_ms;
+    result->seconds = seconds;
     return WINO_SUCCESS;
 }
 
@@ -121,8 +187,7 @@ enum wino_status wino_opencl_tune(const struct wino_conv2d_desc *desc,
     if (desc->dtype != WINO_DTYPE_F32)
         return wino_fail(WINO_UNSUPPORTED, "wino_opencl_tune: FP32 only");
     const struct wino_conv2d_options none = {.algo = WINO_ALGO_WINOGRAD};
-    const int m = tile_m ? tile_m : wino_gpu_default_tile_m(desc);
-    const char *why = opencl_refusal(desc, &none, m);
+    const char *why = opencl_refusal(desc, &none, tile_m ? tile_m : wino_gpu_default_tile_m(desc));
     if (why)
         return wino_fail(WINO_UNSUPPORTED, "%s", why);
     const struct wino_opencl_ops *component = wino_opencl_component();
@@ -130,12 +195,10 @@ enum wino_status wino_opencl_tune(const struct wino_conv2d_desc *desc,
         return WINO_UNSUPPORTED;
     char device[400];
     if ((st = wino_context_check(ctx)) ||
-        (st = component->device_key(ctx, device, sizeof device)) ||
-        (st = component->tune(desc, ctx, m, search, result)))
+        (st = component->device_key(ctx, device, sizeof device)))
         return st;
-    return ctx->tuning_cache
-               ? wino_opencl_tuning_store(ctx->tuning_cache, device, desc, m, &result->best)
-               : WINO_SUCCESS;
+    return tile_m ? tune_tile(component, desc, ctx, device, tile_m, search, result)
+                  : tune_tiles(component, desc, ctx, device, search, result);
 }
 
 enum wino_status wino_conv2d_opencl_params(const wino_conv2d *op,

@@ -28,6 +28,15 @@ int wino_opencl_tuning_lookup(const char *path, const char *device,
                               const struct wino_conv2d_desc *desc, int tile_m,
                               struct wino_opencl_tuned *tuned);
 
+/* Of the entries for (device, desc), whatever their tile, the one whose variant measured the
+ * smallest time (AUTO's choice): 1 with *tile_m and *tuned filled, or 0 when there is none. */
+int wino_opencl_tuning_fastest(const char *path, const char *device,
+                               const struct wino_conv2d_desc *desc, int *tile_m,
+                               struct wino_opencl_tuned *tuned);
+
+/* The median an entry's variant measured. */
+double wino_opencl_tuned_ms(const struct wino_opencl_tuned *t);
+
 /* Adds or replaces the entry of (device, desc, tile_m) in path, keeping the other entries
  * that are not stale (a malformed file is started afresh). WINO_INVALID_ARGUMENT when path is
  * not a regular file or cannot be written. */
@@ -35,9 +44,12 @@ enum wino_status wino_opencl_tuning_store(const char *path, const char *device,
                                           const struct wino_conv2d_desc *desc, int tile_m,
                                           const struct wino_opencl_tuned *tuned);
 
-/* Searches the kernel parameters and variant of desc (FP32) with F(tile_m x tile_m, r x r)
- * (0: the tile AUTO takes) on ctx's OpenCL device within search's bounds, and stores the
- * result in ctx->tuning_cache when that is not NULL. */
+/* Searches the kernel parameters and variant of desc (FP32) with F(tile_m x tile_m, r x r) on
+ * ctx's OpenCL device within search's bounds, and stores the result in ctx->tuning_cache when
+ * that is not NULL. tile_m 0 searches the tile too: every tile the CPU's tuner times
+ * (WINO_TUNE_MIN_M .. WINO_TUNE_MAX_M) that the kernels serve is timed with its default
+ * parameters, and the rest of the budget searches the parameters of the fastest; each tile's
+ * entry is stored, and *result is the fastest entry, the one AUTO then runs. */
 enum wino_status wino_opencl_tune(const struct wino_conv2d_desc *desc,
                                   const struct wino_context *ctx, int tile_m,
                                   const struct wino_opencl_search *search,

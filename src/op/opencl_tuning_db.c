@@ -111,23 +111,76 @@ static int plausible(const struct entry *e)
            isfinite(nf) && isfinite(fu) && nf >= 0.0 && (fu >= 0.0 || fu == -1.0);
 }
 
+double wino_opencl_tuned_ms(const struct wino_opencl_tuned *t)
+{
+    return t->variant == WINO_VARIANT_FUSED ? t->fused_ms : t->non_fused_ms;
+}
+
+static int same_key(const struct entry *a, const struct entry *b)
+{
+    return !strcmp(a->device, b->device) && !memcmp(a->key, b->key, sizeof a->key);
+}
+
+/* The entry of all (n of them) for (device, desc) and tile_m, or, tile_m 0, the fastest of
+ * its tiles; -1 when there is none. Of entries with the same key only the first counts (a
+ * store keeps that one), and only when it is plausible. */
+static int find(const struct entry *all, int n, const char *device,
+                const struct wino_conv2d_desc *desc, int tile_m)
+{
+    long key[KEY_FIELDS];
+    key_of(desc, tile_m, key);
+    const size_t compared = sizeof key - (tile_m ? 0 : sizeof *key); /* M is the last field */
+    int found = -1;
+    for (int i = 0; i < n; i++) {
+        int first = !strcmp(all[i].device, device) && !memcmp(all[i].key, key, compared);
+        for (int j = 0; j < i && first; j++)
+            first = !same_key(&all[j], &all[i]);
+        if (!first)
+            continue;
+        if (!plausible(&all[i])) {
+            if (tile_m)
+                return -1;
+            continue;
+        }
+        if (found < 0 || wino_opencl_tuned_ms(&all[i].tuned) < wino_opencl_tuned_ms(&all[found].tuned))
+            found = i;
+        if (tile_m)
+            break;
+    }
+    return found;
+}
+
+/* *tuned (and *tile_m, when asked) of find()'s entry: 1, or 0 when there is none. */
+static int lookup(const char *path, const char *device, const struct wino_conv2d_desc *desc,
+                  int *tile_m, struct wino_opencl_tuned *tuned)
+{
+    struct entry *all;
+    const int n = read_entries(path, &all);
+    const int i = find(all, n, device, desc, *tile_m);
+    if (i >= 0) {
+        *tuned = all[i].tuned;
+        *tile_m = (int)all[i].key[KEY_FIELDS - 1];
+    }
+    free(all);
+    wino_ok(); /* an unusable file is ignored, no error */
+    return i >= 0;
+}
+
 int wino_opencl_tuning_lookup(const char *path, const char *device,
                               const struct wino_conv2d_desc *desc, int tile_m,
                               struct wino_opencl_tuned *tuned)
 {
-    struct entry *all;
-    const int n = read_entries(path, &all);
-    long key[KEY_FIELDS];
-    key_of(desc, tile_m, key);
-    int i = 0, found = 0;
-    while (i < n && (strcmp(all[i].device, device) || memcmp(all[i].key, key, sizeof key)))
-        i++;
-    if (i < n && plausible(&all[i])) {
-        *tuned = all[i].tuned;
-        found = 1;
-    }
-    free(all);
-    wino_ok(); /* an unusable file is ignored, no error */
+    return tile_m > 0 && lookup(path, device, desc, &tile_m, tuned);
+}
+
+int wino_opencl_tuning_fastest(const char *path, const char *device,
+                               const struct wino_conv2d_desc *desc, int *tile_m,
+                               struct wino_opencl_tuned *tuned)
+{
+    int m = 0;
+    const int found = lookup(path, device, desc, &m, tuned);
+    if (found)
+        *tile_m = m;
     return found;
 }
 
@@ -154,11 +207,6 @@ struct store {
     int n;
     const struct entry *added;
 };
-
-static int same_key(const struct entry *a, const struct entry *b)
-{
-    return !strcmp(a->device, b->device) && !memcmp(a->key, b->key, sizeof a->key);
-}
 
 static int write_store(FILE *f, void *arg)
 {

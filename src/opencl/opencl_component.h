@@ -14,7 +14,7 @@
 
 /* Changes whenever a structure below, or one they point to (wino.h's, conv_desc.h's),
  * changes. */
-#define WINO_OPENCL_ABI 3
+#define WINO_OPENCL_ABI 4
 
 #define WINO_OPENCL_STR_(x) #x
 #define WINO_OPENCL_STR(x) WINO_OPENCL_STR_(x)
@@ -56,6 +56,7 @@ struct wino_opencl_search {
 /* What one layer's search found. */
 struct wino_opencl_tuning {
     int tile_m; /* of the tile searched, F(tile_m x tile_m, r x r) */
+    int tiles;  /* tiles timed with their defaults before the search (0: the tile was given) */
     struct wino_opencl_tuned best;
     double default_ms; /* what AUTO runs without an entry: non-fused, default parameters */
     int candidates;    /* timed, the defaults included */
