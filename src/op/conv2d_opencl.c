@@ -123,6 +123,11 @@ static enum wino_status tune_tile(const struct wino_opencl_ops *component,
                : wino_opencl_tuning_store(ctx->tuning_cache, device, desc, tile_m, &result->best);
 }
 
+static double tuning_ms(const struct wino_opencl_tuning *t)
+{
+    return wino_opencl_tuned_ms(&t->best);
+}
+
 /* The tile search of wino_opencl_tune (tile_m 0): each tile's defaults (the tile decides more
  * than the parameters: it sets the multiply count and the transforms' cost), then the rest of
  * the budget on the fastest tile's parameters; *result the fastest of the entries stored. */
@@ -137,38 +142,40 @@ static enum wino_status tune_tiles(const struct wino_opencl_ops *component,
     struct wino_opencl_tuning tiles[WINO_TUNE_MAX_M + 1];
     int count = 0, fastest = -1;
     double seconds = 0.0, default_ms = -1.0;
-    enum wino_status st = WINO_SUCCESS;
-    for (int m = WINO_TUNE_MIN_M; m <= WINO_TUNE_MAX_M && !st; m++) {
+    for (int m = WINO_TUNE_MIN_M; m <= WINO_TUNE_MAX_M; m++) {
         if (opencl_refusal(desc, &none, m))
             continue;
         struct wino_opencl_tuning *t = &tiles[count];
-        if ((st = tune_tile(component, desc, ctx, device, m, &defaults, t)))
-            break;
+        const enum wino_status st = tune_tile(component, desc, ctx, device, m, &defaults, t);
+        /* another tile's kernels failing on the device leave that tile out, AUTO's own not */
+        if (st && (st != WINO_DEVICE_ERROR || m == wino_gpu_default_tile_m(desc)))
+            return st;
+        if (st)
+            continue;
         seconds += t->seconds;
         if (m == wino_gpu_default_tile_m(desc))
             default_ms = t->default_ms;
-        if (fastest < 0 || wino_opencl_tuned_ms(&t->best) < wino_opencl_tuned_ms(&tiles[fastest].best))
+        if (fastest < 0 || tuning_ms(t) < tuning_ms(&tiles[fastest]))
             fastest = count;
         count++;
     }
-    if (st)
-        return st;
     struct wino_opencl_search rest = *search;
     rest.budget_s = search->budget_s > 0.0 ? search->budget_s - seconds : 0.0;
     if (search->budget_s <= 0.0 || rest.budget_s > 0.0) {
         struct wino_opencl_tuning *t = &tiles[fastest];
-        if ((st = tune_tile(component, desc, ctx, device, t->tile_m, &rest, t)))
+        const enum wino_status st = tune_tile(component, desc, ctx, device, t->tile_m, &rest, t);
+        if (st)
             return st;
         seconds += t->seconds;
         for (int i = 0; i < count; i++) /* its defaults timed again: noise may reorder */
-            if (wino_opencl_tuned_ms(&tiles[i].best) < wino_opencl_tuned_ms(&t->best))
+            if (tuning_ms(&tiles[i]) < tuning_ms(&tiles[fastest]))
                 fastest = i;
     }
     *result = tiles[fastest];
     result->tiles = count;
     result->default_ms = default_ms;
     result->seconds = seconds;
-    return WINO_SUCCESS;
+    return wino_ok(); /* tiles left out leave no error behind */
 }
 
 enum wino_status wino_opencl_tune(const struct wino_conv2d_desc *desc,

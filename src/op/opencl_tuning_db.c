@@ -142,7 +142,8 @@ static int find(const struct entry *all, int n, const char *device,
                 return -1;
             continue;
         }
-        if (found < 0 || wino_opencl_tuned_ms(&all[i].tuned) < wino_opencl_tuned_ms(&all[found].tuned))
+        if (found < 0 ||
+            wino_opencl_tuned_ms(&all[i].tuned) < wino_opencl_tuned_ms(&all[found].tuned))
             found = i;
         if (tile_m)
             break;
