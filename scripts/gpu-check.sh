@@ -200,7 +200,7 @@ for dtype in ${WINO_GPU_DDP:-}; do
     python3 -m torch.distributed.run \
     --nproc_per_node="$gpus" -m wino.experiments.ddp --dtype "$dtype" --out "$out/ddp_$dtype" \
     >>"$log" 2>&1 || status=1
-  echo "ddp_$dtype: $(($(wc -l <"$out/ddp_$dtype.csv") - 1)) rows"
+  echo "ddp_$dtype: $(tail -n +2 "$out/ddp_$dtype.csv" 2>/dev/null | wc -l) rows"
 done
 if [ -n "${WINO_GPU_WAT:-}" ] && [ "$have_torch" = 1 ]; then
   # shellcheck disable=SC2086 # the arguments split as on a command line
