@@ -148,12 +148,11 @@ def check(args, rank, world, device):
     data = batches(args.steps, args.batch, args.size)
     mine = shard(data, rank, world, device)
     start = [p.detach().clone() for p in make_model(args.width, None, device).parameters()]
-    finals = {}
-    for impl, algo in (("wino", "winograd"), ("torch", None)):
-        ddp = nn.parallel.DistributedDataParallel(make_model(args.width, algo, device))
-        finals[impl] = train(ddp, mine, args.dtype, args.lr, device)
-        if impl == "wino":
-            runs = explain_runs(ddp)
+    wino_ddp = nn.parallel.DistributedDataParallel(make_model(args.width, "winograd", device))
+    torch_ddp = nn.parallel.DistributedDataParallel(make_model(args.width, None, device))
+    finals = {"wino": train(wino_ddp, mine, args.dtype, args.lr, device),
+              "torch": train(torch_ddp, mine, args.dtype, args.lr, device)}
+    runs = explain_runs(wino_ddp)
     gathered = [None] * world
     dist.all_gather_object(gathered, [p.cpu() for p in finals["wino"]])
     if rank != 0:
