@@ -3,8 +3,11 @@
 per layer wino's best Winograd row against cuDNN's best row (both layouts) of the same file, the
 geomean, and for INT8 deeplabv3-r18 the comparison with cuDNN's best FP16 of a second file.
 With --torch: per layer wino's best own kernel (never a cuDNN row, nor best-measured or the
-wino-auto of files before 2026-11-23, which may copy one) against the torch row (scripts/torch_baseline.py) that gpu-check appended to the same file:
-the totals and the geomean of the per-layer ratios torch / wino (> 1: wino faster).
+wino-auto of files before 2026-11-23, which may copy one) against the torch row
+(scripts/torch_baseline.py; the faster layout where it has two) that gpu-check appended to the
+same file: the totals and the geomean of the per-layer ratios torch / wino (> 1: wino faster).
+--plot-torch draws those ratios per layer on a log scale, one panel per file, beside the same
+ratios for wino-auto (the library's AUTO choice) and cudnn-graph where the file has them.
 usage: cuda_targets.py FILE.csv [...]   |   cuda_targets.py --int8-vs-f16 INT8.csv F16.csv
        cuda_targets.py --plot OUT.png FILE.csv [...]   (bars per layer; needs matplotlib)
        cuda_targets.py --torch FILE.csv [...]   |   --plot-torch OUT.png FILE.csv [...]"""
@@ -85,60 +88,108 @@ def plot(out, paths):
     fig.savefig(out, dpi=100)
 
 
-def own_vs_torch(path):
-    """[(layer, C, wino's best own row, torch row)] for the layers that have both."""
-    own, torch = OrderedDict(), {}
-    for r in csv.DictReader(open(path)):
-        if r['impl'] == 'torch':
-            torch[r['layer']] = r
-        elif r['impl'].startswith('wino-') and r['impl'] != 'wino-auto':
-            w = own.get(r['layer'])
-            if w is None or float(r['ms']) < float(w['ms']):
-                own[r['layer']] = r
-    return [(layer, int(w['C']), w, torch[layer]) for layer, w in own.items() if layer in torch]
+DTYPES = {'f32': 'FP32', 'f16': 'FP16', 'bf16': 'BF16', 'int8': 'INT8'}
+SERIES = (('own', "wino's best own kernel", 'tab:green'), ('auto', 'wino-auto', 'tab:blue'),
+          ('graph', 'cudnn-graph', 'tab:gray'))
+
+
+def vs_torch(path):
+    """[(layer, C, {series: fastest row})] for the layers with a torch row and a wino row:
+    'torch' (its faster layout), 'own' (wino's best own kernel), 'auto' and 'graph' where the
+    file has them."""
+    rows = list(csv.DictReader(open(path)))
+    # files without best-measured rows predate it: their wino-auto was the per-layer best of the
+    # bench, which may copy a cuDNN row, not the library's choice
+    library_auto = any(r['impl'] == 'best-measured' for r in rows)
+    layers = OrderedDict()
+    for r in rows:
+        impl = r['impl']
+        if impl == 'torch':
+            name = 'torch'
+        elif impl == 'wino-auto':
+            name = 'auto' if library_auto else None
+        elif impl.startswith('wino-'):
+            name = 'own'
+        else:
+            name = 'graph' if impl == 'cudnn-graph' else None
+        best = layers.setdefault(r['layer'], {})
+        if name and (name not in best or float(r['ms']) < float(best[name]['ms'])):
+            best[name] = r
+    return [(layer, int(b['own']['C']), b) for layer, b in layers.items()
+            if 'torch' in b and 'own' in b]
+
+
+def speedups(rows, name):
+    """torch's time over the series' per layer (nan where a layer has no such row)."""
+    return [float(b['torch']['ms']) / float(b[name]['ms']) if name in b else float('nan')
+            for _, _, b in rows]
+
+
+def panel_geomean(rows, name):
+    return geomean([r for r in speedups(rows, name) if r == r])
 
 
 def torch_summary(path):
-    rows = own_vs_torch(path)
+    rows = vs_torch(path)
     print(f'## {path}: wino\'s own kernels against torch, same run')
     print('| layer | C | wino best own | dtype | ms | of floor | torch dtype | ms | torch / wino |')
     print('|---|---|---|---|---|---|---|---|---|')
-    ratios = []
-    for layer, ch, w, t in rows:
-        ratio = float(t['ms']) / float(w['ms'])
-        ratios.append(ratio)
+    ratios = speedups(rows, 'own')
+    for (layer, ch, b), ratio in zip(rows, ratios):
+        w, t = b['own'], b['torch']
         print(f"| {layer} | {ch} | {w['tile']} {w['impl'][5:]} | {w['dtype']} |"
               f" {float(w['ms']):.4f} | {float(w.get('of_floor') or 'nan'):.2f} | {t['dtype']} |"
               f" {float(t['ms']):.4f} | {ratio:.2f} |")
     if not rows:
         print('\n(no layer has both a wino row and a torch row)\n')
         return
-    own = sum(float(w['ms']) for _, _, w, _ in rows)
-    torch = sum(float(t['ms']) for _, _, _, t in rows)
-    slower = [layer for (layer, ch, _, _), r in zip(rows, ratios) if r < 1 and ch >= 128]
+    own = sum(float(b['own']['ms']) for _, _, b in rows)
+    torch = sum(float(b['torch']['ms']) for _, _, b in rows)
+    slower = [layer for (layer, ch, _), r in zip(rows, ratios) if r < 1 and ch >= 128]
+    others = ''.join(f'; {label} {panel_geomean(rows, name):.2f}' for name, label, _ in SERIES[1:]
+                     if any(name in b for _, _, b in rows))
     print(f'\ntotal over {len(rows)} layers: wino {own:.4f} ms, torch {torch:.4f} ms, wino / torch '
           f'{own / torch:.2f}; geomean torch / wino {geomean(ratios):.2f} '
-          f'({min(ratios):.2f}-{max(ratios):.2f}); slower than torch at C >= 128: '
+          f'({min(ratios):.2f}-{max(ratios):.2f}){others}; slower than torch at C >= 128: '
           f'{", ".join(slower) or "none"}\n')
 
 
 def plot_torch(out, paths):
+    """One panel per file: per layer torch / row for each series the file has, log scale."""
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(len(paths), 1, figsize=(11, 2.6 * len(paths)), squeeze=False)
+    from matplotlib.ticker import FormatStrFormatter, NullFormatter
+    fig, axes = plt.subplots(len(paths), 1, figsize=(12, 2.6 * len(paths)), squeeze=False)
     for ax, path in zip(axes[:, 0], paths):
-        rows = own_vs_torch(path)
-        ratios = [float(t['ms']) / float(w['ms']) for _, _, w, t in rows]
-        ax.bar(range(len(rows)), ratios, color='tab:green')
+        rows = vs_torch(path)
+        present = [s for s in SERIES if any(s[0] in b for _, _, b in rows)]
+        width = 0.8 / len(present)
+        for i, (name, label, color) in enumerate(present):
+            x = [j + (i - (len(present) - 1) / 2) * width for j in range(len(rows))]
+            # bars grow from the 1.0 line, so that slower than torch points down
+            ax.bar(x, [v - 1 for v in speedups(rows, name)], width, bottom=1, color=color,
+                   label=label)
         ax.axhline(1.0, color='black', linewidth=0.8)
+        ax.set_yscale('log')
+        lo, hi = ax.get_ylim()
+        ax.set_yticks([t for t in (0.125, 0.25, 0.5, 1, 2, 4, 8) if lo <= t <= hi])
+        ax.yaxis.set_major_formatter(FormatStrFormatter('%g'))
+        ax.yaxis.set_minor_formatter(NullFormatter())
+        ax.tick_params(axis='y', labelsize=7)
         ax.set_xticks(range(len(rows)))
-        ax.set_xticklabels([r[0] for r in rows], rotation=60, fontsize=7)
-        ax.set_ylabel('torch / wino')
-        name = path.rsplit('/', 1)[-1].replace('.csv', '')
-        ax.set_title(f'{name}: geomean {geomean(ratios):.2f}x', fontsize=9)
+        ax.set_xticklabels([r[0] for r in rows], rotation=60, ha='right', fontsize=7)
+        ax.set_xlim(-0.6, len(rows) - 0.4)
+        ax.set_ylabel('torch / row (x)')
+        own, t = rows[0][2]['own'], rows[0][2]['torch']
+        against = '' if own['dtype'] == t['dtype'] else f" vs torch {DTYPES[t['dtype']]}"
+        base = path.rsplit('/', 1)[-1].replace('.csv', '')
+        ax.set_title(f"{own['set']} {DTYPES[own['dtype']]}{against}, batch {own['N']} ({base}); "
+                     f"geomean: " + ', '.join(f'{label} {panel_geomean(rows, n):.2f}x'
+                                              for n, label, _ in present), fontsize=8)
+        ax.legend(fontsize=7, loc='upper left', bbox_to_anchor=(1.0, 1.0))
     fig.tight_layout()
-    fig.savefig(out, dpi=100)
+    fig.savefig(out, dpi=90)
 
 
 if __name__ == '__main__':
