@@ -394,18 +394,18 @@ static void tuner(const struct cl_env *env, struct test_rng *rng)
                             !memcmp(&params, &result.best.params, sizeof params),
                what);
 
-    /* the tile searched too: an entry per tile served (F(2..6, 3)), AUTO runs the fastest */
+    /* the tile searched too: an entry per tile served (F(2..8, 3)), AUTO runs the fastest */
     const struct wino_opencl_search three = {0.0, 3, 1};
     remove(path);
     const enum wino_status tiles_st = wino_opencl_tune(&d, &ctx, 0, &three, &result);
     int entries = 0, fastest_m = 0, tile_m = 0;
     struct wino_opencl_tuned got;
-    for (int m = 2; m <= 6; m++)
+    for (int m = 2; m <= 8; m++)
         entries += wino_opencl_tuning_lookup(path, device, &d, m, &got);
     snprintf(what, sizeof what, "tuner, every tile: %d tiles timed, %d entries, the fastest "
              "F(%d, 3)%s%s", result.tiles, entries, result.tile_m, tiles_st ? ": " : "",
              tiles_st ? wino_last_error() : "");
-    test_check(&counts, !tiles_st && result.tiles == 5 && entries == 5 &&
+    test_check(&counts, !tiles_st && result.tiles == 7 && entries == 7 &&
                             wino_opencl_tuning_fastest(path, device, &d, &fastest_m,
                                                        &got) &&
                             fastest_m == result.tile_m &&

@@ -139,10 +139,10 @@ static enum wino_status tune_tiles(const struct wino_opencl_ops *component,
 {
     const struct wino_conv2d_options none = {.algo = WINO_ALGO_WINOGRAD};
     const struct wino_opencl_search defaults = {0.0, 1, search->reps}; /* no candidate after */
-    struct wino_opencl_tuning tiles[WINO_TUNE_MAX_M + 1];
+    struct wino_opencl_tuning tiles[WINO_OPENCL_TUNE_MAX_M + 1];
     int count = 0, fastest = -1;
     double seconds = 0.0, default_ms = -1.0;
-    for (int m = WINO_TUNE_MIN_M; m <= WINO_TUNE_MAX_M; m++) {
+    for (int m = WINO_TUNE_MIN_M; m <= WINO_OPENCL_TUNE_MAX_M; m++) {
         if (opencl_refusal(desc, &none, m))
             continue;
         struct wino_opencl_tuning *t = &tiles[count];

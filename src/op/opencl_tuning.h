@@ -46,10 +46,11 @@ enum wino_status wino_opencl_tuning_store(const char *path, const char *device,
 
 /* Searches the kernel parameters and variant of desc (FP32) with F(tile_m x tile_m, r x r) on
  * ctx's OpenCL device within search's bounds, and stores the result in ctx->tuning_cache when
- * that is not NULL. tile_m 0 searches the tile too: every tile the CPU's tuner times
- * (WINO_TUNE_MIN_M .. WINO_TUNE_MAX_M) that the kernels serve is timed with its default
- * parameters, and the rest of the budget searches the parameters of the fastest; each tile's
- * entry is stored, and *result is the fastest entry, the one AUTO then runs. */
+ * that is not NULL. tile_m 0 searches the tile too: every tile m in WINO_TUNE_MIN_M ..
+ * WINO_OPENCL_TUNE_MAX_M that the kernels serve is timed with its default parameters, and the
+ * rest of the budget searches the parameters of the fastest; each tile's entry is stored, and
+ * *result is the fastest entry, the one AUTO then runs. */
+#define WINO_OPENCL_TUNE_MAX_M 8 /* beyond the CPU's 6: the H100's fastest FP32 tiles are m 7, 8 */
 enum wino_status wino_opencl_tune(const struct wino_conv2d_desc *desc,
                                   const struct wino_context *ctx, int tile_m,
                                   const struct wino_opencl_search *search,

@@ -108,35 +108,55 @@ __kernel void input_transform(__global const float *x, __global float *ws, const
 #define GEMM_VEC_C (C % 4 == 0)
 
 #if GEMM_LOCAL
-/* Staged rows are padded by 4 floats: the transposing stores of stage() then fall into
+/* Staged rows are padded by 4 floats: the transposing stores of store_slice() then fall into
  * different banks, and every row stays 16-byte aligned. */
 #define GEMM_LDA (GEMM_BM + 4)
 #define GEMM_LDB (GEMM_BN + 4)
-
-/* Rows row0 .. row0 + count - 1 of the row-major [rows][C] matrix src, channels c0 .. c0 +
- * GEMM_BK - 1, transposed into dst[channel * ld + row] (zeros outside the matrix) by the
- * work-group's work-item lid. */
-void stage(__local float *dst, int ld, int count, __global const float *src, int row0, int rows,
-           int c0, int lid)
-{
+/* A slice of GEMM_BK channels is fetched in pieces of GEMM_VW channels (float4 where C allows),
+ * each work-item holding GEMM_A_LOADS pieces of V's rows and GEMM_B_LOADS of U's. */
 #if GEMM_VEC_C
-    for (int e = lid; e < count * (GEMM_BK / 4); e += GEMM_THREADS) {
-        const int i = e / (GEMM_BK / 4), cc = e % (GEMM_BK / 4) * 4;
-        float4 v = (float4)(0.0f);
-        if (row0 + i < rows && c0 + cc < C)
-            v = *(__global const float4 *)(src + (size_t)(row0 + i) * C + c0 + cc);
-        dst[cc * ld + i] = v.x;
-        dst[(cc + 1) * ld + i] = v.y;
-        dst[(cc + 2) * ld + i] = v.z;
-        dst[(cc + 3) * ld + i] = v.w;
-    }
+#define GEMM_VW 4
+typedef float4 gemm_piece;
 #else
-    for (int e = lid; e < count * GEMM_BK; e += GEMM_THREADS) {
-        const int i = e / GEMM_BK, cc = e % GEMM_BK;
-        dst[cc * ld + i] =
-            row0 + i < rows && c0 + cc < C ? src[(size_t)(row0 + i) * C + c0 + cc] : 0.0f;
-    }
+#define GEMM_VW 1
+typedef float gemm_piece;
 #endif
+#define GEMM_PIECES (GEMM_BK / GEMM_VW) /* per row of a slice */
+#define GEMM_A_LOADS ((GEMM_BM * GEMM_PIECES + GEMM_THREADS - 1) / GEMM_THREADS)
+#define GEMM_B_LOADS ((GEMM_BN * GEMM_PIECES + GEMM_THREADS - 1) / GEMM_THREADS)
+
+/* Work-item lid's pieces of rows row0 .. row0 + count - 1 of the row-major [rows][C] matrix src,
+ * channels c0 .. c0 + GEMM_BK - 1, into registers (zeros outside the matrix): the loads of the
+ * next slice are in flight while the current one is multiplied. */
+void load_slice(gemm_piece *regs, int loads, int count, __global const float *src, int row0,
+                int rows, int c0, int lid)
+{
+#pragma unroll
+    for (int l = 0; l < loads; l++) {
+        const int e = lid + l * GEMM_THREADS, i = e / GEMM_PIECES, cc = e % GEMM_PIECES * GEMM_VW;
+        regs[l] = (gemm_piece)(0.0f);
+        if (i < count && row0 + i < rows && c0 + cc < C)
+            regs[l] = *(__global const gemm_piece *)(src + (size_t)(row0 + i) * C + c0 + cc);
+    }
+}
+
+/* The pieces of load_slice() transposed into dst[channel * ld + row]. */
+void store_slice(__local float *dst, int ld, const gemm_piece *regs, int loads, int count, int lid)
+{
+#pragma unroll
+    for (int l = 0; l < loads; l++) {
+        const int e = lid + l * GEMM_THREADS, i = e / GEMM_PIECES, cc = e % GEMM_PIECES * GEMM_VW;
+        if (i >= count)
+            continue;
+#if GEMM_VEC_C
+        dst[cc * ld + i] = regs[l].x;
+        dst[(cc + 1) * ld + i] = regs[l].y;
+        dst[(cc + 2) * ld + i] = regs[l].z;
+        dst[(cc + 3) * ld + i] = regs[l].w;
+#else
+        dst[cc * ld + i] = regs[l];
+#endif
+    }
 }
 
 /* A work-item's n values (n a constant) of a staged row: runs of 4 (float4 loads) run_stride
@@ -144,10 +164,12 @@ void stage(__local float *dst, int ld, int count, __global const float *src, int
 void read_staged(__local const float *row, int first, int run_stride, int n, float *out)
 {
     if (n < 4) {
+#pragma unroll
         for (int i = 0; i < n; i++)
             out[i] = row[first + i];
         return;
     }
+#pragma unroll
     for (int g = 0; g < n / 4; g++) {
         const float4 v = *(__local const float4 *)(row + first + g * run_stride);
         out[4 * g] = v.x;
@@ -170,35 +192,55 @@ gemm(__global float *ws, __global const float *u, const int tiles)
     __global const float *a = ws + (size_t)pos * CHUNK * C;
     __global const float *b = u + (size_t)pos * K * C;
     float acc[GEMM_RM][GEMM_RN];
+#pragma unroll
     for (int i = 0; i < GEMM_RM; i++)
+#pragma unroll
         for (int j = 0; j < GEMM_RN; j++)
             acc[i][j] = 0.0f;
 #if GEMM_LOCAL
-    __local float as[GEMM_BK * GEMM_LDA] __attribute__((aligned(16)));
-    __local float bs[GEMM_BK * GEMM_LDB] __attribute__((aligned(16)));
+    /* Two buffers: slice s is multiplied from one while slice s + 1, already in registers, is
+     * stored into the other; one barrier a slice. */
+    __local float as[2][GEMM_BK * GEMM_LDA] __attribute__((aligned(16)));
+    __local float bs[2][GEMM_BK * GEMM_LDB] __attribute__((aligned(16)));
     const int lid = ly * GEMM_WG_N + lx;
-    for (int c0 = 0; c0 < C; c0 += GEMM_BK) {
-        stage(as, GEMM_LDA, GEMM_BM, a, t0, tiles, c0, lid);
-        stage(bs, GEMM_LDB, GEMM_BN, b, k0, K, c0, lid);
-        barrier(CLK_LOCAL_MEM_FENCE);
+    gemm_piece ra[GEMM_A_LOADS], rb[GEMM_B_LOADS];
+    load_slice(ra, GEMM_A_LOADS, GEMM_BM, a, t0, tiles, 0, lid);
+    load_slice(rb, GEMM_B_LOADS, GEMM_BN, b, k0, K, 0, lid);
+    store_slice(as[0], GEMM_LDA, ra, GEMM_A_LOADS, GEMM_BM, lid);
+    store_slice(bs[0], GEMM_LDB, rb, GEMM_B_LOADS, GEMM_BN, lid);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int c0 = 0, now = 0; c0 < C; c0 += GEMM_BK, now ^= 1) {
+        const int more = c0 + GEMM_BK < C;
+        if (more) {
+            load_slice(ra, GEMM_A_LOADS, GEMM_BM, a, t0, tiles, c0 + GEMM_BK, lid);
+            load_slice(rb, GEMM_B_LOADS, GEMM_BN, b, k0, K, c0 + GEMM_BK, lid);
+        }
 #pragma unroll
         for (int cc = 0; cc < GEMM_BK; cc++) {
             float ar[GEMM_RM], br[GEMM_RN];
-            read_staged(as + cc * GEMM_LDA, ly * GEMM_VM, GEMM_WG_M * 4, GEMM_RM, ar);
-            read_staged(bs + cc * GEMM_LDB, lx * GEMM_VN, GEMM_WG_N * 4, GEMM_RN, br);
+            read_staged(as[now] + cc * GEMM_LDA, ly * GEMM_VM, GEMM_WG_M * 4, GEMM_RM, ar);
+            read_staged(bs[now] + cc * GEMM_LDB, lx * GEMM_VN, GEMM_WG_N * 4, GEMM_RN, br);
+#pragma unroll
             for (int i = 0; i < GEMM_RM; i++)
+#pragma unroll
                 for (int j = 0; j < GEMM_RN; j++)
                     acc[i][j] = fma(ar[i], br[j], acc[i][j]);
+        }
+        if (more) {
+            store_slice(as[now ^ 1], GEMM_LDA, ra, GEMM_A_LOADS, GEMM_BM, lid);
+            store_slice(bs[now ^ 1], GEMM_LDB, rb, GEMM_B_LOADS, GEMM_BN, lid);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
 #else
     /* rows past the end read row 0 (their results are not written) */
     __global const float *ar[GEMM_RM], *br[GEMM_RN];
+#pragma unroll
     for (int i = 0; i < GEMM_RM; i++) {
         const int t = t0 + GEMM_ROW(ly, i);
         ar[i] = a + (size_t)(t < tiles ? t : 0) * C;
     }
+#pragma unroll
     for (int j = 0; j < GEMM_RN; j++) {
         const int k = k0 + GEMM_COL(lx, j);
         br[j] = b + (size_t)(k < K ? k : 0) * C;
@@ -206,11 +248,15 @@ gemm(__global float *ws, __global const float *u, const int tiles)
 #if GEMM_VEC_C
     for (int c = 0; c < C; c += 4) {
         float4 av[GEMM_RM], bv[GEMM_RN];
+#pragma unroll
         for (int i = 0; i < GEMM_RM; i++)
             av[i] = *(__global const float4 *)(ar[i] + c);
+#pragma unroll
         for (int j = 0; j < GEMM_RN; j++)
             bv[j] = *(__global const float4 *)(br[j] + c);
+#pragma unroll
         for (int i = 0; i < GEMM_RM; i++)
+#pragma unroll
             for (int j = 0; j < GEMM_RN; j++)
                 acc[i][j] = fma(av[i].w, bv[j].w,
                                 fma(av[i].z, bv[j].z,
@@ -218,16 +264,20 @@ gemm(__global float *ws, __global const float *u, const int tiles)
     }
 #else
     for (int c = 0; c < C; c++)
+#pragma unroll
         for (int i = 0; i < GEMM_RM; i++)
+#pragma unroll
             for (int j = 0; j < GEMM_RN; j++)
                 acc[i][j] = fma(ar[i][c], br[j][c], acc[i][j]);
 #endif
 #endif
     __global float *m = ws + M_OFFSET + (size_t)pos * CHUNK * K;
+#pragma unroll
     for (int i = 0; i < GEMM_RM; i++) {
         const int t = t0 + GEMM_ROW(ly, i);
         if (t >= tiles)
             continue;
+#pragma unroll
         for (int j = 0; j < GEMM_RN; j += GEMM_VN) {
             const int k = k0 + GEMM_COL(lx, j);
 #if GEMM_VN == 4 && K % 4 == 0
