@@ -115,6 +115,33 @@ static const char *own_refusal(const struct wino_conv2d_desc *desc,
     return NULL;
 }
 
+/* The tiles AUTO times: m = 2 to 7. F(8x8, 3x3) (alpha 10) was never the fastest tile on the
+ * eurosys20 set (bench/results/2026-11-24_cuda-f32_eurosys20_b5_vendor_h100.csv) and has the
+ * largest error. */
+#define AUTO_MIN_M 2
+#define AUTO_MAX_M 7
+
+int wino_cuda_auto_tiles(const struct wino_conv2d_desc *desc, int *tiles)
+{
+    static const struct wino_conv2d_options chosen_by_wino; /* AUTO, nothing fixed */
+    int count = 0;
+    for (int m = AUTO_MIN_M; m <= AUTO_MAX_M; m++) {
+        char buf[160];
+        enum wino_status st;
+        /* FP16 takes no tile larger than the default (3x3: F(4x4), alpha 6): its error grows to
+         * 5e-3 at alpha 7 and 8e-3 at alpha 8 (docs/cuda-winograd.md, Numerics), which AUTO
+         * does not trade for speed */
+        if (desc->dtype == WINO_DTYPE_F16 && m > wino_gpu_default_tile_m(desc))
+            continue;
+        /* the component is built from the CPU's list of generated tiles (wino gen
+         * --write-defaults writes both) */
+        if (wino_f32_engine_has_tile(m, desc->r) &&
+            !own_refusal(desc, &chosen_by_wino, m, buf, sizeof buf, &st))
+            tiles[count++] = m;
+    }
+    return count;
+}
+
 enum wino_status wino_conv2d_create_cuda(const struct wino_conv2d_desc *desc,
                                          const void *weights, const struct wino_context *ctx,
                                          const struct wino_conv2d_options *options,

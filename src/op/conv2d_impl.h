@@ -159,6 +159,13 @@ enum wino_status wino_vendor_floor(enum wino_conv2d_kind kind,
                                    const struct wino_context *ctx,
                                    const struct wino_conv2d_options *o, wino_conv2d **op);
 
+#define WINO_CUDA_AUTO_TILES 8 /* room for wino_cuda_auto_tiles's tiles */
+/* The tiles m that AUTO times for desc on CUDA into tiles (WINO_CUDA_AUTO_TILES room): m = 2
+ * to 7 with generated transforms that wino's FP32 / FP16 kernels run for desc (FP16: none
+ * larger than wino_gpu_default_tile_m). Their count: 0 where wino's kernels do not serve desc
+ * (src/op/conv2d_cuda.c). */
+int wino_cuda_auto_tiles(const struct wino_conv2d_desc *desc, int *tiles);
+
 /* AUTO where wino's own kernels refuse the layer (why): the vendor's convolution, or the
  * refusal with the vendor's reason too. */
 enum wino_status wino_vendor_instead(enum wino_conv2d_kind kind,
