@@ -153,7 +153,12 @@ struct wino_context {
                                * this layer, tile, device and driver whatever the variant asked,
                                * and the variant too for WINO_VARIANT_AUTO; a missing or corrupt
                                * file and an entry of another device, or whose parameters the
-                               * device cannot run, are ignored (docs/opencl.md) */
+                               * device cannot run, are ignored (docs/opencl.md). CUDA (since
+                               * 0.3): the same file as the CPU's; AUTO with nothing fixed
+                               * follows the entry of this layer, kind, options, GPU model and
+                               * cuDNN version without timing, and where there is none (or a
+                               * stale one) times its candidates and writes its choice there (a
+                               * file that is corrupt or cannot be written is left as it is) */
     enum wino_backend backend; /* WINO_BACKEND_CPU by default */
     int device;               /* CUDA: the device ordinal */
     void *stream;             /* CUDA: the cudaStream_t that run() enqueues on (NULL: the
@@ -246,14 +251,16 @@ WINO_API enum wino_status wino_tune(const struct wino_conv2d_desc *desc,
                                     struct wino_tuning_choice *choice);
 
 /* Checks a tuning cache: WINO_SUCCESS when it is a readable regular file, well formed, and every
- * entry is one that wino_tune could have written (so create() follows it); WINO_UNSUPPORTED when
- * it does not exist; WINO_INVALID_ARGUMENT when it is not a regular file (a FIFO, device or
- * directory: never read), is corrupt or of another format version, or holds a stale entry that
- * create() ignores: an unknown ISA, threads outside [1, WINO_MAX_THREADS], an invalid or
- * non-FP32 layer, a second entry of the same ISA, threads and layer, or a choice wino_tune does
- * not time (direct with a tile or variant; Winograd other than m = 2..6 with generated
- * transforms, NON_FUSED or FUSED, for a layer Winograd serves). wino_last_error() names the
- * first line at fault and why. */
+ * entry is one that wino_tune (CPU) or a CUDA create with AUTO could have written (so create()
+ * follows it); WINO_UNSUPPORTED when it does not exist; WINO_INVALID_ARGUMENT when it is not a
+ * regular file (a FIFO, device or directory: never read), is corrupt or of another format
+ * version, or holds a stale entry that create() ignores: a second entry of the same key; for
+ * the CPU an unknown ISA, threads outside [1, WINO_MAX_THREADS], an invalid or non-FP32 layer,
+ * or a choice wino_tune does not time (direct with a tile or variant; Winograd other than m =
+ * 2..6 with generated transforms, NON_FUSED or FUSED, for a layer Winograd serves); for CUDA an
+ * unknown kind, an invalid layer or one not FP32, FP16 or BF16, options the kind does not take,
+ * a choice not timed, or a tile that AUTO does not time for the layer. wino_last_error() names
+ * the first line at fault and why. */
 WINO_API enum wino_status wino_tuning_cache_check(const char *path);
 
 /* Answers whether wino_conv2d_create would succeed for these arguments, with no side effects:
@@ -268,11 +275,14 @@ WINO_API enum wino_status wino_conv2d_can_implement(const struct wino_conv2d_des
  * On the CUDA backend: desc->dtype FP32, FP16 or BF16 (x, weights and y all of that type;
  * 16-bit types accumulate in FP32). wino's own kernels are Winograd with the generated tiles,
  * FP32 and FP16; WINO_ALGO_DIRECT and WINO_ALGO_VENDOR run the vendor library's engines (see
- * enum wino_algo). With WINO_ALGO_AUTO and no tile, matrices or variant given, create() also
- * builds the vendor's convolution where cuDNN 9 is installed, times both on the same zeros and
- * keeps the faster (the choice is remembered for the layer for the rest of the process), and
- * takes the vendor's alone where wino's kernels refuse the layer (strides, dilations, BF16);
- * wino_conv2d_algo tells which (WINO_ALGO_VENDOR), wino_conv2d_reason why. The vendor's bias
+ * enum wino_algo). With WINO_ALGO_AUTO and no tile, matrices or variant given, create() builds
+ * wino's Winograd with each tile F(m x m, r x r) it times (m = 2 to 7 with generated
+ * transforms; FP16 none larger than the default, F(4x4, 3x3) for 3x3 filters) and the vendor's
+ * convolution where cuDNN 9 is installed, one after another, times each on the same zeros and
+ * keeps the fastest (the choice is remembered for the layer for the rest of the process, and
+ * kept in ctx->tuning_cache when it names a file), and takes the vendor's alone where wino's
+ * kernels refuse the layer (strides, dilations, BF16, 1x1 filters); wino_conv2d_algo tells
+ * which (WINO_ALGO_VENDOR, or WINOGRAD and the tile), wino_conv2d_reason why. The vendor's bias
  * and ReLU run as a kernel after cuDNN's (16-bit y rounded twice). Weights in memory of
  * ctx->device; create() returns once the weights
  * are transformed, run() only enqueues its kernels on ctx->stream (a failing kernel shows at the
@@ -341,9 +351,11 @@ WINO_API enum wino_status wino_conv2d_algo(const wino_conv2d *op, enum wino_algo
  * AUTO for the portable scalar path and for non-Winograd algorithms. */
 WINO_API enum wino_status wino_conv2d_variant(const wino_conv2d *op, enum wino_variant *variant);
 /* Why the operator runs what wino_conv2d_algo reports, as text owned by op: on CUDA the vendor's
- * engine and the times AUTO compared at create (e.g. "AUTO: Winograd F(4x4, 3x3) at 0.0412 ms,
- * over the vendor's cuDNN 9.19.0 engine 12: 0.0530 ms, the fastest of 6 timed"); a generic
- * sentence where nothing was timed. "" for NULL. */
+ * engine and the times AUTO compared at create (e.g. "AUTO: Winograd F(3x3, 3x3) at 0.0212 ms
+ * (m 2: 0.0250, 3: 0.0212, 4: 0.0255, 5: 0.0301, 6: 0.0244, 7: 0.0280 ms), over the vendor's at
+ * 0.0530 ms (cuDNN 9.19.0 engine 12: 0.0527 ms, the fastest of 6 timed)"), or where the choice
+ * came from (the process's memory, the tuning cache) with its times; a generic sentence where
+ * nothing was timed. "" for NULL. */
 WINO_API const char *wino_conv2d_reason(const wino_conv2d *op);
 
 WINO_API void wino_conv2d_destroy(wino_conv2d *op); /* NULL is fine */
@@ -386,8 +398,10 @@ WINO_API void wino_conv2d_destroy(wino_conv2d *op); /* NULL is fine */
  * CPU, and accumulate may be 1. FP16, BF16 and INT8 are not served on the CPU (WINO_UNSUPPORTED).
  * On the CUDA backend both kinds serve every valid descriptor in FP32, FP16 and BF16: wino's own
  * kernels where they apply, the vendor library's engines (cuDNN) for WINO_ALGO_DIRECT and
- * WINO_ALGO_VENDOR, and for AUTO as for the forward operator (the faster of both, timed at
- * create; the vendor's alone where wino's refuse; wino_conv2d_reason tells). wino's
+ * WINO_ALGO_VENDOR, and for AUTO as for the forward operator (the fastest of wino's and the
+ * vendor's, timed at create: backward-data times the tiles of its forward convolution on dy,
+ * backward-filter WinRS; the choice kept in ctx->tuning_cache too; the vendor's alone where
+ * wino's refuse; wino_conv2d_reason tells). wino's
  * backward-data is Winograd, FP32 and FP16, with weights, dy and dx in memory of ctx->device:
  * the filters are rotated on the device and a CUDA forward Winograd operator (wino_conv2d_create
  * with the same ctx and options) is created on them, so it takes what that operator takes

@@ -12,27 +12,6 @@
 #include "conv_check.h"
 #include "cpu/gemm_f32.h"
 
-static int write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    int ok = f && fputs(text, f) >= 0;
-    if (f)
-        ok &= fclose(f) == 0;
-    return ok;
-}
-
-/* Lines of a text file (0 when it cannot be read). */
-static int count_lines(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    int lines = 0;
-    for (int ch; f && (ch = fgetc(f)) != EOF;)
-        lines += ch == '\n';
-    if (f)
-        fclose(f);
-    return lines;
-}
-
 static const struct wino_context one_thread = {.threads = 1};
 
 /* The tile create() picks for d with ctx (-1 when create fails). */
@@ -68,7 +47,8 @@ static void stale_entries(struct test_counts *c, const char *path)
         char text[512], what[128];
         snprintf(text, sizeof text, "wino-tuning-cache 1\n");
         snprintf(text + strlen(text), sizeof text - strlen(text), stale[i].entry, isa, 1);
-        int ok = write_file(path, text) && wino_tuning_cache_check(path) == WINO_INVALID_ARGUMENT &&
+        int ok = test_write_file(path, text) &&
+                 wino_tuning_cache_check(path) == WINO_INVALID_ARGUMENT &&
                  strstr(wino_last_error(), "line 2") && strstr(wino_last_error(), "stale");
         ok = ok && chosen_tile(&d, &ctx) == plain;
         snprintf(what, sizeof what, "a stale entry (%s) is reported and ignored", stale[i].what);
@@ -93,7 +73,7 @@ static void stale_entries(struct test_counts *c, const char *path)
     for (size_t i = 0; i < sizeof unusable / sizeof unusable[0]; i++) {
         char text[512];
         snprintf(text, sizeof text, "wino-tuning-cache 1\n%s", unusable[i]);
-        const int bad = write_file(path, text) &&
+        const int bad = test_write_file(path, text) &&
                         wino_tuning_cache_check(path) == WINO_INVALID_ARGUMENT;
         if (!bad)
             printf("  accepted: %s", unusable[i]);
@@ -107,7 +87,7 @@ static void stale_entries(struct test_counts *c, const char *path)
                                 "%d 1 0 0 1 8 13 11 6 3 3 1 1 1 1 1 1 2 6 1 0.5\n"
                                 "%d 1 0 1 1 8 13 11 6 3 3 1 1 1 1 1 1 1 0 0 0.25\n",
              isa, isa);
-    test_check(c, write_file(path, text) && wino_tuning_cache_check(path) == WINO_SUCCESS &&
+    test_check(c, test_write_file(path, text) && wino_tuning_cache_check(path) == WINO_SUCCESS &&
                       chosen_tile(&d, &ctx) == 6,
                "valid entries pass the check and are followed");
 
@@ -118,9 +98,9 @@ static void stale_entries(struct test_counts *c, const char *path)
              isa, isa);
     struct wino_conv2d_desc d2 = d;
     d2.k = 5;
-    ok = write_file(path, text) && wino_tune(&d2, &ctx, 1, NULL) == WINO_SUCCESS &&
+    ok = test_write_file(path, text) && wino_tune(&d2, &ctx, 1, NULL) == WINO_SUCCESS &&
          wino_tuning_cache_check(path) == WINO_SUCCESS;
-    const int lines = count_lines(path);
+    const int lines = test_count_lines(path);
     test_check(c, ok && lines == 3, "wino_tune drops stale entries and keeps valid ones");
     remove(path);
 }
@@ -199,7 +179,7 @@ int main(void)
     d2.k = 5;
     struct wino_tuning_choice second;
     ok = wino_tune(&d2, &ctx, 2, &second) == WINO_SUCCESS;
-    const int lines = count_lines(path);
+    const int lines = test_count_lines(path);
     test_check(&c, ok && lines == 3, "entries of other layers are kept");
 
     const char *bad[] = {"wino-tuning-cache 2\n", "garbage\n",
@@ -208,13 +188,13 @@ int main(void)
                          "wino-tuning-cache 1\n2 1 0 0 1 8 13 11 6 3 3 1 1 1 1 1 1 2 4 1 0.5"};
     ok = 1;
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        ok &= write_file(path, bad[i]);
+        ok &= test_write_file(path, bad[i]);
         ok &= wino_tuning_cache_check(path) == WINO_INVALID_ARGUMENT && wino_last_error()[0];
         ok &= conv_check(&d, &auto_opts, &ctx, &rng, 0, NULL) <= 1e-5; /* ignored, still works */
     }
     test_check(&c, ok, "stale and corrupt caches are refused by the check, ignored by create");
     /* well formed, but not a choice create() can follow: direct with a variant and a tile */
-    ok = write_file(path, "wino-tuning-cache 1\n"
+    ok = test_write_file(path, "wino-tuning-cache 1\n"
                           "2 1 0 0 1 8 13 11 6 3 3 1 1 1 1 1 1 1 4 2 0.5\n");
     ok &= conv_check(&d, &auto_opts, &ctx, &rng, 0, NULL) <= 1e-5;
     test_check(&c, ok, "an entry create() cannot follow is ignored");

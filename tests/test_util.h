@@ -65,6 +65,28 @@ static inline void test_check(struct test_counts *c, int ok, const char *what)
         c->failed++;
 }
 
+/* Writes text to path, replacing it; 1 on success. */
+static inline int test_write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    int ok = f && fputs(text, f) >= 0;
+    if (f)
+        ok &= fclose(f) == 0;
+    return ok;
+}
+
+/* Lines of a text file (0 when it cannot be read). */
+static inline int test_count_lines(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    int lines = 0;
+    for (int ch; f && (ch = fgetc(f)) != EOF;)
+        lines += ch == '\n';
+    if (f)
+        fclose(f);
+    return lines;
+}
+
 /* Prints the closing line and returns the exit status. */
 static inline int test_report(const struct test_counts *c)
 {

@@ -502,6 +502,7 @@ wino_cuda_component(const struct wino_component_services *services)
                                              conv_set_weights, conv_variant, conv_destroy,
                                              rotated_filters_create, rotate_filters,
                                              &wino_cuda_winrs_ops, &wino_cuda_vendor_ops,
-                                             device_zeros,    device_free,  time_run};
+                                             device_zeros,    device_free,  time_run,
+                                             device_name};
     return wino_component_use_services(services, WINO_CUDA_ABI) ? &ops : NULL;
 }

@@ -87,6 +87,8 @@ void wino_cuda_device_free(const struct wino_context *ctx, void *p);
 enum wino_status wino_cuda_time_run(const struct wino_context *ctx,
                                     enum wino_status (*run)(void *arg, void *stream), void *arg,
                                     double *ms);
+/* The name of ctx's device as CUDA reports it (e.g. "NVIDIA H100 80GB HBM3") into buf. */
+enum wino_status wino_cuda_device_name(const struct wino_context *ctx, char *buf, size_t cap);
 /* Enqueues w' of weights into rotated (from wino_cuda_rotated_filters_create for desc) on
  * stream of device; no wait. Needs a loaded component (one that made rotated). */
 enum wino_status wino_cuda_rotate_filters(const struct wino_conv2d_desc *desc,

@@ -20,8 +20,9 @@ extern "C" {
 #endif
 
 /* Changes whenever a structure below, or a structure they point to (wino.h's, conv_desc.h's,
- * int8_layer.h's), or what they may hold changes (7: WinRS plans with a partial last unit). */
-#define WINO_CUDA_ABI 7
+ * int8_layer.h's), or what they may hold changes (8: the device's name and the vendor library's
+ * version, which key the tuning cache's CUDA entries). */
+#define WINO_CUDA_ABI 8
 
 /* The name the component is loaded by (also its SONAME). */
 #define WINO_CUDA_STR_(x) #x
@@ -70,6 +71,8 @@ struct wino_cuda_ops {
     enum wino_status (*time_run)(const struct wino_context *ctx,
                                  enum wino_status (*run)(void *arg, void *stream), void *arg,
                                  double *ms);
+    /* The name of ctx's device, as CUDA reports it, into buf (cap bytes). */
+    enum wino_status (*device_name)(const struct wino_context *ctx, char *buf, size_t cap);
 };
 
 /* The component's one export (src/op/component_loader.h's wino_component_entry_fn): its

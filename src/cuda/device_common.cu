@@ -1,6 +1,7 @@
 #include "cuda/device_common.h"
 
 #include <algorithm>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "base/error.h"
@@ -221,5 +222,16 @@ enum wino_status time_run(const struct wino_context *ctx,
         return wino_fail(WINO_DEVICE_ERROR, "a timed run failed");
     }
     *ms = median;
+    return WINO_SUCCESS;
+}
+
+enum wino_status device_name(const struct wino_context *ctx, char *buf, size_t cap)
+{
+    const enum wino_status st = check_context(ctx);
+    if (st)
+        return st;
+    cudaDeviceProp p;
+    CUDA_TRY(cudaGetDeviceProperties(&p, ctx->device));
+    snprintf(buf, cap, "%s", p.name);
     return WINO_SUCCESS;
 }

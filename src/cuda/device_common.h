@@ -74,6 +74,8 @@ void device_free(const struct wino_context *ctx, void *p);
 enum wino_status time_run(const struct wino_context *ctx,
                           enum wino_status (*run)(void *arg, void *stream), void *arg,
                           double *ms);
+/* The name of ctx's device (cudaDeviceProp.name, e.g. "NVIDIA H100 80GB HBM3") into buf. */
+enum wino_status device_name(const struct wino_context *ctx, char *buf, size_t cap);
 
 /* A device that exists, and a stream (if any) of that device. */
 enum wino_status check_context(const struct wino_context *ctx);

@@ -751,6 +751,12 @@ static double vendor_ms(const struct wino_cuda_vendor *v)
     return v->ms;
 }
 
+static size_t vendor_version(void)
+{
+    pthread_once(&dnn_once, dnn_load);
+    return dnn.execute ? dnn.version() : 0;
+}
+
 #else /* built without cuDNN's headers */
 
 struct wino_cuda_vendor {
@@ -791,9 +797,13 @@ static void vendor_destroy(struct wino_cuda_vendor *v)
 {
     free(v);
 }
+static size_t vendor_version(void)
+{
+    return 0;
+}
 
 #endif
 
 const struct wino_cuda_vendor_ops wino_cuda_vendor_ops = {
     vendor_create, vendor_reshape,  vendor_run, vendor_set_weights,
-    vendor_describe, vendor_ms, vendor_destroy};
+    vendor_describe, vendor_ms, vendor_destroy, vendor_version};

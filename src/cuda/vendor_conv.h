@@ -56,6 +56,9 @@ struct wino_cuda_vendor_ops {
     /* The median ms of the kept plan at create or the last reshape. */
     double (*ms)(const struct wino_cuda_vendor *v);
     void (*destroy)(struct wino_cuda_vendor *v); /* NULL is fine */
+    /* cuDNN's version as cudnnGetVersion gives it (91900 for 9.19.0), loading it on the first
+     * call; 0 when it is not to be had. */
+    size_t (*version)(void);
 };
 
 extern const struct wino_cuda_vendor_ops wino_cuda_vendor_ops;

@@ -246,10 +246,7 @@ static enum wino_status data_forward_create(struct wino_conv2d *op, const void *
                                : rotated_on_host(d, &f, op->sizes.w_elems, w, &rotated);
     if (st)
         return st;
-    struct wino_conv2d_options own = options ? *options : (struct wino_conv2d_options){0};
-    if (cuda && own.algo == WINO_ALGO_AUTO) /* AUTO's vendor floor is backward-data's, below */
-        own.algo = WINO_ALGO_WINOGRAD;
-    st = wino_conv2d_create(&f, rotated, ctx, &own, &op->backward->forward);
+    st = wino_conv2d_create(&f, rotated, ctx, options, &op->backward->forward);
     if (cuda) {
         op->backward->rotated = rotated;
         op->backward->device = ctx->device;
@@ -262,6 +259,36 @@ static enum wino_status data_forward_create(struct wino_conv2d *op, const void *
     if (!st)
         st = wino_conv2d_workspace_size(op->backward->forward, &op->workspace_bytes);
     return st;
+}
+
+static enum wino_status backward_data_create_planned(const struct wino_conv2d_desc *desc,
+                                                     const void *weights,
+                                                     const struct wino_context *ctx,
+                                                     const struct wino_conv2d_options *options,
+                                                     wino_conv2d **op);
+
+/* AUTO's candidate on CUDA (struct wino_cuda_auto.make): Winograd with tile_m. */
+static enum wino_status make_data(const struct wino_cuda_auto *a, int tile_m, wino_conv2d **op)
+{
+    const struct wino_conv2d_options o = {.algo = WINO_ALGO_WINOGRAD, .tile_m = tile_m,
+                                          .tf32 = a->o->tf32};
+    return backward_data_create_planned(a->desc, a->weights, a->ctx, &o, op);
+}
+
+/* AUTO on CUDA where Winograd serves the layer: the tiles of its forward convolution on dy
+ * timed against the vendor's. */
+static enum wino_status data_auto_cuda(const struct wino_conv2d_desc *desc,
+                                       const struct wino_conv_sizes *sizes, const void *weights,
+                                       const struct wino_context *ctx,
+                                       const struct wino_conv2d_options *o, wino_conv2d **op)
+{
+    const struct wino_conv2d_desc f = data_forward_desc(desc, sizes->p, sizes->q);
+    struct wino_cuda_auto a = {WINO_CONV2D_BACKWARD_DATA, desc, sizes, weights, ctx, o, {0}, 0,
+                               make_data};
+    a.count = wino_cuda_auto_tiles(&f, a.tiles);
+    return a.count ? wino_cuda_auto_create(&a, op)
+                   : wino_vendor_instead(WINO_CONV2D_BACKWARD_DATA, desc, sizes, weights, ctx, o,
+                                         "CUDA: no generated tile for this filter", op);
 }
 
 static enum wino_status backward_data_create_planned(const struct wino_conv2d_desc *desc,
@@ -292,6 +319,8 @@ static enum wino_status backward_data_create_planned(const struct wino_conv2d_de
                                          op)
                    : wino_vendor_create(WINO_CONV2D_BACKWARD_DATA, desc, &sizes, weights, ctx,
                                         opt, op);
+    if (cuda && wino_options_leave_choice(opt))
+        return data_auto_cuda(desc, &sizes, weights, ctx, opt, op);
     struct wino_conv2d *o = backward_new(desc, &sizes, WINO_CONV2D_BACKWARD_DATA);
     if (!o)
         return wino_fail(WINO_OUT_OF_MEMORY, "%s: out of memory", what);
@@ -315,9 +344,7 @@ static enum wino_status backward_data_create_planned(const struct wino_conv2d_de
         st = direct_failure(st, what);
         o->workspace_bytes = wino_f32_backward_data_workspace_bytes(&o->backward->data);
     }
-    if ((st = create_done(o, st, op)) || !cuda || !wino_options_leave_choice(opt))
-        return st;
-    return wino_vendor_floor(WINO_CONV2D_BACKWARD_DATA, desc, &sizes, weights, ctx, opt, op);
+    return create_done(o, st, op);
 }
 
 enum wino_status wino_conv2d_backward_data_create(const struct wino_conv2d_desc *desc,

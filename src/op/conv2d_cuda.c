@@ -115,6 +115,60 @@ static const char *own_refusal(const struct wino_conv2d_desc *desc,
     return NULL;
 }
 
+/* The tiles AUTO times: m = 2 to 7. F(8x8, 3x3) (alpha 10) was never the fastest tile on the
+ * eurosys20 set (bench/results/2026-11-24_cuda-f32_eurosys20_b5_vendor_h100.csv) and has the
+ * largest error. */
+#define AUTO_MIN_M 2
+#define AUTO_MAX_M 7
+
+int wino_cuda_auto_tiles(const struct wino_conv2d_desc *desc, int *tiles)
+{
+    static const struct wino_conv2d_options chosen_by_wino; /* AUTO, nothing fixed */
+    int count = 0;
+    for (int m = AUTO_MIN_M; m <= AUTO_MAX_M; m++) {
+        char buf[160];
+        enum wino_status st;
+        /* FP16 takes no tile larger than the default (3x3: F(4x4), alpha 6): its error grows to
+         * 5e-3 at alpha 7 and 8e-3 at alpha 8 (docs/cuda-winograd.md, Numerics), which AUTO
+         * does not trade for speed */
+        if (desc->dtype == WINO_DTYPE_F16 && m > wino_gpu_default_tile_m(desc))
+            continue;
+        /* the component is built from the CPU's list of generated tiles (wino gen
+         * --write-defaults writes both) */
+        if (wino_f32_engine_has_tile(m, desc->r) &&
+            !own_refusal(desc, &chosen_by_wino, m, buf, sizeof buf, &st))
+            tiles[count++] = m;
+    }
+    return count;
+}
+
+/* wino's own forward operator of desc with F(tile_m, r), its variant o->variant. */
+static enum wino_status own_create(const struct wino_conv2d_desc *desc,
+                                   const struct wino_conv_sizes *sizes, const void *weights,
+                                   const struct wino_context *ctx,
+                                   const struct wino_conv2d_options *o, int tile_m,
+                                   wino_conv2d **op)
+{
+    struct wino_conv2d *c = wino_gpu_winograd_new(desc, sizes, tile_m, ctx, &wino_path_cuda);
+    if (!c)
+        return wino_fail(WINO_OUT_OF_MEMORY, "wino_conv2d_create: out of memory");
+    const enum wino_status st =
+        wino_cuda_conv_create(desc, sizes, weights, ctx, tile_m, o->variant, o->bias, o->relu,
+                              o->tf32, &c->cuda, &c->workspace_bytes);
+    if (st) {
+        free(c);
+        return st;
+    }
+    *op = c;
+    return WINO_SUCCESS;
+}
+
+/* AUTO's candidate of tile_m (struct wino_cuda_auto.make). */
+static enum wino_status make_own(const struct wino_cuda_auto *a, int tile_m, wino_conv2d **op)
+{
+    return own_create(a->desc, a->sizes, a->weights, a->ctx, a->o, tile_m, op);
+}
+
 enum wino_status wino_conv2d_create_cuda(const struct wino_conv2d_desc *desc,
                                          const void *weights, const struct wino_context *ctx,
                                          const struct wino_conv2d_options *options,
@@ -130,21 +184,15 @@ enum wino_status wino_conv2d_create_cuda(const struct wino_conv2d_desc *desc,
     const int tile_m = o->tile_m ? o->tile_m : wino_gpu_default_tile_m(desc);
     char buf[160];
     const char *why = own_refusal(desc, o, tile_m, buf, sizeof buf, &st);
-    if (why && st == WINO_UNSUPPORTED && wino_options_leave_choice(o))
-        return wino_vendor_instead(WINO_CONV2D_FORWARD, desc, &sizes, weights, ctx, o, why, op);
-    if (why)
+    if (why && (st != WINO_UNSUPPORTED || !wino_options_leave_choice(o)))
         return wino_fail(st, "%s", why);
-    struct wino_conv2d *c = wino_gpu_winograd_new(desc, &sizes, tile_m, ctx, &wino_path_cuda);
-    if (!c)
-        return wino_fail(WINO_OUT_OF_MEMORY, "wino_conv2d_create: out of memory");
-    st = wino_cuda_conv_create(desc, &sizes, weights, ctx, tile_m, o->variant, o->bias, o->relu,
-                               o->tf32, &c->cuda, &c->workspace_bytes);
-    if (st) {
-        free(c);
-        return st;
-    }
-    *op = c;
-    return wino_options_leave_choice(o)
-               ? wino_vendor_floor(WINO_CONV2D_FORWARD, desc, &sizes, weights, ctx, o, op)
-               : WINO_SUCCESS;
+    if (!wino_options_leave_choice(o))
+        return own_create(desc, &sizes, weights, ctx, o, tile_m, op);
+    struct wino_cuda_auto a = {WINO_CONV2D_FORWARD, desc, &sizes, weights, ctx, o, {0}, 0,
+                               make_own};
+    a.count = wino_cuda_auto_tiles(desc, a.tiles);
+    if (!a.count)
+        return wino_vendor_instead(WINO_CONV2D_FORWARD, desc, &sizes, weights, ctx, o,
+                                   why ? why : "CUDA: no generated tile for this filter", op);
+    return wino_cuda_auto_create(&a, op);
 }

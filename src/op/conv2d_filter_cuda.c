@@ -184,29 +184,12 @@ static enum wino_status create_winrs(struct filter_cuda *f, const struct wino_co
     return st ? st : f->ops->create(desc, sizes, ctx, &plan, &f->winrs, workspace_bytes);
 }
 
-enum wino_status wino_backward_filter_create_cuda(const struct wino_conv2d_desc *desc,
-                                                  const struct wino_conv_sizes *sizes,
-                                                  const struct wino_context *ctx,
-                                                  const struct wino_conv2d_options *o,
-                                                  wino_conv2d **op)
+/* wino's own backward-filter operator: WinRS with o->variant. */
+static enum wino_status winrs_create(const struct wino_conv2d_desc *desc,
+                                     const struct wino_conv_sizes *sizes,
+                                     const struct wino_context *ctx,
+                                     const struct wino_conv2d_options *o, wino_conv2d **op)
 {
-    if (desc->dtype != WINO_DTYPE_F32 && desc->dtype != WINO_DTYPE_F16 &&
-        desc->dtype != WINO_DTYPE_BF16)
-        return wino_fail(WINO_UNSUPPORTED, "CUDA backward-filter: FP32, FP16 and BF16");
-    if (o->algo == WINO_ALGO_DIRECT || o->algo == WINO_ALGO_VENDOR)
-        return wino_vendor_create(WINO_CONV2D_BACKWARD_FILTER, desc, sizes, NULL, ctx, o, op);
-    if (o->variant == WINO_VARIANT_FUSED_OUTPUT)
-        return wino_fail(WINO_UNSUPPORTED, "CUDA backward-filter: the variants are FUSED (the "
-                                           "default) and NON_FUSED");
-    if (desc->stride_h != 1 || desc->stride_w != 1 || desc->dilation_h != 1 ||
-        desc->dilation_w != 1) {
-        const char *why = "CUDA backward-filter (WinRS) needs stride 1 and dilation 1";
-        return wino_options_leave_choice(o)
-                   ? wino_vendor_instead(WINO_CONV2D_BACKWARD_FILTER, desc, sizes, NULL, ctx, o,
-                                         why, op)
-                   : wino_fail(WINO_UNSUPPORTED, "%s: WINO_ALGO_AUTO or VENDOR runs the "
-                                                 "vendor's", why);
-    }
     const struct wino_cuda_winrs_ops *w = wino_cuda_winrs();
     if (!w)
         return WINO_UNSUPPORTED;
@@ -245,9 +228,44 @@ enum wino_status wino_backward_filter_create_cuda(const struct wino_conv2d_desc 
     }
     c->tile_m = f->kernels.n[0];
     *op = c;
-    return wino_options_leave_choice(o) ? wino_vendor_floor(WINO_CONV2D_BACKWARD_FILTER, desc,
-                                                            sizes, NULL, ctx, o, op)
-                                        : WINO_SUCCESS;
+    return WINO_SUCCESS;
+}
+
+/* AUTO's candidate (struct wino_cuda_auto.make): WinRS, which has no tile to choose. */
+static enum wino_status make_winrs(const struct wino_cuda_auto *a, int tile_m, wino_conv2d **op)
+{
+    (void)tile_m;
+    return winrs_create(a->desc, a->sizes, a->ctx, a->o, op);
+}
+
+enum wino_status wino_backward_filter_create_cuda(const struct wino_conv2d_desc *desc,
+                                                  const struct wino_conv_sizes *sizes,
+                                                  const struct wino_context *ctx,
+                                                  const struct wino_conv2d_options *o,
+                                                  wino_conv2d **op)
+{
+    if (desc->dtype != WINO_DTYPE_F32 && desc->dtype != WINO_DTYPE_F16 &&
+        desc->dtype != WINO_DTYPE_BF16)
+        return wino_fail(WINO_UNSUPPORTED, "CUDA backward-filter: FP32, FP16 and BF16");
+    if (o->algo == WINO_ALGO_DIRECT || o->algo == WINO_ALGO_VENDOR)
+        return wino_vendor_create(WINO_CONV2D_BACKWARD_FILTER, desc, sizes, NULL, ctx, o, op);
+    if (o->variant == WINO_VARIANT_FUSED_OUTPUT)
+        return wino_fail(WINO_UNSUPPORTED, "CUDA backward-filter: the variants are FUSED (the "
+                                           "default) and NON_FUSED");
+    if (desc->stride_h != 1 || desc->stride_w != 1 || desc->dilation_h != 1 ||
+        desc->dilation_w != 1) {
+        const char *why = "CUDA backward-filter (WinRS) needs stride 1 and dilation 1";
+        return wino_options_leave_choice(o)
+                   ? wino_vendor_instead(WINO_CONV2D_BACKWARD_FILTER, desc, sizes, NULL, ctx, o,
+                                         why, op)
+                   : wino_fail(WINO_UNSUPPORTED, "%s: WINO_ALGO_AUTO or VENDOR runs the "
+                                                 "vendor's", why);
+    }
+    if (!wino_options_leave_choice(o))
+        return winrs_create(desc, sizes, ctx, o, op);
+    const struct wino_cuda_auto a = {WINO_CONV2D_BACKWARD_FILTER, desc, sizes, NULL, ctx, o,
+                                     {0}, 1, make_winrs};
+    return wino_cuda_auto_create(&a, op);
 }
 
 void wino_backward_filter_cuda_info(const wino_conv2d *op, struct wino_winrs_info *info)

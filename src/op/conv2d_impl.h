@@ -42,7 +42,7 @@ struct wino_conv2d {
     void *state;                      /* a path's own state (CUDA backward-filter, OpenCL), or
                                        * NULL */
     int unshaped;                     /* created without sizes: run() waits for a reshape */
-    char reason[200];                 /* why it runs what it runs, or "" (wino_conv2d_reason) */
+    char reason[320];                 /* why it runs what it runs, or "" (wino_conv2d_reason) */
 };
 
 /* What a run reads and writes: forward x -> y, backward-data dy -> dx, backward-filter
@@ -150,14 +150,31 @@ enum wino_status wino_vendor_create(enum wino_conv2d_kind kind,
                                     const struct wino_context *ctx,
                                     const struct wino_conv2d_options *o, wino_conv2d **op);
 
-/* AUTO's floor on CUDA: *op is wino's own operator of kind for desc; the vendor's is created
- * too, both timed on the same zeros, and *op becomes the faster (the other destroyed), the
- * choice remembered for the layer. Where the vendor's is not to be had *op stays. */
-enum wino_status wino_vendor_floor(enum wino_conv2d_kind kind,
-                                   const struct wino_conv2d_desc *desc,
-                                   const struct wino_conv_sizes *sizes, const void *weights,
-                                   const struct wino_context *ctx,
-                                   const struct wino_conv2d_options *o, wino_conv2d **op);
+/* AUTO's choice on CUDA (src/op/conv2d_vendor.c) for a layer of kind that wino's kernels
+ * serve: wino's own operators, one made by make for each of tiles (backward-filter: the one
+ * tile 0, WinRS), and the vendor's are created one after another and timed on the same zeros,
+ * and the fastest kept. The choice is remembered for the layer for the rest of the process and,
+ * where ctx->tuning_cache names a file, kept there (src/op/tuning_cache.h); a choice found in
+ * either is created without timing. */
+#define WINO_CUDA_AUTO_TILES 8
+struct wino_cuda_auto {
+    enum wino_conv2d_kind kind;
+    const struct wino_conv2d_desc *desc;
+    const struct wino_conv_sizes *sizes;
+    const void *weights; /* forward and backward-data: device memory; NULL for backward-filter */
+    const struct wino_context *ctx;
+    const struct wino_conv2d_options *o; /* AUTO, nothing fixed */
+    int tiles[WINO_CUDA_AUTO_TILES], count;
+    /* wino's own operator of the layer with tile_m (one of tiles). */
+    enum wino_status (*make)(const struct wino_cuda_auto *a, int tile_m, wino_conv2d **op);
+};
+enum wino_status wino_cuda_auto_create(const struct wino_cuda_auto *a, wino_conv2d **op);
+
+/* The tiles m that AUTO times for desc on CUDA into tiles (WINO_CUDA_AUTO_TILES room): m = 2
+ * to 7 with generated transforms that wino's FP32 / FP16 kernels run for desc (FP16: none
+ * larger than wino_gpu_default_tile_m). Their count: 0 where wino's kernels do not serve desc
+ * (src/op/conv2d_cuda.c). */
+int wino_cuda_auto_tiles(const struct wino_conv2d_desc *desc, int *tiles);
 
 /* AUTO where wino's own kernels refuse the layer (why): the vendor's convolution, or the
  * refusal with the vendor's reason too. */
@@ -169,7 +186,7 @@ enum wino_status wino_vendor_instead(enum wino_conv2d_kind kind,
                                      wino_conv2d **op);
 
 /* Whether the options leave every choice to wino (AUTO, no tile, variant or matrices): then
- * CUDA creates consider the vendor's convolution too. */
+ * CUDA creates time wino's tiles and the vendor's convolution (wino_cuda_auto_create). */
 int wino_options_leave_choice(const struct wino_conv2d_options *o);
 
 #endif

@@ -1,8 +1,9 @@
 /* The vendor library's convolution as an operator path (CUDA: cuDNN's engines, through the
- * component's src/cuda/vendor_conv.h), and AUTO's floor on CUDA: wino's own operator and the
- * vendor's timed on the same zeros at create, the faster kept, the choice remembered per layer
- * for the rest of the process. */
+ * component's src/cuda/vendor_conv.h), and AUTO's choice on CUDA: wino's own operator with each
+ * tile it times and the vendor's, timed on the same zeros at create, the fastest kept, the
+ * choice remembered per layer for the rest of the process and kept in the tuning cache. */
 #include <pthread.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include "op/conv2d_impl.h"
 #include "base/error.h"
 #include "cuda/vendor_conv.h"
+#include "op/tuning_cache.h"
 
 /* Writes an operator's reason (cut to its size: the text is for people). */
 static void set_reason(char *reason, const char *fmt, ...)
@@ -128,60 +130,76 @@ enum wino_status wino_vendor_instead(enum wino_conv2d_kind kind,
     return WINO_SUCCESS;
 }
 
-/* ---- AUTO's floor -------------------------------------------------------------------------- */
+/* ---- AUTO's choice ------------------------------------------------------------------------- */
 
-/* What AUTO chose for a layer, remembered for the process (the most recent CHOICES layers). */
-struct choice {
-    enum wino_conv2d_kind kind;
-    struct wino_conv2d_desc desc;
-    int device, tf32, accumulate, bias, relu;
-    int vendor; /* 1: the vendor's was faster */
+/* A layer's choice, remembered for the process (the most recent CHOICES layers): keyed by the
+ * device's ordinal and the layer (its device name left empty: no CUDA call on this path). */
+struct remembered {
+    int device;
+    struct wino_cuda_layer layer;
+    struct wino_cuda_choice choice;
 };
 #define CHOICES 256
-static struct choice choices[CHOICES];
+static struct remembered choices[CHOICES];
 static int choices_used, choices_next;
 static pthread_mutex_t choices_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static struct choice choice_key(enum wino_conv2d_kind kind, const struct wino_conv2d_desc *d,
-                                const struct wino_context *ctx,
-                                const struct wino_conv2d_options *o)
+static struct remembered key_of(const struct wino_cuda_auto *a)
 {
-    struct choice c;
-    memset(&c, 0, sizeof c); /* the padding too: keys are compared with memcmp */
-    c.kind = kind;
-    c.desc = *d;
-    c.device = ctx->device;
-    c.tf32 = o->tf32;
-    c.accumulate = o->accumulate;
-    c.bias = o->bias != NULL;
-    c.relu = o->relu;
-    return c;
+    struct remembered k;
+    memset(&k, 0, sizeof k); /* the padding too: keys are compared with memcmp */
+    k.device = a->ctx->device;
+    k.layer.kind = a->kind;
+    k.layer.desc = *a->desc;
+    k.layer.tf32 = a->o->tf32;
+    k.layer.accumulate = a->o->accumulate;
+    k.layer.bias = a->o->bias != NULL;
+    k.layer.relu = a->o->relu;
+    return k;
 }
 
-/* 1 (vendor) or 0 (wino) for a layer chosen before, -1 for a new one. */
-static int remembered(const struct choice *key)
+/* 1 with *c filled for a layer chosen before in the process, else 0. */
+static int recall(const struct remembered *key, struct wino_cuda_choice *c)
 {
-    int found = -1;
+    const size_t compared = offsetof(struct remembered, choice);
+    int found = 0;
     pthread_mutex_lock(&choices_lock);
-    for (int i = 0; i < choices_used && found < 0; i++) {
-        struct choice c = choices[i];
-        c.vendor = 0;
-        if (!memcmp(&c, key, sizeof c))
-            found = choices[i].vendor;
-    }
+    for (int i = 0; i < choices_used && !found; i++)
+        if (!memcmp(&choices[i], key, compared)) {
+            *c = choices[i].choice;
+            found = 1;
+        }
     pthread_mutex_unlock(&choices_lock);
     return found;
 }
 
-static void remember(const struct choice *key, int vendor)
+static void remember(const struct remembered *key, const struct wino_cuda_choice *c)
 {
     pthread_mutex_lock(&choices_lock);
-    choices[choices_next] = *key;
-    choices[choices_next].vendor = vendor;
+    memcpy(&choices[choices_next], key, sizeof *key); /* the padding too */
+    choices[choices_next].choice = *c;
     choices_next = (choices_next + 1) % CHOICES;
     if (choices_used < CHOICES)
         choices_used++;
     pthread_mutex_unlock(&choices_lock);
+}
+
+/* The key of ctx's device in the tuning cache: "GPU NAME / cuDNN X.Y.Z" ("/ no cuDNN"), so that
+ * another GPU or vendor library never follows this one's choices. */
+static enum wino_status device_key(const struct wino_context *ctx, char *buf, size_t cap)
+{
+    char name[256];
+    const enum wino_status st = wino_cuda_device_name(ctx, name, sizeof name);
+    if (st)
+        return st;
+    const struct wino_cuda_vendor_ops *v = wino_cuda_vendor();
+    const size_t version = v ? v->version() : 0;
+    if (version)
+        snprintf(buf, cap, "%s / cuDNN %zu.%zu.%zu", name, version / 10000, version / 100 % 100,
+                 version % 100);
+    else
+        snprintf(buf, cap, "%s / no cuDNN", name);
+    return WINO_SUCCESS;
 }
 
 /* A timed run of an operator on scratch tensors (wino_cuda_time_run's callback). */
@@ -196,51 +214,200 @@ static enum wino_status run_timed(void *arg, void *stream)
     return t->op->path->run(t->op, &t->io);
 }
 
-/* The median ms of a and b (created for the same layer) on the same zeros. */
-static enum wino_status time_both(const wino_conv2d *a, const wino_conv2d *b,
-                                  const struct wino_context *ctx, double *ms_a, double *ms_b)
+/* Zeroed tensors of the layer's kind on which every candidate is timed, and a workspace grown
+ * to the largest one asks. */
+struct scratch {
+    const struct wino_context *ctx;
+    void *in, *in2, *out, *ws;
+    size_t ws_bytes;
+};
+
+static enum wino_status scratch_open(struct scratch *z, const struct wino_cuda_auto *a)
 {
-    const struct wino_conv_sizes *z = &a->sizes;
-    const size_t e = wino_dtype_size(a->desc.dtype);
-    const enum wino_conv2d_kind kind = a->kind;
-    const size_t in = kind == WINO_CONV2D_BACKWARD_DATA ? z->y_elems : z->x_elems;
-    const size_t in2 = kind == WINO_CONV2D_BACKWARD_FILTER ? z->y_elems : 0;
-    const size_t out = kind == WINO_CONV2D_FORWARD         ? z->y_elems
-                       : kind == WINO_CONV2D_BACKWARD_DATA ? z->x_elems
-                                                           : z->w_elems;
-    const size_t ws = a->workspace_bytes > b->workspace_bytes ? a->workspace_bytes
-                                                              : b->workspace_bytes;
-    void *p_in = NULL, *p_in2 = NULL, *p_out = NULL, *p_ws = NULL;
-    enum wino_status st = wino_cuda_device_zeros(ctx, in * e, &p_in);
+    const struct wino_conv_sizes *s = a->sizes;
+    const size_t e = wino_dtype_size(a->desc->dtype);
+    const size_t in = a->kind == WINO_CONV2D_BACKWARD_DATA ? s->y_elems : s->x_elems;
+    const size_t in2 = a->kind == WINO_CONV2D_BACKWARD_FILTER ? s->y_elems : 0;
+    const size_t out = a->kind == WINO_CONV2D_FORWARD         ? s->y_elems
+                       : a->kind == WINO_CONV2D_BACKWARD_DATA ? s->x_elems
+                                                              : s->w_elems;
+    memset(z, 0, sizeof *z);
+    z->ctx = a->ctx;
+    enum wino_status st = wino_cuda_device_zeros(a->ctx, in * e, &z->in);
     if (!st && in2)
-        st = wino_cuda_device_zeros(ctx, in2 * e, &p_in2);
+        st = wino_cuda_device_zeros(a->ctx, in2 * e, &z->in2);
     if (!st)
-        st = wino_cuda_device_zeros(ctx, out * e, &p_out);
-    if (!st && ws)
-        st = wino_cuda_device_zeros(ctx, ws, &p_ws);
-    struct timed ta = {a, {p_in, p_in2, p_out, p_ws, ws, NULL}};
-    struct timed tb = {b, {p_in, p_in2, p_out, p_ws, ws, NULL}};
-    if (!st)
-        st = wino_cuda_time_run(ctx, run_timed, &ta, ms_a);
-    if (!st)
-        st = wino_cuda_time_run(ctx, run_timed, &tb, ms_b);
-    wino_cuda_device_free(ctx, p_in);
-    wino_cuda_device_free(ctx, p_in2);
-    wino_cuda_device_free(ctx, p_out);
-    wino_cuda_device_free(ctx, p_ws);
+        st = wino_cuda_device_zeros(a->ctx, out * e, &z->out);
     return st;
 }
 
-/* "Winograd F(4x4, 3x3)", "WinRS", "direct" for a reason. */
-static const char *own_name(const wino_conv2d *op, char *buf, size_t cap)
+static void scratch_close(struct scratch *z)
 {
-    if (op->algo != WINO_ALGO_WINOGRAD)
-        return "direct";
-    if (op->kind == WINO_CONV2D_BACKWARD_FILTER)
+    wino_cuda_device_free(z->ctx, z->in);
+    wino_cuda_device_free(z->ctx, z->in2);
+    wino_cuda_device_free(z->ctx, z->out);
+    wino_cuda_device_free(z->ctx, z->ws);
+}
+
+/* The median ms of op on the scratch tensors, -1 when it could not be timed. */
+static double scratch_time(struct scratch *z, const wino_conv2d *op)
+{
+    if (op->workspace_bytes > z->ws_bytes) {
+        wino_cuda_device_free(z->ctx, z->ws);
+        z->ws_bytes = 0;
+        if (wino_cuda_device_zeros(z->ctx, op->workspace_bytes, &z->ws))
+            return -1.0;
+        z->ws_bytes = op->workspace_bytes;
+    }
+    struct timed t = {op, {z->in, z->in2, z->out, z->ws, z->ws_bytes, NULL}};
+    double ms = -1.0;
+    return wino_cuda_time_run(z->ctx, run_timed, &t, &ms) ? -1.0 : ms;
+}
+
+/* Whether a median ms beats the best so far (-1: none timed). */
+static int faster(double ms, double best)
+{
+    return ms >= 0.0 && (best < 0.0 || ms < best);
+}
+
+/* "Winograd F(4x4, 3x3)" or "WinRS": wino's own operator of tile_m, for a reason. */
+static const char *own_name(const struct wino_cuda_auto *a, int tile_m, char *buf, size_t cap)
+{
+    if (a->kind == WINO_CONV2D_BACKWARD_FILTER)
         return "WinRS";
-    snprintf(buf, cap, "Winograd F(%dx%d, %dx%d)", op->tile_m, op->tile_m, op->desc.r,
-             op->desc.r);
+    if (!tile_m)
+        return "no tile";
+    snprintf(buf, cap, "Winograd F(%dx%d, %dx%d)", tile_m, tile_m, a->desc->r, a->desc->s);
     return buf;
+}
+
+/* The vendor's operator of the layer; AUTO's keeps its workspace within twice the data
+ * (wino_vendor_create). */
+static enum wino_status vendor_of(const struct wino_cuda_auto *a, wino_conv2d **op)
+{
+    const struct wino_conv2d_options o = {.algo = WINO_ALGO_AUTO, .tf32 = a->o->tf32,
+                                          .accumulate = a->o->accumulate, .bias = a->o->bias,
+                                          .relu = a->o->relu};
+    return wino_vendor_create(a->kind, a->desc, a->sizes, a->weights, a->ctx, &o, op);
+}
+
+/* "0.0213 ms", or "not timed" for -1, for a reason. */
+static const char *ms_text(double ms, char *buf, size_t cap)
+{
+    if (ms < 0.0)
+        return "not timed";
+    snprintf(buf, cap, "%.4f ms", ms);
+    return buf;
+}
+
+/* Creates a choice made before as *op, its reason saying where it was found (source). */
+static enum wino_status follow(const struct wino_cuda_auto *a, const struct wino_cuda_choice *c,
+                               const char *source, wino_conv2d **op)
+{
+    wino_conv2d *made = NULL;
+    const enum wino_status st = c->vendor ? vendor_of(a, &made) : a->make(a, c->tile_m, &made);
+    if (st)
+        return st;
+    char name[48], own_ms[24], vendor_ms[24], described[sizeof made->reason];
+    const char *own = own_name(a, c->tile_m, name, sizeof name);
+    memcpy(described, made->reason, sizeof described);
+    ms_text(c->wino_ms, own_ms, sizeof own_ms);
+    ms_text(c->vendor_ms, vendor_ms, sizeof vendor_ms);
+    if (c->vendor)
+        set_reason(made->reason, "AUTO: the vendor's (%.120s), %s (the vendor's at %s, wino's %s "
+                   "at %s)", described, source, vendor_ms, own, own_ms);
+    else
+        set_reason(made->reason, "AUTO: %s, %s (at %s, the vendor's at %s)", own, source,
+                   own_ms, vendor_ms);
+    *op = made;
+    return WINO_SUCCESS;
+}
+
+/* " (m 2: 0.0250, 3: 0.0213 ms)": the times of wino's tiles (-1: not timed), for a reason. */
+static void tiles_text(const struct wino_cuda_auto *a, const double *ms, char *buf, size_t cap)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    if (a->kind == WINO_CONV2D_BACKWARD_FILTER)
+        return;
+    for (int i = 0; i < a->count && used < cap; i++)
+        used += (size_t)snprintf(buf + used, cap - used, "%s%d: %.4f", i ? ", " : " (m ",
+                                 a->tiles[i], ms[i]);
+    if (used < cap)
+        snprintf(buf + used, cap - used, " ms)");
+}
+
+/* Creates and times every candidate (wino's tiles, then the vendor's), one alive beside the
+ * fastest so far: *op becomes the fastest, *c what was measured. A candidate refused or out of
+ * memory is passed over; any other failure (the caller's arguments, the device) ends it. Where
+ * nothing could be timed, wino's default tile is kept. */
+static enum wino_status choose(const struct wino_cuda_auto *a, struct wino_cuda_choice *c,
+                               wino_conv2d **op)
+{
+    struct scratch z;
+    const int can_time = !scratch_open(&z, a);
+    const int fallback = wino_gpu_default_tile_m(a->desc);
+    double ms[WINO_CUDA_AUTO_TILES];
+    wino_conv2d *best = NULL;
+    enum wino_status failed = WINO_SUCCESS;
+    char failure[160] = "";
+    *c = (struct wino_cuda_choice){0, 0, -1.0, -1.0};
+    for (int i = 0; i < a->count; i++) {
+        wino_conv2d *own = NULL;
+        const enum wino_status st = a->make(a, a->tiles[i], &own);
+        ms[i] = -1.0;
+        if (st && st != WINO_UNSUPPORTED && st != WINO_OUT_OF_MEMORY) {
+            wino_conv2d_destroy(best);
+            scratch_close(&z);
+            return st;
+        }
+        if (st && !failed) {
+            failed = st;
+            snprintf(failure, sizeof failure, "%s", wino_last_error());
+        }
+        if (st)
+            continue;
+        if (can_time)
+            ms[i] = scratch_time(&z, own);
+        if (!best || faster(ms[i], c->wino_ms) ||
+            (c->wino_ms < 0.0 && ms[i] < 0.0 && a->tiles[i] == fallback)) {
+            wino_conv2d_destroy(best);
+            best = own;
+            c->tile_m = a->tiles[i];
+            c->wino_ms = ms[i];
+        } else {
+            wino_conv2d_destroy(own);
+        }
+    }
+    wino_conv2d *vendor = NULL;
+    char described[sizeof ((wino_conv2d *)0)->reason], name[48], tiles[160];
+    if (vendor_of(a, &vendor))
+        snprintf(described, sizeof described, "%s", wino_last_error());
+    else
+        memcpy(described, vendor->reason, sizeof described);
+    if (vendor && can_time)
+        c->vendor_ms = scratch_time(&z, vendor);
+    scratch_close(&z);
+    if (!best && !vendor)
+        return wino_fail(failed, "%.150s; the vendor's: %.150s", failure, described);
+    c->vendor = vendor && (!best || faster(c->vendor_ms, c->wino_ms));
+    char own_ms[24], vendor_ms[24];
+    const char *own = own_name(a, c->tile_m, name, sizeof name);
+    tiles_text(a, ms, tiles, sizeof tiles);
+    ms_text(c->wino_ms, own_ms, sizeof own_ms);
+    ms_text(c->vendor_ms, vendor_ms, sizeof vendor_ms);
+    if (c->vendor)
+        set_reason(vendor->reason, "AUTO: the vendor's at %s (%.120s), over wino's %s at %s%s",
+                   vendor_ms, described, own, own_ms, tiles);
+    else if (vendor)
+        set_reason(best->reason, "AUTO: %s at %s%s, over the vendor's at %s (%.120s)", own,
+                   own_ms, tiles, vendor_ms, described);
+    else
+        set_reason(best->reason, "AUTO: %s at %s%s; the vendor's is not to be had: %.120s", own,
+                   own_ms, tiles, described);
+    *op = c->vendor ? vendor : best;
+    wino_conv2d_destroy(c->vendor ? best : vendor);
+    return WINO_SUCCESS;
 }
 
 int wino_options_leave_choice(const struct wino_conv2d_options *o)
@@ -249,54 +416,28 @@ int wino_options_leave_choice(const struct wino_conv2d_options *o)
            o->variant == WINO_VARIANT_AUTO;
 }
 
-enum wino_status wino_vendor_floor(enum wino_conv2d_kind kind,
-                                   const struct wino_conv2d_desc *desc,
-                                   const struct wino_conv_sizes *sizes, const void *weights,
-                                   const struct wino_context *ctx,
-                                   const struct wino_conv2d_options *o, wino_conv2d **op)
+enum wino_status wino_cuda_auto_create(const struct wino_cuda_auto *a, wino_conv2d **op)
 {
-    wino_conv2d *own = *op;
-    const struct choice key = choice_key(kind, desc, ctx, o);
-    const int before = remembered(&key);
-    char name[48];
-    if (before == 0) {
-        set_reason(own->reason, "AUTO: %s, faster than the vendor's when "
-                 "this layer was timed earlier in the process", own_name(own, name, sizeof name));
-        return WINO_SUCCESS;
+    const struct remembered key = key_of(a);
+    struct wino_cuda_choice c;
+    if (recall(&key, &c) &&
+        !follow(a, &c, "the fastest when this layer was timed earlier in the process", op))
+        return wino_ok();
+    const char *path = a->ctx->tuning_cache;
+    struct wino_cuda_layer layer = key.layer;
+    const int on_disk = path && !device_key(a->ctx, layer.device, sizeof layer.device);
+    if (on_disk && wino_cuda_choice_lookup(path, &layer, &c) &&
+        !follow(a, &c, "the fastest as the tuning cache recorded", op)) {
+        remember(&key, &c);
+        return wino_ok();
     }
-    const struct wino_conv2d_options vendor_options = {.algo = WINO_ALGO_AUTO, .tf32 = o->tf32,
-                                                       .accumulate = o->accumulate,
-                                                       .bias = o->bias, .relu = o->relu};
-    wino_conv2d *vendor = NULL;
-    if (wino_vendor_create(kind, desc, sizes, weights, ctx, &vendor_options, &vendor)) {
-        set_reason(own->reason, "AUTO: %s; the vendor's is not to be had: "
-                 "%.120s", own_name(own, name, sizeof name), wino_last_error());
-        wino_ok();
-        return WINO_SUCCESS;
+    const enum wino_status st = choose(a, &c, op);
+    if (st)
+        return st;
+    if ((c.vendor ? c.vendor_ms : c.wino_ms) >= 0.0) { /* a choice measured */
+        remember(&key, &c);
+        if (on_disk) /* a cache that cannot be written stays as it is: no error of create() */
+            wino_cuda_choice_store(path, &layer, &c);
     }
-    double own_ms = 0.0, vendor_ms = 0.0;
-    const int vendor_wins =
-        before == 1 || (!time_both(own, vendor, ctx, &own_ms, &vendor_ms) && vendor_ms < own_ms);
-    wino_ok(); /* a failed timing keeps wino's own */
-    char described[sizeof ((wino_conv2d *)0)->reason];
-    memcpy(described, vendor->reason, sizeof described);
-    if (before == 1)
-        set_reason(vendor->reason, "AUTO: %.150s; faster than wino's when "
-                 "this layer was timed earlier in the process", described);
-    else if (vendor_wins)
-        set_reason(vendor->reason, "AUTO: %.120s, over wino's %s at %.4f ms",
-                 described, own_name(own, name, sizeof name), own_ms);
-    else
-        set_reason(own->reason, "AUTO: %s at %.4f ms, over the vendor's %.120s",
-                 own_name(own, name, sizeof name), own_ms, described);
-    if (before < 0)
-        remember(&key, vendor_wins);
-    vendor->algo = WINO_ALGO_VENDOR;
-    if (vendor_wins) {
-        wino_conv2d_destroy(own);
-        *op = vendor;
-    } else {
-        wino_conv2d_destroy(vendor);
-    }
-    return WINO_SUCCESS;
+    return wino_ok();
 }

@@ -82,6 +82,12 @@ enum wino_status wino_cuda_device_zeros(const struct wino_context *ctx, size_t b
     return c ? c->device_zeros(ctx, bytes, p) : WINO_UNSUPPORTED;
 }
 
+enum wino_status wino_cuda_device_name(const struct wino_context *ctx, char *buf, size_t cap)
+{
+    const struct wino_cuda_ops *c = component();
+    return c ? c->device_name(ctx, buf, cap) : WINO_UNSUPPORTED;
+}
+
 /* The functions below take an operator or memory, which only a loaded component makes. */
 
 enum wino_status wino_cuda_conv_reshape(struct wino_cuda_conv *conv,

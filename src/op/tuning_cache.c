@@ -16,36 +16,82 @@
 #include "base/error.h"
 
 #define HEADER "wino-tuning-cache 1\n"
+#define CUDA_TAG "cuda\t" /* what begins a CUDA line */
 static const char invalid_layer[] = "not a valid layer: ";
-#define KEY_FIELDS 17
-#define LINE_CAP 512
+#define DESC_FIELDS 15 /* DTYPE LAYOUT N C H W K R S PAD_H PAD_W STRIDE_H STRIDE_W DIL_H DIL_W */
+#define CPU_KEY_FIELDS (2 + DESC_FIELDS)      /* ISA THREADS, the layer */
+#define CUDA_KEY_FIELDS (1 + DESC_FIELDS + 4) /* KIND, the layer, TF32 ACCUMULATE BIAS RELU */
 
+/* One line of either kind. */
 struct entry {
-    long key[KEY_FIELDS];
-    struct wino_tuning_choice choice;
+    int cuda;                          /* a CUDA line, else a CPU line */
+    char device[WINO_CUDA_DEVICE_CAP]; /* a CUDA line's DEVICE */
+    long key[CUDA_KEY_FIELDS];         /* a CPU line's key fills the first CPU_KEY_FIELDS */
+    struct wino_tuning_choice choice;  /* a CPU line's choice */
+    struct wino_cuda_choice gpu;       /* a CUDA line's choice */
 };
 
-static void key_of(int isa, int threads, const struct wino_conv2d_desc *d, long *key)
+/* The key fields of a layer, DTYPE to DIL_W. */
+static void desc_fields(const struct wino_conv2d_desc *d, long *k)
 {
-    const long k[KEY_FIELDS] = {isa,          threads,      d->dtype,    d->layout,
-                                d->n,         d->c,         d->h,        d->w,
-                                d->k,         d->r,         d->s,        d->pad_h,
-                                d->pad_w,     d->stride_h,  d->stride_w, d->dilation_h,
-                                d->dilation_w};
-    memcpy(key, k, sizeof k);
+    const long f[DESC_FIELDS] = {d->dtype,    d->layout,   d->n,         d->c,
+                                 d->h,        d->w,        d->k,         d->r,
+                                 d->s,        d->pad_h,    d->pad_w,     d->stride_h,
+                                 d->stride_w, d->dilation_h, d->dilation_w};
+    memcpy(k, f, sizeof f);
 }
 
-/* Parses one entry line; 0 on success. */
-static int parse_entry(const char *line, struct entry *e)
+/* The CPU entry of (isa, threads, d), without its choice. */
+static struct entry cpu_entry(int isa, int threads, const struct wino_conv2d_desc *d)
 {
-    const char *s = line;
-    for (int i = 0; i < KEY_FIELDS; i++) {
+    struct entry e;
+    memset(&e, 0, sizeof e); /* keys are compared with memcmp */
+    e.key[0] = isa;
+    e.key[1] = threads;
+    desc_fields(d, e.key + 2);
+    return e;
+}
+
+/* The CUDA entry of layer, without its choice; *e untouched (1) when its device does not fit
+ * a line. */
+static int cuda_entry(const struct wino_cuda_layer *l, struct entry *e)
+{
+    memset(e, 0, sizeof *e);
+    if (!l->device[0] || strlen(l->device) >= sizeof e->device || strpbrk(l->device, "\t\n"))
+        return 1;
+    e->cuda = 1;
+    memcpy(e->device, l->device, strlen(l->device) + 1);
+    e->key[0] = l->kind;
+    desc_fields(&l->desc, e->key + 1);
+    const long flags[4] = {l->tf32, l->accumulate, l->bias, l->relu};
+    memcpy(e->key + 1 + DESC_FIELDS, flags, sizeof flags);
+    return 0;
+}
+
+static int same_key(const struct entry *a, const struct entry *b)
+{
+    return a->cuda == b->cuda && !strcmp(a->device, b->device) &&
+           !memcmp(a->key, b->key, sizeof a->key);
+}
+
+/* Reads n integers from *s on; 0 on success. */
+static int parse_fields(const char **s, long *k, int n)
+{
+    for (int i = 0; i < n; i++) {
         char *end;
-        e->key[i] = strtol(s, &end, 10);
-        if (end == s)
+        k[i] = strtol(*s, &end, 10);
+        if (end == *s)
             return -1;
-        s = end;
+        *s = end;
     }
+    return 0;
+}
+
+/* Parses a CPU line; 0 on success. */
+static int parse_cpu(const char *s, struct entry *e)
+{
+    if (parse_fields(&s, e->key, CPU_KEY_FIELDS))
+        return -1;
     int algo, m, variant, used = 0;
     if (sscanf(s, "%d %d %d %lf %n", &algo, &m, &variant, &e->choice.ms, &used) != 4 ||
         s[used] != '\0')
@@ -58,6 +104,36 @@ static int parse_entry(const char *line, struct entry *e)
     e->choice.tile_m = m;
     e->choice.variant = (enum wino_variant)variant;
     return 0;
+}
+
+/* Parses a CUDA line after its tag; 0 on success (whether its values are plausible is
+ * cuda_refusal's to say). */
+static int parse_cuda(const char *s, struct entry *e)
+{
+    const char *tab = strchr(s, '\t');
+    if (!tab || tab == s || (size_t)(tab - s) >= sizeof e->device)
+        return -1;
+    e->cuda = 1;
+    memcpy(e->device, s, (size_t)(tab - s));
+    e->device[tab - s] = '\0';
+    s = tab + 1;
+    if (parse_fields(&s, e->key, CUDA_KEY_FIELDS))
+        return -1;
+    struct wino_cuda_choice *c = &e->gpu;
+    int used = 0;
+    return sscanf(s, "%d %d %lf %lf %n", &c->vendor, &c->tile_m, &c->wino_ms, &c->vendor_ms,
+                  &used) == 4 && s[used] == '\0'
+               ? 0
+               : -1;
+}
+
+/* Parses one entry line (its newline removed); 0 on success. */
+static int parse_entry(const char *line, void *out)
+{
+    struct entry *e = out;
+    memset(e, 0, sizeof *e);
+    const size_t tag = strlen(CUDA_TAG);
+    return strncmp(line, CUDA_TAG, tag) ? parse_cpu(line, e) : parse_cuda(line + tag, e);
 }
 
 FILE *wino_cache_open(const char *path, int *why)
@@ -126,14 +202,12 @@ int wino_cache_read(const char *path, const char *header, int line_cap, size_t e
     return n;
 }
 
-static int parse_any(const char *line, void *e) { return parse_entry(line, e); }
-
 /* Reads every entry of path into a malloc'ed array. Returns the count or a CACHE_ value. */
 static int read_entries(const char *path, struct entry **out, int *bad_line)
 {
     void *all = NULL;
-    const int n =
-        wino_cache_read(path, HEADER, LINE_CAP, sizeof **out, parse_any, &all, bad_line);
+    const int n = wino_cache_read(path, HEADER, WINO_CACHE_LINE_MAX, sizeof **out, parse_entry,
+                                  &all, bad_line);
     *out = all;
     return n;
 }
@@ -158,60 +232,139 @@ const char *wino_tuning_choice_refusal(const struct wino_conv2d_desc *d,
                                                       : "this tile has no generated transforms";
 }
 
-/* Why create() ignores entry i of all (count entries), or NULL when it follows it. *d receives
- * the entry's layer. */
-static const char *entry_refusal(const struct entry *all, int i, struct wino_conv2d_desc *d)
+/* The layer of key fields k (DTYPE to DIL_W) into *d, or why it is none: invalid_layer (the
+ * reason follows in wino_last_error()) or another. */
+static const char *layer_refusal(const long *k, struct wino_conv2d_desc *d)
 {
-    const long *k = all[i].key;
     struct wino_conv_sizes sz;
-    if (k[0] != WINO_ISA_SCALAR && k[0] != WINO_ISA_AVX2 && k[0] != WINO_ISA_AVX512)
-        return "unknown ISA (0 scalar, 1 AVX2, 2 AVX-512)";
-    if (k[1] < 1 || k[1] > WINO_MAX_THREADS)
-        return "threads outside [1, WINO_MAX_THREADS]";
-    for (int j = 2; j < KEY_FIELDS; j++)
+    for (int j = 0; j < DESC_FIELDS; j++)
         if (k[j] < INT_MIN || k[j] > INT_MAX)
             return "a layer field outside int";
-    *d = wino_conv2d_desc_make((int)k[4], (int)k[5], (int)k[6], (int)k[7], (int)k[8], (int)k[9],
-                               (int)k[10], (int)k[11], (int)k[12]);
-    d->dtype = (enum wino_dtype)k[2];
-    d->layout = (enum wino_layout)k[3];
-    d->stride_h = (int)k[13];
-    d->stride_w = (int)k[14];
-    d->dilation_h = (int)k[15];
-    d->dilation_w = (int)k[16];
-    if (wino_conv_desc_check(d, &sz)) /* the reason follows in wino_last_error() */
-        return invalid_layer;
+    *d = wino_conv2d_desc_make((int)k[2], (int)k[3], (int)k[4], (int)k[5], (int)k[6], (int)k[7],
+                               (int)k[8], (int)k[9], (int)k[10]);
+    d->dtype = (enum wino_dtype)k[0];
+    d->layout = (enum wino_layout)k[1];
+    d->stride_h = (int)k[11];
+    d->stride_w = (int)k[12];
+    d->dilation_h = (int)k[13];
+    d->dilation_w = (int)k[14];
+    return wino_conv_desc_check(d, &sz) ? invalid_layer : NULL;
+}
+
+/* A median as timed: finite, and >= 0 or -1 (not timed). */
+static int timed_ms(double ms)
+{
+    return isfinite(ms) && (ms >= 0.0 || ms == -1.0);
+}
+
+/* Why CUDA's AUTO never writes the choice of CUDA line e (its layer valid, in d), or NULL. */
+static const char *cuda_choice_refusal(const struct entry *e, const struct wino_conv2d_desc *d)
+{
+    const long kind = e->key[0], *flags = e->key + 1 + DESC_FIELDS;
+    const struct wino_cuda_choice *c = &e->gpu;
+    if (d->dtype != WINO_DTYPE_F32 && d->dtype != WINO_DTYPE_F16 && d->dtype != WINO_DTYPE_BF16)
+        return "CUDA's AUTO chooses for FP32, FP16 and BF16 layers";
+    for (int j = 0; j < 4; j++)
+        if (flags[j] != 0 && flags[j] != 1)
+            return "TF32, ACCUMULATE, BIAS and RELU are 0 or 1";
+    if (kind != WINO_CONV2D_FORWARD && (flags[2] || flags[3]))
+        return "bias and ReLU are the forward convolution's";
+    if (kind != WINO_CONV2D_BACKWARD_FILTER && flags[1])
+        return "accumulate is backward-filter's";
+    if ((c->vendor != 0 && c->vendor != 1) || !timed_ms(c->wino_ms) || !timed_ms(c->vendor_ms))
+        return "VENDOR is 0 or 1, the times >= 0 or -1";
+    if ((c->vendor ? c->vendor_ms : c->wino_ms) < 0.0)
+        return "the choice was not timed";
+    if (kind == WINO_CONV2D_BACKWARD_FILTER)
+        return c->tile_m ? "backward-filter's WinRS has no tile (M 0)" : NULL;
+    int tiles[WINO_CUDA_AUTO_TILES], i = 0;
+    const int count = wino_cuda_auto_tiles(d, tiles);
+    while (i < count && tiles[i] != c->tile_m)
+        i++;
+    if (i < count || (c->vendor && !c->tile_m))
+        return NULL;
+    return "M is not a tile that CUDA's AUTO times for this layer";
+}
+
+/* Why create() ignores entry i of all, or NULL when it follows it. */
+static const char *entry_refusal(const struct entry *all, int i)
+{
+    const struct entry *e = &all[i];
+    const long *k = e->key;
+    struct wino_conv2d_desc d;
+    const char *why = NULL;
+    if (e->cuda) {
+        if (k[0] < WINO_CONV2D_FORWARD || k[0] > WINO_CONV2D_BACKWARD_FILTER)
+            return "unknown kind (0 forward, 1 backward-data, 2 backward-filter)";
+        why = layer_refusal(k + 1, &d);
+    } else {
+        if (k[0] != WINO_ISA_SCALAR && k[0] != WINO_ISA_AVX2 && k[0] != WINO_ISA_AVX512)
+            return "unknown ISA (0 scalar, 1 AVX2, 2 AVX-512)";
+        if (k[1] < 1 || k[1] > WINO_MAX_THREADS)
+            return "threads outside [1, WINO_MAX_THREADS]";
+        why = layer_refusal(k + 2, &d);
+    }
+    if (why)
+        return why;
     for (int j = 0; j < i; j++)
-        if (!memcmp(all[j].key, k, sizeof all[j].key))
-            return "a second entry of the same ISA, threads and layer (the first counts)";
-    return wino_tuning_choice_refusal(d, &all[i].choice);
+        if (same_key(&all[j], e))
+            return "a second entry of the same key (the first counts)";
+    return e->cuda ? cuda_choice_refusal(e, &d) : wino_tuning_choice_refusal(&d, &e->choice);
+}
+
+/* The index of path's first entry (n of them, all) of key's key when create() follows it, else
+ * -1. */
+static int find(const struct entry *all, int n, const struct entry *key)
+{
+    int i = 0;
+    while (i < n && !same_key(&all[i], key))
+        i++;
+    return i < n && !entry_refusal(all, i) ? i : -1;
 }
 
 int wino_tuning_lookup(const char *path, int isa, int threads,
                        const struct wino_conv2d_desc *desc, struct wino_tuning_choice *choice)
 {
     struct entry *all;
-    int bad, found = 0;
+    int bad;
     const int n = read_entries(path, &all, &bad);
-    long key[KEY_FIELDS];
-    key_of(isa, threads, desc, key);
-    int i = 0;
-    while (i < n && memcmp(all[i].key, key, sizeof key))
-        i++;
-    if (i < n && !wino_tuning_choice_refusal(desc, &all[i].choice)) {
+    const struct entry key = cpu_entry(isa, threads, desc);
+    const int i = find(all, n, &key);
+    if (i >= 0)
         *choice = all[i].choice;
-        found = 1;
-    }
     free(all);
-    return found;
+    return i >= 0;
 }
 
-static int write_entry(FILE *f, const long *key, const struct wino_tuning_choice *c)
+int wino_cuda_choice_lookup(const char *path, const struct wino_cuda_layer *layer,
+                            struct wino_cuda_choice *choice)
 {
-    for (int j = 0; j < KEY_FIELDS; j++)
-        if (fprintf(f, "%ld ", key[j]) < 0)
+    struct entry key, *all;
+    int bad;
+    if (cuda_entry(layer, &key))
+        return 0;
+    const int n = read_entries(path, &all, &bad);
+    const int i = find(all, n, &key);
+    if (i >= 0)
+        *choice = all[i].gpu;
+    free(all);
+    return i >= 0;
+}
+
+static int write_entry(FILE *f, const struct entry *e)
+{
+    const int fields = e->cuda ? CUDA_KEY_FIELDS : CPU_KEY_FIELDS;
+    if (e->cuda && fprintf(f, CUDA_TAG "%s\t", e->device) < 0)
+        return 0;
+    for (int j = 0; j < fields; j++)
+        if (fprintf(f, "%ld ", e->key[j]) < 0)
             return 0;
-    return fprintf(f, "%d %d %d %.6f\n", (int)c->algo, c->tile_m, (int)c->variant, c->ms) > 0;
+    const struct wino_tuning_choice *c = &e->choice;
+    const struct wino_cuda_choice *g = &e->gpu;
+    return (e->cuda ? fprintf(f, "%d %d %.6f %.6f\n", g->vendor, g->tile_m, g->wino_ms,
+                              g->vendor_ms)
+                    : fprintf(f, "%d %d %d %.6f\n", (int)c->algo, c->tile_m, (int)c->variant,
+                              c->ms)) > 0;
 }
 
 enum wino_status wino_cache_replace(const char *path, int (*write)(FILE *f, void *arg),
@@ -236,29 +389,26 @@ enum wino_status wino_cache_replace(const char *path, int (*write)(FILE *f, void
     return WINO_SUCCESS;
 }
 
-/* What wino_tuning_store writes: the valid entries of another key, then the new one. */
+/* What a store writes: the valid entries of other keys, of both kinds, then the new one. */
 struct store {
     const struct entry *all;
     int n;
-    const long *key;
-    const struct wino_tuning_choice *choice;
+    const struct entry *added;
 };
 
 static int write_store(FILE *f, void *arg)
 {
     const struct store *s = arg;
     int ok = fputs(HEADER, f) >= 0;
-    for (int i = 0; i < s->n && ok; i++) {
-        struct wino_conv2d_desc d;
-        if (memcmp(s->all[i].key, s->key, sizeof s->all[i].key) && !entry_refusal(s->all, i, &d))
-            ok = write_entry(f, s->all[i].key, &s->all[i].choice);
-    }
-    return ok && write_entry(f, s->key, s->choice);
+    for (int i = 0; i < s->n && ok; i++)
+        if (!same_key(&s->all[i], s->added) && !entry_refusal(s->all, i))
+            ok = write_entry(f, &s->all[i]);
+    return ok && write_entry(f, s->added);
 }
 
-enum wino_status wino_tuning_store(const char *path, int isa, int threads,
-                                   const struct wino_conv2d_desc *desc,
-                                   const struct wino_tuning_choice *choice)
+/* Adds or replaces the entry of added's key in path; a malformed file is started afresh when
+ * afresh says so, else left as it is (WINO_INVALID_ARGUMENT). */
+static enum wino_status store(const char *path, const struct entry *added, int afresh)
 {
     struct entry *all;
     int bad;
@@ -268,16 +418,49 @@ enum wino_status wino_tuning_store(const char *path, int isa, int threads,
     if (n == CACHE_NOT_REGULAR || n == CACHE_UNREADABLE)
         return wino_fail(WINO_INVALID_ARGUMENT, "tuning cache %s is not a readable regular file",
                          path);
-    if (n < 0) /* missing or malformed: start afresh */
+    if (n == CACHE_MALFORMED && !afresh)
+        return wino_fail(WINO_INVALID_ARGUMENT, "tuning cache %s: line %d is not a valid entry; "
+                         "the file is left as it is", path, bad);
+    if (n < 0) /* missing, or malformed and to be started afresh */
         n = 0;
-    long key[KEY_FIELDS];
-    key_of(isa, threads, desc, key);
-    struct store s = {all, n, key, choice};
+    struct store s = {all, n, added};
     const enum wino_status st = wino_cache_replace(path, write_store, &s);
     free(all);
     if (st)
         return wino_fail(st, "cannot write the tuning cache %s", path);
     return wino_ok(); /* the stale entries dropped above are no error of this call */
+}
+
+enum wino_status wino_tuning_store(const char *path, int isa, int threads,
+                                   const struct wino_conv2d_desc *desc,
+                                   const struct wino_tuning_choice *choice)
+{
+    struct entry e = cpu_entry(isa, threads, desc);
+    e.choice = *choice;
+    return store(path, &e, 1);
+}
+
+enum wino_status wino_cuda_choice_store(const char *path, const struct wino_cuda_layer *layer,
+                                        const struct wino_cuda_choice *choice)
+{
+    struct entry e;
+    if (cuda_entry(layer, &e))
+        return wino_fail(WINO_INVALID_ARGUMENT, "tuning cache: a device key that is empty, of "
+                         "%d characters or more, or with a tab or line break",
+                         WINO_CUDA_DEVICE_CAP);
+    e.gpu = *choice;
+    return store(path, &e, 0);
+}
+
+/* What a line at fault holds, for the check's message. */
+static void describe(const struct entry *e, char *buf, size_t cap)
+{
+    if (e->cuda)
+        snprintf(buf, cap, "CUDA kind %ld, vendor %d, m %d", e->key[0], e->gpu.vendor,
+                 e->gpu.tile_m);
+    else
+        snprintf(buf, cap, "algo %d, m %d, variant %d", (int)e->choice.algo, e->choice.tile_m,
+                 (int)e->choice.variant);
 }
 
 enum wino_status wino_tuning_cache_check(const char *path)
@@ -290,9 +473,11 @@ enum wino_status wino_tuning_cache_check(const char *path)
     const int n = read_entries(path, &all, &bad);
     const char *why = NULL;
     int i = 0;
-    for (struct wino_conv2d_desc d; i < n && !why; i++)
-        why = entry_refusal(all, i, &d);
-    const struct wino_tuning_choice c = why ? all[i - 1].choice : (struct wino_tuning_choice){0};
+    for (; i < n && !why; i++)
+        why = entry_refusal(all, i);
+    char what[96] = "";
+    if (why)
+        describe(&all[i - 1], what, sizeof what);
     free(all);
     switch (n) {
     case CACHE_MISSING:
@@ -314,7 +499,6 @@ enum wino_status wino_tuning_cache_check(const char *path)
         snprintf(detail, sizeof detail, "%s", wino_last_error());
     /* line i + 1: the header is line 1 */
     return wino_fail(WINO_INVALID_ARGUMENT,
-                     "tuning cache %s: line %d (algo %d, m %d, variant %d) is stale, create() "
-                     "ignores it: %s%s",
-                     path, i + 1, (int)c.algo, c.tile_m, (int)c.variant, why, detail);
+                     "tuning cache %s: line %d (%s) is stale, create() ignores it: %s%s", path,
+                     i + 1, what, why, detail);
 }

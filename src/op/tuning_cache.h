@@ -1,9 +1,22 @@
-/* The on-disk tuning cache: one measured choice per (ISA, threads, layer). A text file:
+/* The on-disk tuning cache, one file for every backend's measured choices but OpenCL's: the
+ * CPU's (written by wino_tune) and CUDA AUTO's (written by create). A text file, one entry a
+ * line, of two kinds:
  *   wino-tuning-cache 1
  *   ISA THREADS DTYPE LAYOUT N C H W K R S PAD_H PAD_W STRIDE_H STRIDE_W DIL_H DIL_W ALGO M VARIANT MS
- * (all integers but MS). Written whole to a temporary file renamed over the old one, so readers
- * never see half a file; a missing, malformed or non-regular file is not used, and neither is
- * an entry that wino_tune could not have written (a stale one). */
+ *   cuda<TAB>DEVICE<TAB>KIND DTYPE LAYOUT N C H W K R S PAD_H PAD_W STRIDE_H STRIDE_W DIL_H DIL_W
+ *       TF32 ACCUMULATE BIAS RELU VENDOR M WINO_MS VENDOR_MS
+ * (all integers but the times; a CUDA entry is one line). A CPU line is keyed by the ISA and
+ * thread count. A CUDA line is keyed by DEVICE, "GPU NAME / cuDNN X.Y.Z" ("/ no cuDNN" where it
+ * is not to be had), the kind (0 forward, 1 backward-data, 2 backward-filter) and the options
+ * that change the choice (0 or 1; BIAS: one was given); its choice is VENDOR (1: the vendor's
+ * engine, 0: wino's own operator), M wino's fastest tile (0 for backward-filter's WinRS, or
+ * when none ran) and the medians timed (-1: not timed). Files of CPU lines only are those that
+ * wino wrote before CUDA lines existed (older versions take a file with CUDA lines for a corrupt
+ * one). Every store rewrites the whole file to a temporary file renamed over the old one, so
+ * that readers never see half a file, keeping the valid entries of both kinds (wino_tune starts
+ * a malformed file afresh, a CUDA create leaves it alone). A missing,
+ * malformed or non-regular file is not used, and neither is an entry that its writer could not
+ * have written (a stale one); of entries of one key the first counts. */
 #ifndef WINO_OP_TUNING_CACHE_H
 #define WINO_OP_TUNING_CACHE_H
 
@@ -31,6 +44,33 @@ int wino_tuning_lookup(const char *path, int isa, int threads,
 enum wino_status wino_tuning_store(const char *path, int isa, int threads,
                                    const struct wino_conv2d_desc *desc,
                                    const struct wino_tuning_choice *choice);
+
+/* A CUDA layer as AUTO keys its choice. */
+#define WINO_CUDA_DEVICE_CAP 320
+struct wino_cuda_layer {
+    char device[WINO_CUDA_DEVICE_CAP]; /* "GPU NAME / cuDNN X.Y.Z": no tab or line break */
+    enum wino_conv2d_kind kind;
+    struct wino_conv2d_desc desc;
+    int tf32, accumulate, bias, relu; /* as the options give them (bias: 1 when given) */
+};
+
+/* What CUDA's AUTO chose for a layer. */
+struct wino_cuda_choice {
+    int vendor;               /* 1: the vendor's engine, 0: wino's own operator */
+    int tile_m;               /* wino's fastest tile; 0 for WinRS, or when none ran */
+    double wino_ms, vendor_ms; /* the medians timed, -1 where not timed */
+};
+
+/* 1 with *choice filled when path holds an entry for layer that AUTO could have written, else
+ * 0. */
+int wino_cuda_choice_lookup(const char *path, const struct wino_cuda_layer *layer,
+                            struct wino_cuda_choice *choice);
+
+/* Adds or replaces the entry of layer in path, as wino_tuning_store does, but leaves a
+ * malformed file as it is (WINO_INVALID_ARGUMENT): a create does not overwrite what may be
+ * another program's file. */
+enum wino_status wino_cuda_choice_store(const char *path, const struct wino_cuda_layer *layer,
+                                        const struct wino_cuda_choice *choice);
 
 /* Shared with the OpenCL tuning database (src/op/opencl_tuning.h). */
 

@@ -128,6 +128,13 @@ static inline double gpu_f32_bound(int alpha)
     return alpha >= 3 && alpha <= 10 ? by_alpha[alpha] : 0.0;
 }
 
+/* Relative L1 bound of FP16 Winograd (FP16 tensors, FP32 transforms and sums) by alpha: first
+ * bounds, the worst errors measured (docs/cuda-winograd.md, Numerics) with room. */
+static inline double gpu_f16_bound(int alpha)
+{
+    return alpha <= 4 ? 2e-3 : alpha <= 6 ? 1e-2 : 5e-2;
+}
+
 /* ---------------------------------------------------------------------------------------------
  * One FP32 or FP16 convolution on the GPU against the FP64 reference
  * ------------------------------------------------------------------------------------------- */

@@ -27,9 +27,7 @@ static int measured[2][11];
 /* The forward tests' bounds (test_gpu_conv2d.cu): FP32 docs/cpu-winograd.md's, FP16 by alpha. */
 static double bound(int half, int alpha)
 {
-    if (!half)
-        return gpu_f32_bound(alpha);
-    return alpha <= 4 ? 2e-3 : alpha <= 6 ? 1e-2 : 5e-2;
+    return half ? gpu_f16_bound(alpha) : gpu_f32_bound(alpha);
 }
 
 /* Elements of x (dx), w and y (dy) of d. */

@@ -33,7 +33,7 @@ static double bound(enum precision p, int alpha)
         return gpu_f32_bound(alpha);
     if (p == TF32)
         return 5e-3;
-    return alpha <= 4 ? 2e-3 : alpha <= 6 ? 1e-2 : 5e-2;
+    return gpu_f16_bound(alpha);
 }
 
 struct conv_case {

@@ -1,5 +1,5 @@
 /* The vendor path of the CUDA backend (cuDNN's engines through src/cuda/vendor_conv.cu) and
- * AUTO's floor, against the FP64 reference:
+ * AUTO's choice between it and wino's tiles, against the FP64 reference:
  *  - WINO_ALGO_DIRECT on random layers of every kind (forward, backward-data, backward-filter),
  *    FP32, FP16 and BF16, NCHW and NHWC, strides 1-3, dilations 1-2, filters 1x1 to 5x3,
  *    padding 0-2, odd channel counts, batch 1-3: the operator reports the kind and algo DIRECT,
@@ -9,7 +9,15 @@
  *    tensors);
  *  - WINO_ALGO_AUTO where wino's kernels refuse the layer (stride 2, BF16 forward): algo VENDOR,
  *    a reason naming cuDNN; AUTO on 3x3 layers: WINOGRAD or VENDOR, a reason that gives both
- *    times, the same choice on a second create of the layer, correct either way;
+ *    times, the same choice on a second create of the layer, correct either way; AUTO's forward
+ *    choice on a small layer, FP32 and FP16: the vendor's or one of the tiles it times (FP32
+ *    F(2x2) to F(7x7), FP16 to F(4x4)), reported by wino_conv2d_algo and named in the reason
+ *    beside every tile's time;
+ *  - AUTO with a tuning cache (layers created nowhere else in the process, so that its memory
+ *    of choices does not answer first): a first create times and writes a valid entry; hand-
+ *    written entries naming a tile (forward, backward-data) or the vendor's (forward,
+ *    backward-filter) are followed, as the reason says, and compute the convolution; a stale
+ *    entry (F(8x8, 3x3), which AUTO does not time) is timed anew and replaced;
  *  - forward with bias and ReLU, set_weights, backward-filter with accumulate (dw += dW);
  *  - a run captured in a CUDA graph on a non-blocking stream replays the eager bytes;
  *  - refusals: VENDOR on the CPU and for INT8 (WINO_UNSUPPORTED), VENDOR with a tile
@@ -20,6 +28,8 @@
  * Usage: test_gpu_vendor (WINO_TEST_SEED=N to replay; WINO_GPU_TEST_SMALL=1: two random layers
  * per kind and dtype instead of six, for compute-sanitizer). */
 #include <cuda_bf16.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "gpu_test_util.h"
 
@@ -260,15 +270,27 @@ static struct wino_conv2d_desc random_desc(enum wino_dtype t, enum wino_layout l
     return d;
 }
 
-/* One layer of one kind with options o: create, algo as expected, two checked runs. */
-static void check_case(const struct wino_conv2d_desc *d, enum wino_conv2d_kind kind,
-                       const struct wino_conv2d_options *o, const struct wino_context *ctx,
-                       int offset, const char *what)
+/* The relative L1 bound of what an operator ran: the vendor's by dtype; wino's Winograd
+ * (forward, backward-data) by its tile's alpha, as the forward tests bound it (AUTO may take any
+ * tile it times); WinRS's first bounds. */
+static double run_bound(const struct problem *p, enum wino_algo algo, int m)
 {
-    struct problem p = problem_make(d, kind, offset, o->bias, o->relu, NULL);
-    wino_conv2d *op = NULL;
+    const enum wino_dtype t = p->d.dtype;
+    if (algo != WINO_ALGO_WINOGRAD)
+        return bound_of(t);
+    if (p->kind == WINO_CONV2D_BACKWARD_FILTER)
+        return t == WINO_DTYPE_F32 ? 1e-4 : 1e-2;
+    const int alpha = m + p->d.r - 1;
+    return t == WINO_DTYPE_F32 ? gpu_f32_bound(alpha) : gpu_f16_bound(alpha);
+}
+
+/* Creates p's operator with options o into *op (NULL when create failed) and checks it: the
+ * kind, the algo (DIRECT when asked, else wino's or the vendor's), two checked runs. */
+static void check_op(const struct problem *p, const struct wino_conv2d_options *o,
+                     const struct wino_context *ctx, const char *what, wino_conv2d **op)
+{
     char why[300], shape[160];
-    const enum wino_status st = create(&p, ctx, o, &op);
+    const enum wino_status st = create(p, ctx, o, op);
     enum wino_algo algo = WINO_ALGO_AUTO;
     enum wino_conv2d_kind got = WINO_CONV2D_FORWARD;
     int m = 0;
@@ -276,20 +298,29 @@ static void check_case(const struct wino_conv2d_desc *d, enum wino_conv2d_kind k
     if (st)
         snprintf(why, sizeof why, "create: %s: %s", gpu_status_name(st), wino_last_error());
     else {
-        wino_conv2d_algo(op, &algo, &m);
-        wino_conv2d_kind(op, &got);
-        err = checked_runs(&p, op, (cudaStream_t)ctx->stream, 1, why, sizeof why);
+        wino_conv2d_algo(*op, &algo, &m);
+        wino_conv2d_kind(*op, &got);
+        err = checked_runs(p, *op, (cudaStream_t)ctx->stream, 1, why, sizeof why);
     }
     const int algo_ok = o->algo == WINO_ALGO_DIRECT ? algo == WINO_ALGO_DIRECT
                                                     : algo == WINO_ALGO_VENDOR ||
                                                           algo == WINO_ALGO_WINOGRAD;
-    const double b = algo == WINO_ALGO_WINOGRAD && d->dtype == WINO_DTYPE_F32 ? 1e-4
-                     : algo == WINO_ALGO_WINOGRAD                              ? 1e-2
-                                                                               : bound_of(d->dtype);
-    gpu_checkf(&tc, !st && got == kind && algo_ok && err <= b,
-               "%s %s %s %s: algo %d, rel L1 %.2e (bound %.0e) %s%s", what, kind_name(kind),
-               dtype_name(d->dtype), gpu_desc_string(d, shape, sizeof shape), (int)algo, err, b,
-               why, op ? wino_conv2d_reason(op) : "");
+    const double b = run_bound(p, algo, m);
+    gpu_checkf(&tc, !st && got == p->kind && algo_ok && err <= b,
+               "%s %s %s %s: algo %d tile %d, rel L1 %.2e (bound %.0e) %s%s", what,
+               kind_name(p->kind), dtype_name(p->d.dtype),
+               gpu_desc_string(&p->d, shape, sizeof shape), (int)algo, m, err, b, why,
+               *op ? wino_conv2d_reason(*op) : "");
+}
+
+/* One layer of one kind with options o: create, algo as expected, two checked runs. */
+static void check_case(const struct wino_conv2d_desc *d, enum wino_conv2d_kind kind,
+                       const struct wino_conv2d_options *o, const struct wino_context *ctx,
+                       int offset, const char *what)
+{
+    struct problem p = problem_make(d, kind, offset, o->bias, o->relu, NULL);
+    wino_conv2d *op = NULL;
+    check_op(&p, o, ctx, what, &op);
     wino_conv2d_destroy(op);
     problem_free(&p);
 }
@@ -316,6 +347,177 @@ static void check_auto(const struct wino_conv2d_desc *d, enum wino_conv2d_kind k
     wino_conv2d_destroy(a);
     wino_conv2d_destroy(b);
     problem_free(&p);
+}
+
+/* Wall-clock milliseconds: AUTO's create time is printed (for docs/cuda-winograd.md), not
+ * checked. */
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
+}
+
+/* AUTO's forward choice on a small layer, FP32 and FP16: the vendor's or one of the tiles AUTO
+ * times, what wino_conv2d_algo reports named in the reason, beside the times of every tile
+ * timed (FP32: F(2x2) to F(7x7); FP16: to F(4x4)). */
+static void check_auto_tiles(const struct wino_context *ctx)
+{
+    static const enum wino_dtype dtypes[2] = {WINO_DTYPE_F32, WINO_DTYPE_F16};
+    const struct wino_conv2d_options o = {.algo = WINO_ALGO_AUTO};
+    for (int t = 0; t < 2; t++) {
+        struct wino_conv2d_desc d = wino_conv2d_desc_make(1, 32, 24, 24, 32, 3, 3, 1, 1);
+        d.layout = WINO_LAYOUT_NHWC;
+        d.dtype = dtypes[t];
+        struct problem p = problem_make(&d, WINO_CONV2D_FORWARD, 0, NULL, 0, NULL);
+        wino_conv2d *op = NULL;
+        const double start = now_ms();
+        check_op(&p, &o, ctx, "AUTO tiles", &op);
+        const double took = now_ms() - start;
+        enum wino_algo algo = WINO_ALGO_AUTO;
+        int m = -1;
+        const char *why = op ? wino_conv2d_reason(op) : wino_last_error();
+        const int largest = t ? 4 : 7;
+        char chosen[64], last[16], beyond[16];
+        snprintf(last, sizeof last, ", %d: ", largest);
+        snprintf(beyond, sizeof beyond, ", %d: ", largest + 1);
+        const int listed = strstr(why, "(m 2: ") && strstr(why, last) && !strstr(why, beyond);
+        int ok = op && !wino_conv2d_algo(op, &algo, &m) && listed;
+        snprintf(chosen, sizeof chosen, "AUTO: Winograd F(%dx%d, 3x3) at ", m, m);
+        ok = ok && (algo == WINO_ALGO_VENDOR ? m == 0 && !strncmp(why, "AUTO: the vendor's", 18)
+                                             : algo == WINO_ALGO_WINOGRAD && m >= 2 &&
+                                                   m <= largest && !strncmp(why, chosen,
+                                                                            strlen(chosen)));
+        printf("  AUTO forward %s, created in %.1f ms: %s\n", dtype_name(d.dtype), took, why);
+        gpu_checkf(&tc, ok, "AUTO forward %s: algo %d tile %d is one of the candidates and the "
+                   "reason names it beside every tile timed (m 2 to %d): %s", dtype_name(d.dtype),
+                   (int)algo, m, largest, why);
+        wino_conv2d_destroy(op);
+        problem_free(&p);
+    }
+}
+
+/* The DEVICE of path's first CUDA line (src/op/tuning_cache.h), "" when there is none: the key
+ * this machine's creates write, taken from the file so that the test need not rebuild it. */
+static void cached_device(const char *path, char *buf, size_t cap)
+{
+    char text[4096];
+    FILE *f = fopen(path, "r");
+    const size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
+    text[n] = '\0';
+    if (f)
+        fclose(f);
+    const char *line = strstr(text, "\ncuda\t");
+    const char *end = line ? strchr(line + 6, '\t') : NULL;
+    buf[0] = '\0';
+    if (end)
+        snprintf(buf, cap, "%.*s", (int)(end - line - 6), line + 6);
+}
+
+/* Appends to path the CUDA line of (device, kind, d) without options: choice vendor, tile m and
+ * the times. */
+static int append_entry(const char *path, const char *device, enum wino_conv2d_kind kind,
+                        const struct wino_conv2d_desc *d, int vendor, int m, double wino_ms,
+                        double vendor_ms)
+{
+    FILE *f = fopen(path, "a");
+    int ok = f && fprintf(f, "cuda\t%s\t%d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d 0 0 0 0 "
+                             "%d %d %.6f %.6f\n", device, (int)kind, (int)d->dtype,
+                          (int)d->layout, d->n, d->c, d->h, d->w, d->k, d->r, d->s, d->pad_h,
+                          d->pad_w, d->stride_h, d->stride_w, d->dilation_h, d->dilation_w,
+                          vendor, m, wino_ms, vendor_ms) > 0;
+    if (f)
+        ok &= fclose(f) == 0;
+    return ok;
+}
+
+/* A layer's AUTO operator with the tuning cache: created and checked (check_op), then its
+ * algo, tile and reason against what is expected (want_algo AUTO: anything; followed: whether
+ * the reason must, or must not, say that the cache gave the choice). */
+static void check_cached(const struct wino_conv2d_desc *d, enum wino_conv2d_kind kind,
+                         const struct wino_context *ctx, enum wino_algo want_algo, int want_m,
+                         int followed, const char *what)
+{
+    const struct wino_conv2d_options o = {.algo = WINO_ALGO_AUTO};
+    struct problem p = problem_make(d, kind, 0, NULL, 0, NULL);
+    wino_conv2d *op = NULL;
+    check_op(&p, &o, ctx, what, &op);
+    enum wino_algo algo = WINO_ALGO_AUTO;
+    int m = -1;
+    const char *why = op ? wino_conv2d_reason(op) : wino_last_error();
+    const int from_cache = strstr(why, "as the tuning cache recorded") != NULL;
+    printf("  %s: %s\n", what, why);
+    gpu_checkf(&tc, op && !wino_conv2d_algo(op, &algo, &m) &&
+                        (want_algo == WINO_ALGO_AUTO || (algo == want_algo && m == want_m)) &&
+                        from_cache == followed,
+               "%s %s: algo %d tile %d (want %d, %d), the cache's choice %d (want %d): %s", what,
+               kind_name(kind), (int)algo, m, (int)want_algo, want_m, from_cache, followed, why);
+    wino_conv2d_destroy(op);
+    problem_free(&p);
+}
+
+/* AUTO with ctx->tuning_cache. Every layer here is created nowhere else in the process. */
+static void check_tuning_cache(const struct wino_context *base)
+{
+    char path[] = "/tmp/wino-gpu-cache-XXXXXX";
+    const int fd = mkstemp(path);
+    if (fd < 0) {
+        gpu_checkf(&tc, 0, "tuning cache: mkstemp failed");
+        return;
+    }
+    close(fd);
+    remove(path);
+    struct wino_context ctx = *base;
+    ctx.tuning_cache = path;
+
+    /* a first create times the candidates and stores the choice */
+    const struct wino_conv2d_desc timed = wino_conv2d_desc_make(2, 24, 18, 18, 40, 3, 3, 1, 1);
+    check_cached(&timed, WINO_CONV2D_FORWARD, &ctx, WINO_ALGO_AUTO, 0, 0, "cache: first create");
+    char device[400];
+    cached_device(path, device, sizeof device);
+    gpu_checkf(&tc, device[0] && test_count_lines(path) == 2 &&
+                        wino_tuning_cache_check(path) == WINO_SUCCESS,
+               "cache: the first create wrote one valid entry (device \"%s\"): %s", device,
+               wino_last_error());
+    if (!device[0]) {
+        remove(path);
+        return;
+    }
+
+    /* hand-written entries are followed, with no timing: a tile, the vendor's */
+    const struct wino_conv2d_desc tile3 = wino_conv2d_desc_make(1, 20, 15, 17, 28, 3, 3, 1, 1);
+    const struct wino_conv2d_desc vendor = wino_conv2d_desc_make(1, 20, 15, 17, 36, 3, 3, 1, 1);
+    const struct wino_conv2d_desc data2 = wino_conv2d_desc_make(2, 16, 14, 14, 24, 3, 3, 1, 1);
+    const struct wino_conv2d_desc filter = wino_conv2d_desc_make(2, 16, 14, 14, 20, 3, 3, 1, 1);
+    int ok = append_entry(path, device, WINO_CONV2D_FORWARD, &tile3, 0, 3, 0.01, 0.02) &&
+             append_entry(path, device, WINO_CONV2D_FORWARD, &vendor, 1, 0, -1.0, 0.01) &&
+             append_entry(path, device, WINO_CONV2D_BACKWARD_DATA, &data2, 0, 2, 0.01, 0.02) &&
+             append_entry(path, device, WINO_CONV2D_BACKWARD_FILTER, &filter, 1, 0, 0.02, 0.01);
+    gpu_checkf(&tc, ok && wino_tuning_cache_check(path) == WINO_SUCCESS,
+               "cache: the hand-written entries are valid: %s", wino_last_error());
+    check_cached(&tile3, WINO_CONV2D_FORWARD, &ctx, WINO_ALGO_WINOGRAD, 3, 1,
+                 "cache: forward entry F(3x3, 3x3)");
+    check_cached(&vendor, WINO_CONV2D_FORWARD, &ctx, WINO_ALGO_VENDOR, 0, 1,
+                 "cache: forward entry vendor");
+    check_cached(&data2, WINO_CONV2D_BACKWARD_DATA, &ctx, WINO_ALGO_WINOGRAD, 2, 1,
+                 "cache: backward-data entry F(2x2, 3x3)");
+    check_cached(&filter, WINO_CONV2D_BACKWARD_FILTER, &ctx, WINO_ALGO_VENDOR, 0, 1,
+                 "cache: backward-filter entry vendor");
+
+    /* a stale entry is not followed: the layer is timed and its entry replaced */
+    const struct wino_conv2d_desc stale = wino_conv2d_desc_make(1, 12, 21, 19, 16, 3, 3, 1, 1);
+    const int lines = test_count_lines(path);
+    ok = append_entry(path, device, WINO_CONV2D_FORWARD, &stale, 0, 8, 0.01, 0.02) &&
+         wino_tuning_cache_check(path) == WINO_INVALID_ARGUMENT;
+    gpu_checkf(&tc, ok, "cache: an entry of F(8x8, 3x3) is reported stale: %s",
+               wino_last_error());
+    check_cached(&stale, WINO_CONV2D_FORWARD, &ctx, WINO_ALGO_AUTO, 0, 0,
+                 "cache: stale entry");
+    gpu_checkf(&tc, test_count_lines(path) == lines + 1 &&
+                        wino_tuning_cache_check(path) == WINO_SUCCESS,
+               "cache: the stale entry was replaced by the timed choice (%d lines, %d before "
+               "it): %s", test_count_lines(path), lines, wino_last_error());
+    remove(path);
 }
 
 /* Backward-filter with accumulate: dw = dw0 + dW. */
@@ -520,6 +722,8 @@ int main(void)
         biased.layout = t == 1 ? WINO_LAYOUT_NHWC : WINO_LAYOUT_NCHW;
         check_case(&biased, WINO_CONV2D_FORWARD, &vendor_bias, &ctx, 0, "VENDOR bias+ReLU");
     }
+    check_auto_tiles(&ctx);
+    check_tuning_cache(&ctx);
     check_accumulate(&ctx);
     check_set_weights(&ctx);
     check_graph(&ctx);
