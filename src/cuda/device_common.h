@@ -61,8 +61,9 @@ struct seen_arguments {
 enum wino_status check_seen(struct seen_arguments *s, int slot, const void *p, int is_stream,
                             int device, const char *what);
 
-/* The median milliseconds of 5 runs of run(arg, stream) on stream after a warm-up, or a negative
- * value when one failed (its error is left for the caller to clear). */
+/* The milliseconds of a run of run(arg, stream) on stream after a warm-up: the median of 5
+ * samples of 4 runs back to back; a negative value when one failed (its error is left for the
+ * caller to clear). */
 float median_run_ms(cudaStream_t stream, enum wino_status (*run)(void *arg, void *stream),
                     void *arg);
 
