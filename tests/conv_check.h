@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "base/half.h"
 #include "ref/conv_ref.h"
 #include "ref/error_metrics.h"
 #include "test_util.h"
@@ -22,7 +23,8 @@ struct conv_case_data {
 };
 
 /* Fills cd for desc (valid, with output). With epilogue set, a random bias and a random ReLU
- * choice are added to the options (and to the reference). */
+ * choice are added to the options (and to the reference). FP16: x and w are rounded to FP16
+ * values, the ones the device sees, before the reference. */
 static inline void conv_case_make(const struct wino_conv2d_desc *d,
                                   const struct wino_conv2d_options *options,
                                   struct test_rng *rng, int epilogue, struct conv_case_data *cd)
@@ -48,6 +50,10 @@ static inline void conv_case_make(const struct wino_conv2d_desc *d,
         cd->x[i] = (float)test_rng_sym(rng);
     for (size_t i = 0; i < cd->we; i++)
         cd->w[i] = (float)test_rng_sym(rng);
+    for (size_t i = 0; i < cd->xe && d->dtype == WINO_DTYPE_F16; i++)
+        cd->x[i] = wino_half_to_float(wino_half_from_float(cd->x[i]));
+    for (size_t i = 0; i < cd->we && d->dtype == WINO_DTYPE_F16; i++)
+        cd->w[i] = wino_half_to_float(wino_half_from_float(cd->w[i]));
     for (size_t i = 0; i < cd->ye; i++)
         cd->y[i] = NAN;
     wino_ref_conv2d_fwd(d, cd->x, cd->w, cd->ref);

@@ -1,6 +1,7 @@
 /* An OpenCL device for the OpenCL backend's tests (tests/test_opencl*.c): the first device of
  * the first platform that has one (a GPU preferred), its context and in-order queue, buffers
- * filled from the host, the wino_context that names them, and the FP32 error bounds. */
+ * filled from the host (FP32 or FP16 elements), the wino_context that names them, and the error
+ * bounds. */
 #ifndef WINO_TESTS_OPENCL_ENV_H
 #define WINO_TESTS_OPENCL_ENV_H
 
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/half.h"
 #include "wino.h"
 
 struct cl_env {
@@ -88,6 +90,44 @@ static inline double f32_bound(int alpha)
 {
     static const double by_alpha[11] = {0, 0, 0, 1e-6, 2e-6, 5e-6, 1e-5, 2e-5, 5e-5, 1e-4, 2e-4};
     return alpha >= 3 && alpha <= 10 ? by_alpha[alpha] : 0.0;
+}
+
+/* FP16's bound, every alpha: y rounded to FP16 (2^-11 of each value at most) over FP32
+ * arithmetic, whose own error stays below 2e-5 up to alpha 10. */
+#define F16_BOUND 1e-3
+
+/* A device buffer holding n values as d's elements (FP16: values already FP16, NaN kept). */
+static inline cl_mem device_elements(const struct cl_env *env,
+                                     const struct wino_conv2d_desc *d, const float *v, size_t n)
+{
+    if (d->dtype != WINO_DTYPE_F16)
+        return device_copy(env, v, n * 4);
+    uint16_t *h = malloc(2 * n + 2);
+    for (size_t i = 0; i < n; i++)
+        h[i] = wino_half_from_float(v[i]);
+    const cl_mem m = device_copy(env, h, 2 * n);
+    free(h);
+    return m;
+}
+
+/* Writes (write) or reads n values of d's elements between m and v. 0 on success. */
+static inline int transfer_elements(const struct cl_env *env,
+                                    const struct wino_conv2d_desc *d, cl_mem m, float *v,
+                                    size_t n, int write)
+{
+    const int half = d->dtype == WINO_DTYPE_F16;
+    uint16_t *h = half ? malloc(2 * n + 2) : NULL;
+    for (size_t i = 0; half && write && i < n; i++)
+        h[i] = wino_half_from_float(v[i]);
+    void *at = half ? (void *)h : (void *)v;
+    const size_t bytes = (half ? 2 : 4) * n;
+    const cl_int err =
+        write ? clEnqueueWriteBuffer(env->queue, m, CL_TRUE, 0, bytes, at, 0, NULL, NULL)
+              : clEnqueueReadBuffer(env->queue, m, CL_TRUE, 0, bytes, at, 0, NULL, NULL);
+    for (size_t i = 0; half && !write && i < n; i++)
+        v[i] = wino_half_to_float(h[i]);
+    free(h);
+    return err != CL_SUCCESS;
 }
 
 #endif

@@ -2,15 +2,16 @@
  *  - every default tile F(m x m, r x r) in FP32 on a random shape (tests/winograd_shapes.h: a
  *    1x1 image with padding r - 1, one input channel, P and Q one more than a multiple of m, a
  *    free draw, in turn), NCHW and NHWC, non-fused and fused alternately, bias and ReLU drawn;
- *    F(2x2, 3x3) and F(4x4, 3x3) on eight more each; the tile wino picks; a medium layer;
+ *    F(2x2, 3x3) and F(4x4, 3x3) on eight more each; the tile wino picks; a medium layer; every
+ *    default tile again in FP16 (x, w and y in FP16, FP32 arithmetic);
  *  - y is poisoned with NaN on the device before each run; relative L1 error within the bound
  *    of its alpha (the CUDA FP32 bounds, docs/opencl.md has the measured errors);
  *  - the non-fused pipeline in many chunks of tiles, the last one short, and its workspace;
  *  - reshape to other sizes; new weights through wino_conv2d_set_weights (the same output, bit
  *    for bit, as an operator created with them);
  *  - bad input refused with a status: host pointers, buffers and a queue of another
- *    cl_context, a missing context, a small workspace, FP16 on a device without cl_khr_fp16,
- *    what the backend does not run (direct, INT8, backward).
+ *    cl_context, a missing context, a small workspace, an FP16 y buffer too small, what the
+ *    backend does not run (direct, INT8, backward).
  * In a build without the OpenCL component (WINO_TEST_OPENCL undefined) it checks that the
  * backend answers WINO_UNSUPPORTED. With the component it needs an OpenCL device, and fails
  * when it finds none: CI installs pocl.
@@ -49,7 +50,7 @@ int main(void)
 
 #include "opencl_env.h"
 
-static double worst[11];
+static double worst[2][11]; /* largest error by dtype (FP32, FP16) and alpha */
 
 /* One convolution on the device: y poisoned there, run twice (the second on the poisoned
  * output again), checked against the reference. Returns the workspace's bytes. */
@@ -64,8 +65,8 @@ static size_t run_case(const struct cl_env *env, const struct wino_conv2d_desc *
     struct conv_case_data cd;
     conv_case_make(d, &o, rng, (int)(test_rng_next(rng) & 1), &cd);
     const struct wino_context ctx = context_of(env);
-    cl_mem x = device_copy(env, cd.x, cd.xe * 4), w = device_copy(env, cd.w, cd.we * 4);
-    cl_mem y = device_copy(env, cd.y, cd.ye * 4), ws = NULL;
+    cl_mem x = device_elements(env, d, cd.x, cd.xe), w = device_elements(env, d, cd.w, cd.we);
+    cl_mem y = device_elements(env, d, cd.y, cd.ye), ws = NULL;
     wino_conv2d *op = NULL;
     size_t bytes = 0;
     enum wino_algo algo = WINO_ALGO_AUTO;
@@ -82,27 +83,27 @@ static size_t run_case(const struct cl_env *env, const struct wino_conv2d_desc *
         st = wino_conv2d_variant(op, &used);
     double err = NAN;
     for (int rep = 0; rep < 2 && !st; rep++) {
-        clEnqueueWriteBuffer(env->queue, y, CL_TRUE, 0, cd.ye * 4, cd.y, 0, NULL, NULL);
+        transfer_elements(env, d, y, cd.y, cd.ye, 1); /* poisoned */
         st = wino_conv2d_run(op, x, y, ws, bytes);
         float *got = malloc(cd.ye * 4);
-        if (!st && clEnqueueReadBuffer(env->queue, y, CL_TRUE, 0, cd.ye * 4, got, 0, NULL,
-                                       NULL) == CL_SUCCESS) {
+        if (!st && !transfer_elements(env, d, y, got, cd.ye, 0)) {
             const double e = wino_rel_l1_f32(got, cd.ref, cd.ye);
             err = rep && !(e == err) ? NAN : e; /* both runs give the same result */
         }
         free(got);
     }
-    const int alpha = (m ? m : tile_m) + d->r - 1;
-    const double bound = f32_bound(alpha);
+    const int alpha = (m ? m : tile_m) + d->r - 1, half = d->dtype == WINO_DTYPE_F16;
+    const double bound = half ? F16_BOUND : f32_bound(alpha);
     const int ok = !st && algo == WINO_ALGO_WINOGRAD && (!tile_m || m == tile_m) &&
                    (variant == WINO_VARIANT_AUTO || used == variant) && err <= bound;
-    if (!st && err == err && err > worst[alpha])
-        worst[alpha] = err;
+    if (!st && err == err && err > worst[half][alpha])
+        worst[half][alpha] = err;
     char what[400];
     snprintf(what, sizeof what,
-             "case %d: F(%dx%d,%dx%d) %s %dx%dx%dx%d k%d pad %d,%d %s%s%s: rel L1 %.2e "
+             "case %d: %s F(%dx%d,%dx%d) %s %dx%dx%dx%d k%d pad %d,%d %s%s%s: rel L1 %.2e "
              "(bound %.0e)%s%s",
-             id, m, m, d->r, d->r, used == WINO_VARIANT_FUSED ? "fused" : "non-fused", d->n, d->c,
+             id, half ? "FP16" : "FP32", m, m, d->r, d->r,
+             used == WINO_VARIANT_FUSED ? "fused" : "non-fused", d->n, d->c,
              d->h, d->w, d->k, d->pad_h, d->pad_w,
              d->layout == WINO_LAYOUT_NHWC ? "NHWC" : "NCHW", cd.o.bias ? " bias" : "",
              cd.o.relu ? " relu" : "", err, bound, st ? ": " : "", st ? wino_last_error() : "");
@@ -137,6 +138,13 @@ static void random_cases(const struct cl_env *env, struct test_rng *rng, int *id
     run_case(env, &d, 4, WINO_VARIANT_NON_FUSED, rng, (*id)++);
     d.layout = WINO_LAYOUT_NHWC;
     run_case(env, &d, 4, WINO_VARIANT_FUSED, rng, (*id)++);
+    for (int r = 2; r <= 7; r++)
+        for (int m = 2; m <= 8 && m + r - 1 <= 10; m++, (*id)++) {
+            d = random_desc(rng, m, r, *id % 4, WINO_DTYPE_F16,
+                            *id % 3 ? WINO_LAYOUT_NHWC : WINO_LAYOUT_NCHW);
+            run_case(env, &d, m, *id % 2 ? WINO_VARIANT_NON_FUSED : WINO_VARIANT_FUSED, rng,
+                     *id);
+        }
 }
 
 /* The non-fused pipeline in chunks of tiles (WINO_OPENCL_CHUNK_TILES): 50 tiles 7 at a time
@@ -296,17 +304,21 @@ static void bad_input(const struct cl_env *env)
     o.tile_m = 9;
     expect(wino_conv2d_create(&d, w, &ctx, &o, &op), WINO_UNSUPPORTED,
            "F(9, 3), not a default tile");
+    /* FP16: y holds N K P Q halves; one byte less is refused */
     struct wino_conv2d_desc half = d;
     half.dtype = WINO_DTYPE_F16;
-    char extensions[4096] = "";
-    clGetDeviceInfo(env->device, CL_DEVICE_EXTENSIONS, sizeof extensions - 1, extensions, NULL);
-    const enum wino_status fp16 = wino_conv2d_create(&half, w, &ctx, NULL, &op);
-    const int has_fp16 = strstr(extensions, "cl_khr_fp16") != NULL;
-    expect(fp16, WINO_UNSUPPORTED, has_fp16 ? "FP16 (the device reports cl_khr_fp16; FP16 "
-                                              "kernels not written)"
-                                            : "FP16 on a device without cl_khr_fp16");
-    test_check(&counts, has_fp16 || strstr(wino_last_error(), "cl_khr_fp16"),
-               "the FP16 refusal names cl_khr_fp16");
+    cl_mem y_short = device_copy(env, NULL, 2 * 4 * 64 - 1);
+    expect(wino_conv2d_create(&half, w, &ctx, NULL, &op), WINO_SUCCESS, "FP16 create");
+    size_t half_bytes = 0;
+    wino_conv2d_workspace_size(op, &half_bytes);
+    cl_mem half_ws = device_copy(env, NULL, half_bytes);
+    expect(wino_conv2d_run(op, x, y_short, half_ws, half_bytes), WINO_INVALID_ARGUMENT,
+           "FP16 run with y one byte short");
+    expect(wino_conv2d_run(op, x, y, half_ws, half_bytes), WINO_SUCCESS, "FP16 run");
+    clFinish(env->queue);
+    wino_conv2d_destroy(op);
+    op = NULL;
+    clReleaseMemObject(y_short), clReleaseMemObject(half_ws);
     expect(wino_conv2d_backward_data_create(&d, w, &ctx, NULL, &op), WINO_UNSUPPORTED,
            "backward-data on OpenCL");
     expect(wino_conv2d_backward_filter_create(&d, &ctx, NULL, &op), WINO_UNSUPPORTED,
@@ -368,10 +380,12 @@ int main(void)
     reshape_case(&env, &rng);
     set_weights_case(&env, &rng);
     bad_input(&env);
-    printf("largest relative L1 error by alpha:");
-    for (int a = 3; a <= 10; a++)
-        printf(" %d: %.2e", a, worst[a]);
-    printf("\n");
+    for (int half = 0; half < 2; half++) {
+        printf("largest relative L1 error by alpha, %s:", half ? "FP16" : "FP32");
+        for (int a = 3; a <= 10; a++)
+            printf(" %d: %.2e", a, worst[half][a]);
+        printf("\n");
+    }
     close_device(&env);
     return test_report(&counts);
 }

@@ -188,8 +188,8 @@ static double run_tuned_tile(const struct cl_env *env, const struct wino_context
     struct wino_conv2d_options o;
     memset(&o, 0, sizeof o);
     o.variant = variant;
-    cl_mem x = device_copy(env, cd->x, cd->xe * 4), w = device_copy(env, cd->w, cd->we * 4);
-    cl_mem y = device_copy(env, cd->y, cd->ye * 4), ws = NULL;
+    cl_mem x = device_elements(env, d, cd->x, cd->xe), w = device_elements(env, d, cd->w, cd->we);
+    cl_mem y = device_elements(env, d, cd->y, cd->ye), ws = NULL;
     float *got = malloc(cd->ye * 4);
     wino_conv2d *op = NULL;
     size_t bytes = 0;
@@ -199,9 +199,7 @@ static double run_tuned_tile(const struct cl_env *env, const struct wino_context
     if (!wino_conv2d_create(d, w, ctx, &o, &op) && !wino_conv2d_workspace_size(op, &bytes) &&
         (ws = device_copy(env, NULL, bytes)) && !wino_conv2d_opencl_params(op, params, tuned) &&
         !wino_conv2d_variant(op, used) && !wino_conv2d_algo(op, &algo, tile_m) &&
-        !wino_conv2d_run(op, x, y, ws, bytes) &&
-        clEnqueueReadBuffer(env->queue, y, CL_TRUE, 0, cd->ye * 4, got, 0, NULL, NULL) ==
-            CL_SUCCESS)
+        !wino_conv2d_run(op, x, y, ws, bytes) && !transfer_elements(env, d, y, got, cd->ye, 0))
         err = wino_rel_l1_f32(got, cd->ref, cd->ye);
     wino_conv2d_destroy(op);
     clReleaseMemObject(x), clReleaseMemObject(w), clReleaseMemObject(y);
@@ -419,18 +417,30 @@ static void tuner(const struct cl_env *env, struct test_rng *rng)
                what);
     conv_case_free(&cd);
 
+    /* FP16: an entry of its own (the key holds the dtype), which AUTO then runs */
+    struct wino_conv2d_desc half = d;
+    half.dtype = WINO_DTYPE_F16;
+    conv_case_make(&half, &none, rng, 0, &cd);
+    const enum wino_status half_st = wino_opencl_tune(&half, &ctx, 4, &search, &result);
+    struct wino_opencl_tuned half_entry, f32_entry;
+    err = run_tuned(env, &ctx, &half, WINO_VARIANT_AUTO, &cd, &params, &tuned, &used);
+    snprintf(what, sizeof what, "FP16 tuned: its own entry, AUTO runs it: rel L1 %.2e%s%s", err,
+             half_st ? ": " : "", half_st ? wino_last_error() : "");
+    test_check(&counts, !half_st && err <= F16_BOUND && tuned == 1 &&
+                            wino_opencl_tuning_lookup(path, device, &half, 4, &half_entry) &&
+                            wino_opencl_tuning_lookup(path, device, &d, 4, &f32_entry) &&
+                            !memcmp(&params, &half_entry.params, sizeof params),
+               what);
+    conv_case_free(&cd);
+
     const struct wino_opencl_search no_reps = {0.0, 4, 0};
     struct wino_conv2d_desc strided = d;
     strided.stride_h = strided.stride_w = 2;
-    struct wino_conv2d_desc half = d;
-    half.dtype = WINO_DTYPE_F16;
     test_check(&counts, wino_opencl_tune(&d, &ctx, 0, &no_reps, &result) ==
                                 WINO_INVALID_ARGUMENT &&
                             wino_opencl_tune(&strided, &ctx, 0, &search, &result) ==
-                                WINO_UNSUPPORTED &&
-                            wino_opencl_tune(&half, &ctx, 0, &search, &result) ==
                                 WINO_UNSUPPORTED,
-               "the tuner refuses reps 0, stride 2 and FP16");
+               "the tuner refuses reps 0 and stride 2");
 }
 
 int main(void)

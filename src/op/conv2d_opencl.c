@@ -191,8 +191,8 @@ enum wino_status wino_opencl_tune(const struct wino_conv2d_desc *desc,
     if (!ctx || ctx->backend != WINO_BACKEND_OPENCL || !search || search->reps < 1 || !result)
         return wino_fail(WINO_INVALID_ARGUMENT, "wino_opencl_tune: an OpenCL context, a search "
                          "with reps >= 1 and a result are required");
-    if (desc->dtype != WINO_DTYPE_F32)
-        return wino_fail(WINO_UNSUPPORTED, "wino_opencl_tune: FP32 only");
+    if (desc->dtype != WINO_DTYPE_F32 && desc->dtype != WINO_DTYPE_F16)
+        return wino_fail(WINO_UNSUPPORTED, "wino_opencl_tune: FP32 and FP16 only");
     const struct wino_conv2d_options none = {.algo = WINO_ALGO_WINOGRAD};
     const char *why = opencl_refusal(desc, &none, tile_m ? tile_m : wino_gpu_default_tile_m(desc));
     if (why)

@@ -44,7 +44,7 @@ enum wino_status wino_opencl_tuning_store(const char *path, const char *device,
                                           const struct wino_conv2d_desc *desc, int tile_m,
                                           const struct wino_opencl_tuned *tuned);
 
-/* Searches the kernel parameters and variant of desc (FP32) with F(tile_m x tile_m, r x r) on
+/* Searches the kernel parameters and variant of desc (FP32 or FP16) with F(tile_m x tile_m, r x r) on
  * ctx's OpenCL device within search's bounds, and stores the result in ctx->tuning_cache when
  * that is not NULL. tile_m 0 searches the tile too: every tile m in WINO_TUNE_MIN_M ..
  * WINO_OPENCL_TUNE_MAX_M that the kernels serve is timed with its default parameters, and the

@@ -80,7 +80,7 @@ static int read_entries(const char *path, struct entry **out)
     return n;
 }
 
-/* 1 when the tuner could have written e: a valid FP32 layer with a default tile, a variant, a
+/* 1 when the tuner could have written e: a valid FP32 or FP16 layer with a default tile, a variant, a
  * positive value in every parameter (whether the values suit the device the component checks)
  * and times it measures. */
 static int plausible(const struct entry *e)
@@ -97,7 +97,8 @@ static int plausible(const struct entry *e)
     d.dilation_h = (int)k[13];
     d.dilation_w = (int)k[14];
     const int m = (int)k[15];
-    if (d.dtype != WINO_DTYPE_F32 || (d.layout != WINO_LAYOUT_NCHW && d.layout != WINO_LAYOUT_NHWC))
+    if ((d.dtype != WINO_DTYPE_F32 && d.dtype != WINO_DTYPE_F16) ||
+        (d.layout != WINO_LAYOUT_NCHW && d.layout != WINO_LAYOUT_NHWC))
         return 0;
     if (wino_conv_desc_check(&d, &sz) || wino_winograd_refusal(&d, m) ||
         !wino_f32_engine_has_tile(m, d.r))

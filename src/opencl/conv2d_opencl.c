@@ -1,9 +1,9 @@
-/* The OpenCL component's Winograd convolution (src/opencl/opencl_component.h): FP32 forward,
- * F(m x m, r x r) for every default tile, non-fused (input transform, alpha^2 GEMMs, output
- * transform) or fused (one kernel). create() checks the context, chooses the kernel parameters
- * (a tuning database entry's, else the defaults: src/opencl/opencl_params.h), builds one
- * program for the layer (its sizes compile-time constants, src/opencl/winograd_float.cl after
- * the tile's emitted transforms; binaries cached on disk, src/opencl/program_cache.c) and
+/* The OpenCL component's Winograd convolution (src/opencl/opencl_component.h): FP32 and FP16
+ * (FP32 arithmetic) forward, F(m x m, r x r) for every default tile, non-fused (input transform,
+ * alpha^2 GEMMs, output transform) or fused (one kernel). create() checks the context, chooses
+ * the kernel parameters (a tuning database entry's, else the defaults: src/opencl/opencl_params.h),
+ * builds one program for the layer (its sizes compile-time constants, src/opencl/winograd_float.cl
+ * after the tile's emitted transforms; binaries cached on disk, src/opencl/program_cache.c) and
  * transforms the filters on the device; run() checks its buffers and enqueues. The tuner is
  * src/opencl/tuner.c. */
 #include <stdint.h>
@@ -84,10 +84,8 @@ static enum wino_status check_queue(cl_context context, cl_device_id device, con
     return WINO_SUCCESS;
 }
 
-/* Checks ctx's cl_context, cl_device and queue, and that the device serves desc's dtype (desc
- * NULL: no dtype). */
-static enum wino_status check_context(const struct wino_context *ctx,
-                                      const struct wino_conv2d_desc *desc)
+/* Checks ctx's cl_context, cl_device and queue. */
+static enum wino_status check_context(const struct wino_context *ctx)
 {
     cl_context context = ctx->cl_context;
     cl_device_id device = ctx->cl_device;
@@ -105,20 +103,7 @@ static enum wino_status check_context(const struct wino_context *ctx,
     if (!member)
         return wino_fail(WINO_INVALID_ARGUMENT, "OpenCL: cl_device is not a device of "
                                                 "cl_context");
-    enum wino_status st = check_queue(context, device, ctx->stream);
-    if (st)
-        return st;
-    if (desc && desc->dtype == WINO_DTYPE_F16) {
-        char extensions[4096] = "", name[256] = "";
-        clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, sizeof extensions - 1, extensions, NULL);
-        clGetDeviceInfo(device, CL_DEVICE_NAME, sizeof name - 1, name, NULL);
-        if (!strstr(extensions, "cl_khr_fp16"))
-            return wino_fail(WINO_UNSUPPORTED, "OpenCL: FP16 needs cl_khr_fp16, which %s does "
-                             "not report", name);
-        return wino_fail(WINO_UNSUPPORTED, "OpenCL: the FP16 kernels are not written yet (FP32 "
-                         "only)");
-    }
-    return WINO_SUCCESS;
+    return check_queue(context, device, ctx->stream);
 }
 
 /* A device buffer of bytes, filled from host (may be NULL: left uninitialized). */
@@ -200,7 +185,7 @@ static enum wino_status conv_create(const struct wino_conv2d_desc *desc,
 {
     (void)sizes;
     *out = NULL;
-    enum wino_status st = check_context(ctx, desc);
+    enum wino_status st = check_context(ctx);
     if (st)
         return st;
     struct wino_opencl_conv *conv = calloc(1, sizeof *conv);
@@ -214,7 +199,7 @@ static enum wino_status conv_create(const struct wino_conv2d_desc *desc,
     clRetainContext(conv->context);
     conv->device = ctx->cl_device;
     const size_t alpha2 = (size_t)conv->alpha * (size_t)conv->alpha;
-    const size_t w_bytes = sizeof(float) * (size_t)desc->k * desc->c * desc->r * desc->s;
+    const size_t w_bytes = wino_opencl_elem_size(desc) * desc->k * desc->c * desc->r * desc->s;
     /* the filter transform runs once, built with the layer's program */
     st = check_buffer(conv, weights, w_bytes, "weights");
     if (!st)
@@ -268,9 +253,9 @@ static enum wino_status conv_run(struct wino_opencl_conv *conv, const void *x, v
     const int fused = conv->variant == WINO_VARIANT_FUSED;
     enum wino_status st = check_queue(conv->context, conv->device, queue);
     if (!st)
-        st = check_buffer(conv, x, sizeof(float) * (size_t)d->n * d->c * d->h * d->w, "x");
+        st = check_buffer(conv, x, wino_opencl_elem_size(d) * d->n * d->c * d->h * d->w, "x");
     if (!st)
-        st = check_buffer(conv, y, sizeof(float) * conv->layer.y_elems, "y");
+        st = check_buffer(conv, y, wino_opencl_elem_size(d) * conv->layer.y_elems, "y");
     if (!st && !fused)
         st = check_buffer(conv, workspace, conv->layer.workspace_bytes, "workspace");
     if (!st && (y == x || (!fused && (y == workspace || x == workspace))))
@@ -294,7 +279,7 @@ static enum wino_status conv_set_weights(struct wino_opencl_conv *conv, const vo
     const struct wino_conv2d_desc *d = &conv->desc;
     enum wino_status st = check_queue(conv->context, conv->device, queue);
     if (!st)
-        st = check_buffer(conv, weights, sizeof(float) * (size_t)d->k * d->c * d->r * d->s,
+        st = check_buffer(conv, weights, wino_opencl_elem_size(d) * d->k * d->c * d->r * d->s,
                           "weights");
     return st ? st : wino_opencl_filter_transform(&conv->layer, queue, weights, conv->u);
 }
@@ -308,7 +293,7 @@ static void conv_params(const struct wino_opencl_conv *conv, struct wino_opencl_
 
 static enum wino_status device_key(const struct wino_context *ctx, char *key, size_t cap)
 {
-    const enum wino_status st = check_context(ctx, NULL);
+    const enum wino_status st = check_context(ctx);
     return st ? st : wino_opencl_device_key(ctx->cl_device, key, cap);
 }
 
@@ -316,7 +301,7 @@ static enum wino_status tune(const struct wino_conv2d_desc *desc, const struct w
                              int tile_m, const struct wino_opencl_search *search,
                              struct wino_opencl_tuning *result)
 {
-    const enum wino_status st = check_context(ctx, desc);
+    const enum wino_status st = check_context(ctx);
     return st ? st : wino_opencl_tune_layer(ctx->cl_context, ctx->cl_device, ctx->stream, desc,
                                             tile_m, search, result);
 }

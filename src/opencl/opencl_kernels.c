@@ -76,14 +76,15 @@ enum wino_status wino_opencl_layer_build(cl_context context, cl_device_id device
     snprintf(options, sizeof options,
              "-cl-std=CL1.2 -DN=%d -DC=%d -DH=%d -DW=%d -DK=%d -DR=%d -DPAD_H=%d -DPAD_W=%d "
              "-DP=%d -DQ=%d -DALPHA=%d -DTILE_M=%d -DTILES_H=%d -DTILES_W=%d -DTILES=%d "
-             "-DNHWC=%d -DRELU=%d -DHAS_BIAS=%d -DCHUNK=%d -DM_OFFSET=%zu "
+             "-DNHWC=%d -DHALF=%d -DRELU=%d -DHAS_BIAS=%d -DCHUNK=%d -DM_OFFSET=%zu "
              "-DINPUT_TRANSFORM=wino_f32_input_transform_%s__opencl "
              "-DFILTER_TRANSFORM=wino_f32_filter_transform_%s__opencl "
              "-DOUTPUT_TRANSFORM=wino_f32_output_transform_%s__opencl "
              "-DGEMM_BM=%d -DGEMM_BN=%d -DGEMM_RM=%d -DGEMM_RN=%d -DGEMM_BK=%d -DGEMM_LOCAL=%d "
              "-DFUSED_FT=%d -DFUSED_FK=%d -DFUSED_KPT=%d -DFUSED_FC=%d",
              d->n, d->c, d->h, d->w, d->k, r, d->pad_h, d->pad_w, out_p, out_q, alpha, tile_m,
-             layer->tiles_h, layer->tiles_w, layer->tiles, d->layout == WINO_LAYOUT_NHWC, relu,
+             layer->tiles_h, layer->tiles_w, layer->tiles, d->layout == WINO_LAYOUT_NHWC,
+             d->dtype == WINO_DTYPE_F16, relu,
              has_bias, layer->chunk, layer->m_offset, tile, tile, tile, p->gemm_bm, p->gemm_bn, p->gemm_rm,
              p->gemm_rn, p->gemm_bk, p->gemm_local, p->fused_ft, p->fused_fk, p->fused_kpt,
              p->fused_fc);

@@ -38,6 +38,13 @@ enum wino_status wino_opencl_layer_fits(const struct wino_opencl_layer *layer,
 
 void wino_opencl_layer_release(struct wino_opencl_layer *layer);
 
+/* Bytes of an element of x, w and y: FP32, or FP16 (the kernels' loads and stores only; U, the
+ * workspace and the bias are FP32 whatever the dtype). */
+static inline size_t wino_opencl_elem_size(const struct wino_conv2d_desc *d)
+{
+    return d->dtype == WINO_DTYPE_F16 ? 2 : 4;
+}
+
 /* Enqueues U = G w G^T into u. */
 enum wino_status wino_opencl_filter_transform(const struct wino_opencl_layer *layer,
                                               void *queue, const void *weights, cl_mem u);

@@ -9,11 +9,13 @@
 #include <time.h>
 
 #include "base/error.h"
+#include "base/half.h"
 #include "opencl/opencl_kernels.h"
 #include "opencl/opencl_params.h"
 
 /* Largest relative L1 difference from the default's output that a candidate may show: both
- * run the same FP32 algorithm (1e-5 apart at most); a broken kernel is O(1) off. */
+ * run the same FP32 algorithm (1e-5 apart at most, and FP16's roundings of y, 5e-4 at most); a
+ * broken kernel is O(1) off. */
 #define MAX_DIFFERENCE 1e-3
 /* A candidate whose first timed run takes this many times its variant's best median so far is
  * not run again: it would not win, and the runs of slow candidates would eat the budget. */
@@ -25,6 +27,8 @@ struct trial {
     int reps;
     cl_mem x, u, y, workspace;
     size_t y_elems, workspace_bytes;
+    size_t elem;        /* bytes of an element of x, w and y (FP32 or FP16) */
+    uint16_t *y_half;   /* FP16: y as read, before it becomes got or want */
     float *want, *got; /* the default non-fused output, a candidate's */
     int have_want;
     double *times;
@@ -80,6 +84,18 @@ static int run(const struct trial *t, const struct wino_opencl_layer *layer, int
     return st || clFinish(t->queue) != CL_SUCCESS;
 }
 
+/* Reads y into out as floats. 0 on success. */
+static int read_output(const struct trial *t, float *out)
+{
+    void *to = t->elem == 2 ? (void *)t->y_half : (void *)out;
+    if (clEnqueueReadBuffer(t->queue, t->y, CL_TRUE, 0, t->elem * t->y_elems, to, 0, NULL,
+                            NULL) != CL_SUCCESS)
+        return -1;
+    for (size_t i = 0; t->elem == 2 && i < t->y_elems; i++)
+        out[i] = wino_half_to_float(t->y_half[i]);
+    return 0;
+}
+
 /* sum |got - want| / sum |want| (NaN when either holds one). */
 static double difference(const float *got, const float *want, size_t n)
 {
@@ -99,12 +115,11 @@ static double measure(struct trial *t, const struct wino_opencl_layer *layer, in
                       double best_ms)
 {
     const float nan = NAN;
-    const size_t bytes = sizeof(float) * t->y_elems;
-    if (clEnqueueFillBuffer(t->queue, t->y, &nan, sizeof nan, 0, bytes, 0, NULL, NULL) !=
-            CL_SUCCESS ||
-        run(t, layer, fused) ||
-        clEnqueueReadBuffer(t->queue, t->y, CL_TRUE, 0, bytes, t->have_want ? t->got : t->want,
-                            0, NULL, NULL) != CL_SUCCESS)
+    const uint16_t nan_half = 0x7e00u;
+    const void *poison = t->elem == 2 ? (const void *)&nan_half : (const void *)&nan;
+    if (clEnqueueFillBuffer(t->queue, t->y, poison, t->elem, 0, t->elem * t->y_elems, 0, NULL,
+                            NULL) != CL_SUCCESS ||
+        run(t, layer, fused) || read_output(t, t->have_want ? t->got : t->want))
         return -1.0;
     const double off = difference(t->have_want ? t->got : t->want, t->want, t->y_elems);
     if (!(off <= MAX_DIFFERENCE)) /* the default's own output is checked for NaN this way */
@@ -167,6 +182,21 @@ static double try_candidate(struct trial *t, cl_context context, cl_device_id de
     return ms;
 }
 
+/* A device buffer of n values of v as elements of elem bytes (FP16: rounded). */
+static cl_mem elements(cl_context context, const float *v, size_t n, size_t elem)
+{
+    if (elem == 4)
+        return buffer(context, sizeof(float) * n, v);
+    uint16_t *h = malloc(sizeof *h * (n ? n : 1));
+    if (!h)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        h[i] = wino_half_from_float(v[i]);
+    const cl_mem m = buffer(context, sizeof *h * n, h);
+    free(h);
+    return m;
+}
+
 /* Sets up t for desc: random x and weights, U transformed by layer0 (the defaults' layer,
  * built and stored), y and the workspace. */
 static enum wino_status prepare(struct trial *t, cl_context context,
@@ -178,20 +208,22 @@ static enum wino_status prepare(struct trial *t, cl_context context,
                  alpha2 = (size_t)layer0->alpha * (size_t)layer0->alpha;
     float *x = malloc(sizeof(float) * x_elems), *w = malloc(sizeof(float) * w_elems);
     t->y_elems = layer0->y_elems;
+    t->elem = wino_opencl_elem_size(d);
+    t->y_half = t->elem == 2 ? malloc(sizeof *t->y_half * t->y_elems) : NULL;
     t->want = malloc(sizeof(float) * t->y_elems);
     t->got = malloc(sizeof(float) * t->y_elems);
     t->times = malloc(sizeof(double) * (size_t)t->reps);
     cl_mem weights = NULL;
     enum wino_status st = WINO_SUCCESS;
-    if (!x || !w || !t->want || !t->got || !t->times)
+    if (!x || !w || !t->want || !t->got || !t->times || (t->elem == 2 && !t->y_half))
         st = wino_fail(WINO_OUT_OF_MEMORY, "OpenCL tuner: out of memory");
     if (!st) {
         fill(x, x_elems, 1);
         fill(w, w_elems, 2);
-        t->x = buffer(context, sizeof(float) * x_elems, x);
-        weights = buffer(context, sizeof(float) * w_elems, w);
+        t->x = elements(context, x, x_elems, t->elem);
+        weights = elements(context, w, w_elems, t->elem);
         t->u = buffer(context, sizeof(float) * alpha2 * d->k * d->c, NULL);
-        t->y = buffer(context, sizeof(float) * t->y_elems, NULL);
+        t->y = buffer(context, t->elem * t->y_elems, NULL);
         if (!t->x || !weights || !t->u || !t->y ||
             grow_workspace(t, context, layer0->workspace_bytes))
             st = wino_fail(WINO_OUT_OF_MEMORY, "OpenCL tuner: the device's buffers failed");
@@ -212,6 +244,7 @@ static void release_trial(struct trial *t)
     release(t->u);
     release(t->y);
     release(t->workspace);
+    free(t->y_half);
     free(t->want);
     free(t->got);
     free(t->times);
@@ -300,7 +333,8 @@ enum wino_status wino_opencl_tune_layer(cl_context context, cl_device_id device,
         st = wino_opencl_params_default(&lim, alpha, &base);
     if (st)
         return st;
-    struct trial t = {queue, search->reps, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, 0, NULL};
+    struct trial t = {queue, search->reps, NULL, NULL, NULL, NULL, 0, 0, 0, NULL, NULL, NULL, 0,
+                      NULL};
     struct wino_opencl_layer layer0;
     memset(&layer0, 0, sizeof layer0);
     st = wino_opencl_layer_build(context, device, desc, tile_m, 0, 0, &base, 1, &layer0);

@@ -16,7 +16,8 @@
  * run once and its output compared with the default's (a wrong one is refused), then timed:
  * the median of search->reps runs, each enqueued and waited for with clFinish (a candidate
  * whose first timed run takes twice its variant's best median so far is not run again). desc
- * is FP32 with a default tile F(tile_m, r); queue is an in-order queue of context and device. */
+ * is FP32 or FP16 with a default tile F(tile_m, r); queue is an in-order queue of context and
+ * device. */
 enum wino_status wino_opencl_tune_layer(cl_context context, cl_device_id device,
                                         cl_command_queue queue,
                                         const struct wino_conv2d_desc *desc, int tile_m,

@@ -3,7 +3,7 @@
  * transforms are the generator's emission (src/opencl/generated) prepended to this text.
  *
  * Layer constants: N C H W K R PAD_H PAD_W P Q ALPHA TILE_M TILES_H TILES_W TILES (= N TILES_H
- * TILES_W), NHWC (0: NCHW), RELU, HAS_BIAS; INPUT_TRANSFORM, FILTER_TRANSFORM, OUTPUT_TRANSFORM
+ * TILES_W), NHWC (0: NCHW), HALF (1: x, w and y in FP16), RELU, HAS_BIAS; INPUT_TRANSFORM, FILTER_TRANSFORM, OUTPUT_TRANSFORM
  * name the tile's functions.
  * Tensors: U[pos][K][C] (pos = alpha^2 positions); the non-fused kernels take the tiles in
  * chunks of at most CHUNK (so that V and M of a chunk can stay in the device's cache), the
@@ -16,18 +16,31 @@
 
 #define ALPHA2 (ALPHA * ALPHA)
 
+/* The tensors' elements. FP16 through vload_half and vstore_half, which every OpenCL device has
+ * (cl_khr_fp16 is needed only for arithmetic on half): the transforms and products stay FP32, and
+ * y is rounded once, to nearest even. */
+#if HALF
+#define ELEM half
+#define LOAD(p, i) vload_half((i), (p))
+#define STORE(p, i, v) vstore_half_rte((v), (i), (p))
+#else
+#define ELEM float
+#define LOAD(p, i) ((p)[i])
+#define STORE(p, i, v) ((p)[i] = (v))
+#endif
+
 /* x's element (n, c, i, j), or 0 outside the image. */
-float x_at(__global const float *x, int n, int c, int i, int j)
+float x_at(__global const ELEM *x, int n, int c, int i, int j)
 {
     if (i < 0 || i >= H || j < 0 || j >= W)
         return 0.0f;
-    return NHWC ? x[(((size_t)n * H + i) * W + j) * C + c]
-                : x[(((size_t)n * C + c) * H + i) * W + j];
+    return NHWC ? LOAD(x, (((size_t)n * H + i) * W + j) * C + c)
+                : LOAD(x, (((size_t)n * C + c) * H + i) * W + j);
 }
 
 /* The input window of tile t (row-major over n, tile row, tile column) and channel c, after
  * the input transform. */
-void transformed_input(__global const float *x, int t, int c, float v[ALPHA][ALPHA])
+void transformed_input(__global const ELEM *x, int t, int c, float v[ALPHA][ALPHA])
 {
     const int n = t / (TILES_H * TILES_W), th = t / TILES_W % TILES_H, tw = t % TILES_W;
     const int i0 = th * TILE_M - PAD_H, j0 = tw * TILE_M - PAD_W;
@@ -41,7 +54,7 @@ void transformed_input(__global const float *x, int t, int c, float v[ALPHA][ALP
 /* Output transform of tile t, channel k from its alpha^2 products; bias, ReLU; writes the part
  * of the m x m tile inside the output. */
 void write_output(const float mm[ALPHA][ALPHA], int t, int k, __global const float *bias,
-                  __global float *y)
+                  __global ELEM *y)
 {
     const int n = t / (TILES_H * TILES_W), th = t / TILES_W % TILES_H, tw = t % TILES_W;
     float o[TILE_M][TILE_M];
@@ -56,14 +69,14 @@ void write_output(const float mm[ALPHA][ALPHA], int t, int k, __global const flo
             if (RELU)
                 value = fmax(value, 0.0f);
             if (NHWC)
-                y[(((size_t)n * P + p) * Q + q) * K + k] = value;
+                STORE(y, (((size_t)n * P + p) * Q + q) * K + k, value);
             else
-                y[(((size_t)n * K + k) * P + p) * Q + q] = value;
+                STORE(y, (((size_t)n * K + k) * P + p) * Q + q, value);
         }
 }
 
 /* U = G g G^T, one work-item per (k, c). */
-__kernel void filter_transform(__global const float *w, __global float *u)
+__kernel void filter_transform(__global const ELEM *w, __global float *u)
 {
     const size_t id = get_global_id(0);
     if (id >= (size_t)K * C)
@@ -72,8 +85,8 @@ __kernel void filter_transform(__global const float *w, __global float *u)
     float g[R][R], t[ALPHA][ALPHA];
     for (int i = 0; i < R; i++)
         for (int j = 0; j < R; j++)
-            g[i][j] = NHWC ? w[(((size_t)k * R + i) * R + j) * C + c]
-                           : w[(((size_t)k * C + c) * R + i) * R + j];
+            g[i][j] = NHWC ? LOAD(w, (((size_t)k * R + i) * R + j) * C + c)
+                           : LOAD(w, (((size_t)k * C + c) * R + i) * R + j);
     FILTER_TRANSFORM(g, t);
     for (int pos = 0; pos < ALPHA2; pos++)
         u[((size_t)pos * K + k) * C + c] = t[pos / ALPHA][pos % ALPHA];
@@ -81,7 +94,7 @@ __kernel void filter_transform(__global const float *w, __global float *u)
 
 /* V = B^T d B of the chunk's tiles, one work-item per (tile, c): consecutive work-items write
  * consecutive c. */
-__kernel void input_transform(__global const float *x, __global float *ws, const int t0,
+__kernel void input_transform(__global const ELEM *x, __global float *ws, const int t0,
                               const int tiles)
 {
     const size_t id = get_global_id(0);
@@ -297,7 +310,7 @@ gemm(__global float *ws, __global const float *u, const int tiles)
 /* Y = A^T M A of the chunk's tiles, bias, ReLU: one work-item per (tile, k), consecutive
  * work-items consecutive k. */
 __kernel void output_transform(__global const float *ws, __global const float *bias,
-                               __global float *y, const int t0, const int tiles)
+                               __global ELEM *y, const int t0, const int tiles)
 {
     const size_t id = get_global_id(0);
     if (id >= (size_t)tiles * K)
@@ -318,8 +331,8 @@ __kernel void output_transform(__global const float *ws, __global const float *b
  * private memory, then transforms them back and writes y. Nothing goes through global memory
  * but x, U and y. */
 __kernel __attribute__((reqd_work_group_size(FUSED_WG, 1, 1))) void
-fused(__global const float *x, __global const float *u, __global const float *bias,
-      __global float *y)
+fused(__global const ELEM *x, __global const float *u, __global const float *bias,
+      __global ELEM *y)
 {
     __local float vs[ALPHA2][FUSED_FC][FUSED_FT];
     const int l = (int)get_local_id(0), lt = l % FUSED_FT, lk = l / FUSED_FT;
