@@ -119,7 +119,7 @@ enum wino_backend {
     WINO_BACKEND_CUDA = 1,  /* an NVIDIA GPU: x, y, weights and workspace in device memory */
     WINO_BACKEND_OPENCL = 2 /* an OpenCL device (since 0.3): x, y, weights and workspace are
                              * cl_mem buffers of the context's cl_context; forward Winograd,
-                             * FP32 (docs/opencl.md) */
+                             * FP32 and FP16 (FP32 arithmetic; docs/opencl.md) */
 };
 
 /* The most CPU threads an operator may use (struct wino_context.threads). */
