@@ -44,7 +44,7 @@ expect_usage_error "no such device" --backend opencl --cache "$tmp/db" --set smo
 # tile each.
 if "$wino" tune --backend opencl --cache "$tmp/db" --set smoke --candidates 3 --reps 2 \
     >"$tmp/out" 2>"$tmp/err" && [ "$(wc -l <"$tmp/out")" -eq 3 ] &&
-    grep -q '^s3x3 .* F[2-6]x[2-6]_3x3 (fastest of 5 tiles): [1-3] of [0-9]* candidates, .*: ' \
+    grep -q '^s3x3 .* F[2-8]x[2-8]_3x3 (fastest of 7 tiles): [1-3] of [0-9]* candidates, .*: ' \
         "$tmp/out" &&
     grep -q '^wino tune: note: s3x3_stride2 skipped' "$tmp/err"; then
     ok
@@ -81,7 +81,9 @@ for line in db_lines[1:]:
         "fused %dx%d kpt%d fc%d" % tuple(p[7:]), float(f[29 if variant == 2 else 28]))
 layers = {l.split()[0]: l.split() for l in open(setfile) if l.strip() and not l.startswith("#")}
 assert len(entries) == 2, entries  # the stride-2 layer has none
-assert all(sorted(e) == [2, 3, 4, 5, 6] for e in entries.values()), entries  # every tile
+# every tile: m 2..8 with alpha = m + r - 1 <= 10
+assert all(sorted(e) == list(range(2, min(8, 11 - key[5]) + 1)) for key, e in entries.items()), \
+    entries
 seen = {}
 for row in rows:
     l = layers[row["layer"]]
@@ -112,7 +114,7 @@ PY
 if "$wino" bench --backend opencl --layer "t 1 4 8 8 4 3 3 1 1" --tune --candidates 3 \
     --reps 1 --warmup 0 --csv >"$tmp/csv" 2>"$tmp/err" &&
     [ "$(grep -c ',wino-opencl-tuned,' "$tmp/csv")" -eq 2 ] &&
-    grep -q '^wino bench: note: t tuned: F[2-6]x[2-6]_3x3 (fastest of 5 tiles), [1-3] of ' \
+    grep -q '^wino bench: note: t tuned: F[2-8]x[2-8]_3x3 (fastest of 7 tiles), [1-3] of ' \
         "$tmp/err"; then
     ok
 else
