@@ -20,7 +20,7 @@ if "$wino" bench --backend opencl --help 2>&1 | grep -q 'this build has no OpenC
 fi
 
 ocl=(--backend opencl --set smoke)
-expect_usage_error "dtype f16" "${ocl[@]}" --dtype f16
+expect_usage_error "dtype bf16" "${ocl[@]}" --dtype bf16
 expect_usage_error "op bwd-data" "${ocl[@]}" --op bwd-data
 expect_usage_error "threads" "${ocl[@]}" --threads 2
 expect_usage_error "tune on the cpu" --backend cpu --set smoke --tune
@@ -39,6 +39,7 @@ expect_usage_error "budget on the cpu" --cache "$tmp/db" --set smoke --budget 5
 expect_usage_error "unknown backend" --backend gpu --cache "$tmp/db" --set smoke
 expect_usage_error "no such device" --backend opencl --cache "$tmp/db" --set smoke \
     --cl-device 99
+expect_usage_error "dtype on the cpu" --cache "$tmp/db" --set smoke --dtype f16
 
 # The search: a header, a line per layer the backend runs (stride 2 is a note), an entry per
 # tile each.
@@ -119,6 +120,15 @@ if "$wino" bench --backend opencl --layer "t 1 4 8 8 4 3 3 1 1" --tune --candida
     ok
 else
     fail "bench --tune"; cat "$tmp/csv" "$tmp/err"
+fi
+
+# FP16: tensors in FP16 (the rows say f16), checked against the reference of the FP16 values.
+if "$wino" bench --backend opencl --dtype f16 --layer "h 1 4 8 8 4 3 3 1 1" --reps 1 \
+    --warmup 0 --csv >"$tmp/csv" 2>"$tmp/err" &&
+    [ "$(grep -c '^inline,h,.*,f16,opencl,wino-opencl,F4x4_3x3,' "$tmp/csv")" -eq 2 ]; then
+    ok
+else
+    fail "bench --dtype f16"; cat "$tmp/csv" "$tmp/err"
 fi
 
 echo "$passed passed, $failed failed"

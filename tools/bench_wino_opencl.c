@@ -1,6 +1,6 @@
-/* `wino bench --backend opencl`: wino's OpenCL kernels on a layer set, NHWC FP32 forward, with
- * the default kernel parameters (wino-opencl) and the tuned ones (wino-opencl-tuned: a tuning
- * database's entry, or the one --tune searches first), non-fused and fused; each output is
+/* `wino bench --backend opencl`: wino's OpenCL kernels on a layer set, NHWC FP32 or FP16 forward,
+ * with the default kernel parameters (wino-opencl) and the tuned ones (wino-opencl-tuned: a
+ * tuning database's entry, or the one --tune searches first), non-fused and fused; each output is
  * checked against the FP64 reference, then timed between markers on the queue (median), as the
  * CUDA bench times between events. Also the OpenCL device the CLI opens, `wino tune --backend
  * opencl`'s too. */
@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/half.h"
 #include "bench.h"
 #include "cli.h"
 #include "op/opencl_tuning.h"
@@ -77,7 +78,7 @@ int bench_opencl_run(const struct bench_args *a, const struct bench_layer *layer
 #include "cpu/layout_f32.h"
 
 /* Largest relative L1 error against the FP64 reference that counts as right: the CUDA bench's
- * FP32 bound (wino's worst tile, F(8,3), stays near 1e-5). */
+ * FP32 bound (wino's worst tile, F(8,3), stays near 1e-5; FP16, y's rounding, near 2e-4). */
 #define BOUND 1e-3
 #define MAX_DEVICES 64
 
@@ -85,12 +86,14 @@ void bench_opencl_usage(FILE *out)
 {
     fprintf(out,
             "usage: wino bench --backend opencl --set NAME|FILE [--layer L ...] [--batch N]\n"
-            "                  [--cl-device D] [--tuning-cache FILE] [--tune [--budget S]\n"
+            "                  [--dtype f32|f16] [--cl-device D] [--tuning-cache FILE]\n"
+            "                  [--tune [--budget S]\n"
             "                  [--candidates N]] [--reps R] [--warmup W] [--sets-dir DIR]\n"
             "                  [--csv]\n"
             "\n"
-            "Times wino's OpenCL kernels on every layer of a set, FP32 forward in NHWC (inputs\n"
-            "and weights uniform in (-1, 1), converted outside the timing), on one OpenCL device:\n"
+            "Times wino's OpenCL kernels on every layer of a set, FP32 (or --dtype f16: FP16\n"
+            "tensors, FP32 arithmetic) forward in NHWC (inputs and weights uniform in (-1, 1),\n"
+            "rounded to FP16 for f16, converted outside the timing), on one OpenCL device:\n"
             "  wino-opencl        the default kernel parameters, non-fused and fused\n"
             "  wino-opencl-tuned  the parameters of the tuning database's entry for the layer and\n"
             "                     device (--tuning-cache, written by `wino tune --backend opencl`\n"
@@ -104,6 +107,7 @@ void bench_opencl_usage(FILE *out)
             "\n"
             BENCH_LAYER_USAGE
             "  --batch N        override every layer's batch size\n"
+            "  --dtype T        f32 (default) or f16\n"
             "  --cl-device D    the device's index over every platform's devices (default:\n"
             "                   $%s, else the first GPU, else the first device)\n"
             "  --tuning-cache F the tuning database of the wino-opencl-tuned rows (a layer\n"
@@ -217,16 +221,43 @@ struct layer_run {
     struct wino_conv2d_desc desc;  /* NHWC, wino's */
     double gflop;
     const struct bench_opencl *cl;
-    cl_mem x, w, y;                /* NHWC x, KRSC w, NHWC y */
+    cl_mem x, w, y;                /* NHWC x, KRSC w, NHWC y, of desc.dtype */
     float *y_nhwc;                 /* y read back */
+    uint16_t *y_half;              /* FP16: y as read, before it becomes y_nhwc */
 };
 
+/* A buffer of n floats from host (NULL: uninitialized). */
 static cl_mem upload(const struct bench_opencl *cl, const float *host, size_t n)
 {
     cl_int err = CL_SUCCESS;
     cl_mem m = clCreateBuffer(cl->context, CL_MEM_READ_WRITE | (host ? CL_MEM_COPY_HOST_PTR : 0),
                               sizeof(float) * (n ? n : 1), (void *)host, &err);
     return err == CL_SUCCESS ? m : NULL;
+}
+
+/* A buffer of n elements of lr's dtype holding host's values (FP16: values already FP16;
+ * NULL: uninitialized). */
+static cl_mem upload_elements(const struct layer_run *lr, const float *host, size_t n)
+{
+    if (lr->desc.dtype != WINO_DTYPE_F16)
+        return upload(lr->cl, host, n);
+    uint16_t *h = malloc(sizeof *h * (n ? n : 1));
+    if (!h)
+        return NULL;
+    for (size_t i = 0; host && i < n; i++)
+        h[i] = wino_half_from_float(host[i]);
+    cl_int err = CL_SUCCESS;
+    cl_mem m = clCreateBuffer(lr->cl->context,
+                              CL_MEM_READ_WRITE | (host ? CL_MEM_COPY_HOST_PTR : 0),
+                              sizeof *h * (n ? n : 1), host ? (void *)h : NULL, &err);
+    free(h);
+    return err == CL_SUCCESS ? m : NULL;
+}
+
+/* Bytes of an element of x, w and y. */
+static size_t elem_size(const struct layer_run *lr)
+{
+    return lr->desc.dtype == WINO_DTYPE_F16 ? 2 : 4;
 }
 
 static void release_mem(cl_mem m)
@@ -241,6 +272,7 @@ static void release_layer(struct layer_run *lr)
     release_mem(lr->w);
     release_mem(lr->y);
     free(lr->y_nhwc);
+    free(lr->y_half);
     bench_check_release(&lr->check);
 }
 
@@ -266,14 +298,22 @@ static int setup_layer(const struct bench_args *a, const struct bench_opencl *cl
                  y_n = (size_t)d->n * d->k * lr->pb.p * lr->pb.q;
     lr->desc = *d;
     lr->desc.layout = WINO_LAYOUT_NHWC;
+    lr->desc.dtype = a->dtype == BENCH_F16 ? WINO_DTYPE_F16 : WINO_DTYPE_F32;
     lr->gflop = 2e-9 * d->n * d->k * d->c * d->r * d->s * lr->pb.p * lr->pb.q;
     float *x = malloc(sizeof(float) * x_n), *w = malloc(sizeof(float) * w_n),
           *x_nhwc = malloc(sizeof(float) * x_n), *w_krsc = malloc(sizeof(float) * w_n);
     lr->y_nhwc = malloc(sizeof(float) * y_n);
-    int rc = !x || !w || !x_nhwc || !w_krsc || !lr->y_nhwc;
+    lr->y_half = lr->desc.dtype == WINO_DTYPE_F16 ? malloc(sizeof *lr->y_half * y_n) : NULL;
+    int rc = !x || !w || !x_nhwc || !w_krsc || !lr->y_nhwc ||
+             (lr->desc.dtype == WINO_DTYPE_F16 && !lr->y_half);
     if (!rc) {
         bench_fill_uniform(x, x_n, 2 * (uint64_t)index + 1);
         bench_fill_uniform(w, w_n, 2 * (uint64_t)index + 2);
+        /* FP16: the reference is of the values the device sees */
+        for (size_t i = 0; lr->desc.dtype == WINO_DTYPE_F16 && i < x_n; i++)
+            x[i] = wino_half_to_float(wino_half_from_float(x[i]));
+        for (size_t i = 0; lr->desc.dtype == WINO_DTYPE_F16 && i < w_n; i++)
+            w[i] = wino_half_to_float(wino_half_from_float(w[i]));
         lr->pb.x = x;
         lr->pb.w = w;
         rc = bench_check_prepare(&lr->pb, &lr->check) != 0;
@@ -281,9 +321,9 @@ static int setup_layer(const struct bench_args *a, const struct bench_opencl *cl
     if (!rc) {
         wino_f32_transpose_batched(x, x_nhwc, d->n, (size_t)d->c, hw, 1);
         wino_f32_transpose_batched(w, w_krsc, d->k, (size_t)d->c, rs, 1);
-        lr->x = upload(cl, x_nhwc, x_n);
-        lr->w = upload(cl, w_krsc, w_n);
-        lr->y = upload(cl, NULL, y_n);
+        lr->x = upload_elements(lr, x_nhwc, x_n);
+        lr->w = upload_elements(lr, w_krsc, w_n);
+        lr->y = upload_elements(lr, NULL, y_n);
         if (!lr->x || !lr->w || !lr->y) {
             fprintf(stderr, "wino bench: %s: the device's buffers failed\n", l->name);
             rc = 1;
@@ -363,9 +403,12 @@ static int cl_output(void *p, float *y)
     const struct cl_state *st = p;
     const struct layer_run *lr = st->lr;
     const size_t pq = (size_t)lr->pb.p * lr->pb.q, y_n = (size_t)lr->desc.n * lr->desc.k * pq;
-    if (clEnqueueReadBuffer(lr->cl->queue, lr->y, CL_TRUE, 0, sizeof(float) * y_n, lr->y_nhwc,
-                            0, NULL, NULL) != CL_SUCCESS)
+    void *to = lr->y_half ? (void *)lr->y_half : (void *)lr->y_nhwc;
+    if (clEnqueueReadBuffer(lr->cl->queue, lr->y, CL_TRUE, 0, elem_size(lr) * y_n, to, 0, NULL,
+                            NULL) != CL_SUCCESS)
         return 1;
+    for (size_t i = 0; lr->y_half && i < y_n; i++)
+        lr->y_nhwc[i] = wino_half_to_float(lr->y_half[i]);
     wino_f32_transpose_batched(lr->y_nhwc, y, lr->desc.n, pq, (size_t)lr->desc.k, 1);
     return 0;
 }
@@ -415,7 +458,9 @@ static enum bench_prep prepare(const struct layer_run *lr, enum wino_variant var
     struct wino_opencl_params p;
     int from_database = 0;
     const float nan = NAN;
-    const size_t y_bytes = sizeof(float) * lr->desc.n * lr->desc.k * lr->pb.p * lr->pb.q;
+    const uint16_t nan_half = 0x7e00u;
+    const void *poison = lr->y_half ? (const void *)&nan_half : (const void *)&nan;
+    const size_t y_bytes = elem_size(lr) * lr->desc.n * lr->desc.k * lr->pb.p * lr->pb.q;
     if (s == WINO_UNSUPPORTED) {
         snprintf(out->info, sizeof out->info, "%s", wino_last_error());
         cl_destroy(st);
@@ -425,8 +470,8 @@ static enum bench_prep prepare(const struct layer_run *lr, enum wino_variant var
         wino_conv2d_opencl_params(st->op, &p, &from_database) ||
         (st->workspace_bytes &&
          !(st->workspace = upload(lr->cl, NULL, st->workspace_bytes / sizeof(float) + 1))) ||
-        clEnqueueFillBuffer(lr->cl->queue, lr->y, &nan, sizeof nan, 0, y_bytes, 0, NULL, NULL) !=
-            CL_SUCCESS) {
+        clEnqueueFillBuffer(lr->cl->queue, lr->y, poison, elem_size(lr), 0, y_bytes, 0, NULL,
+                            NULL) != CL_SUCCESS) {
         snprintf(out->info, sizeof out->info, "%s", s ? wino_last_error() : "device buffers");
         cl_destroy(st);
         return BENCH_FAIL;
@@ -583,7 +628,8 @@ static void print_csv(const struct bench_args *a, const struct layer_run *lr,
         if (r->status != ROW_OK)
             continue; /* refused: the reason went to stderr */
         const struct bench_csv_row csv = {
-            a->set,  &lr->layer, "f32",       "opencl",  r->impl,    r->tile,   r->ms,
+            a->set,  &lr->layer, a->dtype == BENCH_F16 ? "f16" : "f32", "opencl", r->impl,
+            r->tile, r->ms,
             lr->gflop, r->workspace, lr->cl->name, r->err, r->prep_ms, r->variant, 0,
             r->choice};
         bench_csv_row(&csv);
@@ -683,9 +729,10 @@ int bench_opencl_run(const struct bench_args *args, const struct bench_layer *la
     if (a.csv)
         printf("%s,layout,op\n", BENCH_CSV_COLUMNS);
     else
-        printf("wino bench: set %s (%d layers), opencl, fwd f32 NHWC, %s (%s, driver %s), "
+        printf("wino bench: set %s (%d layers), opencl, fwd %s NHWC, %s (%s, driver %s), "
                "median of %ld after %ld warm-up%s\n",
-               a.set, count, cl.name, cl.platform, cl.driver, a.reps, a.warmup,
+               a.set, count, a.dtype == BENCH_F16 ? "f16" : "f32", cl.name, cl.platform,
+               cl.driver, a.reps, a.warmup,
                a.warmup == 1 ? "" : "s");
     char bounds[80];
     bench_opencl_bounds_text(a.budget, a.candidates, bounds, sizeof bounds);

@@ -217,8 +217,9 @@ static int parse_args(int argc, char **argv, struct bench_args *a)
     }
     if (r)
         return r;
-    if (a->backend == BENCH_OPENCL && (a->dtype != BENCH_F32 || a->op != BENCH_FWD))
-        return cli_usage_error(VERB, "--backend opencl runs --op fwd in --dtype f32 only");
+    if (a->backend == BENCH_OPENCL &&
+        ((a->dtype != BENCH_F32 && a->dtype != BENCH_F16) || a->op != BENCH_FWD))
+        return cli_usage_error(VERB, "--backend opencl runs --op fwd in --dtype f32 or f16 only");
     if (a->backend == BENCH_CPU && (a->dtype == BENCH_F16 || a->dtype == BENCH_BF16))
         return cli_usage_error(VERB, "--dtype %s runs on --backend cuda only",
                                a->dtype == BENCH_F16 ? "f16" : "bf16");

@@ -15,8 +15,8 @@ static const char *const usage_text =
     "usage: wino tune --cache FILE --set NAME|FILE [--layer L ...] [--batch N]\n"
     "                 [--layout nchw|nhwc] [--threads T] [--reps R] [--sets-dir DIR]\n"
     "       wino tune --backend opencl --cache FILE --set NAME|FILE [--layer L ...]\n"
-    "                 [--batch N] [--layout nchw|nhwc] [--cl-device D] [--budget S]\n"
-    "                 [--candidates N] [--reps R] [--sets-dir DIR]\n"
+    "                 [--batch N] [--layout nchw|nhwc] [--dtype f32|f16] [--cl-device D]\n"
+    "                 [--budget S] [--candidates N] [--reps R] [--sets-dir DIR]\n"
     "       wino tune --check FILE\n"
     "  Times direct convolution and Winograd with each generated tile m in 2..6, fused and\n"
     "  non-fused, for every layer (FP32, median of R runs, default 10), and records the fastest\n"
@@ -24,8 +24,9 @@ static const char *const usage_text =
     "  --backend opencl searches instead the tile and the OpenCL kernels' parameters (GEMM\n"
     "  work-group tile, outputs per work-item, channel step, local-memory staging, chunk; fused\n"
     "  tile, channels per work-item, channel step) and variant of each layer on one OpenCL\n"
-    "  device: each tile m in 2..6 the kernels run with its defaults (both variants), then for\n"
-    "  the fastest tile among the values valid for the device's limits, the\n"
+    "  device (FP32, or FP16 with --dtype f16): each tile m in 2..8 the kernels run with its\n"
+    "  defaults (both variants), then for the fastest tile among the values valid for the\n"
+    "  device's limits, the\n"
     "  variants in turn, a neighbour of the variant's best so far (one parameter changed) and\n"
     "  a candidate of a fixed shuffled order in turn, each built, checked against the default's\n"
     "  output and timed (median of R runs), until S seconds (default 20, the tiles' defaults\n"
@@ -56,6 +57,7 @@ static const char *choice_name(const struct wino_tuning_choice *c, char *buf, si
 /* --backend opencl's options beyond the layers. */
 struct opencl_args {
     long cl_device, budget, candidates, reps;
+    int dtype; /* -1: unset, 0: f32, 1: f16 */
 };
 
 /* Searches every layer on the OpenCL device into cache. Returns the exit status. */
@@ -83,6 +85,7 @@ static int tune_opencl(const char *set, struct bench_layer *layers, int count, i
     for (int i = 0; i < count && !rc; i++) {
         struct wino_conv2d_desc d = bench_layer_desc(&layers[i]);
         d.layout = nhwc ? WINO_LAYOUT_NHWC : WINO_LAYOUT_NCHW;
+        d.dtype = o->dtype == 1 ? WINO_DTYPE_F16 : WINO_DTYPE_F32;
         struct wino_opencl_tuning t;
         const enum wino_status st = wino_opencl_tune(&d, &ctx, 0, &search, &t);
         if (st == WINO_UNSUPPORTED) {
@@ -116,7 +119,7 @@ int wino_cmd_tune(int argc, char **argv)
     const char *cache = NULL, *check = NULL;
     long batch = 0, threads = 0, reps = 10;
     int backend = 0, layout = -1; /* -1: the backend's */
-    struct opencl_args o = {-1, -1, -1, 0};
+    struct opencl_args o = {-1, -1, -1, 0, -1};
     enum { TUNE = 1, CHECK = 2 };
     memset(&layer_args, 0, sizeof layer_args);
     const struct cli_option options[] = {
@@ -125,6 +128,7 @@ int wino_cmd_tune(int argc, char **argv)
         BENCH_LAYER_OPTIONS(&layer_args, TUNE),
         {"--batch", CLI_LONG, &batch, TUNE, 1, 1 << 20, NULL, NULL},
         {"--layout", CLI_CHOICE, &layout, TUNE, 0, 0, "nchw|nhwc", NULL},
+        {"--dtype", CLI_CHOICE, &o.dtype, TUNE, 0, 0, "f32|f16", NULL},
         {"--threads", CLI_LONG, &threads, TUNE, 1, WINO_MAX_THREADS, NULL, NULL},
         {"--reps", CLI_LONG, &reps, TUNE, 1, 1 << 20, NULL, NULL},
         {"--cl-device", CLI_LONG, &o.cl_device, TUNE, 0, 1023, NULL, NULL},
@@ -136,8 +140,8 @@ int wino_cmd_tune(int argc, char **argv)
     if (parsed >= 0)
         return parsed;
     const int opencl = backend == 1;
-    if (!opencl && (o.cl_device >= 0 || o.budget >= 0 || o.candidates >= 0))
-        return cli_usage_error("tune", "--cl-device, --budget and --candidates are "
+    if (!opencl && (o.cl_device >= 0 || o.budget >= 0 || o.candidates >= 0 || o.dtype >= 0))
+        return cli_usage_error("tune", "--cl-device, --budget, --candidates and --dtype are "
                                        "--backend opencl's");
     if (opencl && threads)
         return cli_usage_error("tune", "--threads is --backend cpu's");
