@@ -50,10 +50,10 @@ static inline void conv_case_make(const struct wino_conv2d_desc *d,
         cd->x[i] = (float)test_rng_sym(rng);
     for (size_t i = 0; i < cd->we; i++)
         cd->w[i] = (float)test_rng_sym(rng);
-    for (size_t i = 0; i < cd->xe && d->dtype == WINO_DTYPE_F16; i++)
-        cd->x[i] = wino_half_to_float(wino_half_from_float(cd->x[i]));
-    for (size_t i = 0; i < cd->we && d->dtype == WINO_DTYPE_F16; i++)
-        cd->w[i] = wino_half_to_float(wino_half_from_float(cd->w[i]));
+    if (d->dtype == WINO_DTYPE_F16) {
+        wino_round_to_half(cd->x, cd->xe);
+        wino_round_to_half(cd->w, cd->we);
+    }
     for (size_t i = 0; i < cd->ye; i++)
         cd->y[i] = NAN;
     wino_ref_conv2d_fwd(d, cd->x, cd->w, cd->ref);

@@ -103,8 +103,7 @@ static inline cl_mem device_elements(const struct cl_env *env,
     if (d->dtype != WINO_DTYPE_F16)
         return device_copy(env, v, n * 4);
     uint16_t *h = malloc(2 * n + 2);
-    for (size_t i = 0; i < n; i++)
-        h[i] = wino_half_from_float(v[i]);
+    wino_halves_from_floats(v, h, n);
     const cl_mem m = device_copy(env, h, 2 * n);
     free(h);
     return m;
@@ -117,15 +116,15 @@ static inline int transfer_elements(const struct cl_env *env,
 {
     const int half = d->dtype == WINO_DTYPE_F16;
     uint16_t *h = half ? malloc(2 * n + 2) : NULL;
-    for (size_t i = 0; half && write && i < n; i++)
-        h[i] = wino_half_from_float(v[i]);
+    if (half && write)
+        wino_halves_from_floats(v, h, n);
     void *at = half ? (void *)h : (void *)v;
     const size_t bytes = (half ? 2 : 4) * n;
     const cl_int err =
         write ? clEnqueueWriteBuffer(env->queue, m, CL_TRUE, 0, bytes, at, 0, NULL, NULL)
               : clEnqueueReadBuffer(env->queue, m, CL_TRUE, 0, bytes, at, 0, NULL, NULL);
-    for (size_t i = 0; half && !write && i < n; i++)
-        v[i] = wino_half_to_float(h[i]);
+    if (half && !write && err == CL_SUCCESS)
+        wino_floats_from_halves(h, v, n);
     free(h);
     return err != CL_SUCCESS;
 }

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/conv_desc.h"
 #include "base/half.h"
 #include "bench.h"
 #include "cli.h"
@@ -244,8 +245,8 @@ static cl_mem upload_elements(const struct layer_run *lr, const float *host, siz
     uint16_t *h = malloc(sizeof *h * (n ? n : 1));
     if (!h)
         return NULL;
-    for (size_t i = 0; host && i < n; i++)
-        h[i] = wino_half_from_float(host[i]);
+    if (host)
+        wino_halves_from_floats(host, h, n);
     cl_int err = CL_SUCCESS;
     cl_mem m = clCreateBuffer(lr->cl->context,
                               CL_MEM_READ_WRITE | (host ? CL_MEM_COPY_HOST_PTR : 0),
@@ -257,7 +258,7 @@ static cl_mem upload_elements(const struct layer_run *lr, const float *host, siz
 /* Bytes of an element of x, w and y. */
 static size_t elem_size(const struct layer_run *lr)
 {
-    return lr->desc.dtype == WINO_DTYPE_F16 ? 2 : 4;
+    return wino_dtype_size(lr->desc.dtype);
 }
 
 static void release_mem(cl_mem m)
@@ -310,10 +311,10 @@ static int setup_layer(const struct bench_args *a, const struct bench_opencl *cl
         bench_fill_uniform(x, x_n, 2 * (uint64_t)index + 1);
         bench_fill_uniform(w, w_n, 2 * (uint64_t)index + 2);
         /* FP16: the reference is of the values the device sees */
-        for (size_t i = 0; lr->desc.dtype == WINO_DTYPE_F16 && i < x_n; i++)
-            x[i] = wino_half_to_float(wino_half_from_float(x[i]));
-        for (size_t i = 0; lr->desc.dtype == WINO_DTYPE_F16 && i < w_n; i++)
-            w[i] = wino_half_to_float(wino_half_from_float(w[i]));
+        if (lr->desc.dtype == WINO_DTYPE_F16) {
+            wino_round_to_half(x, x_n);
+            wino_round_to_half(w, w_n);
+        }
         lr->pb.x = x;
         lr->pb.w = w;
         rc = bench_check_prepare(&lr->pb, &lr->check) != 0;
@@ -407,8 +408,8 @@ static int cl_output(void *p, float *y)
     if (clEnqueueReadBuffer(lr->cl->queue, lr->y, CL_TRUE, 0, elem_size(lr) * y_n, to, 0, NULL,
                             NULL) != CL_SUCCESS)
         return 1;
-    for (size_t i = 0; lr->y_half && i < y_n; i++)
-        lr->y_nhwc[i] = wino_half_to_float(lr->y_half[i]);
+    if (lr->y_half)
+        wino_floats_from_halves(lr->y_half, lr->y_nhwc, y_n);
     wino_f32_transpose_batched(lr->y_nhwc, y, lr->desc.n, pq, (size_t)lr->desc.k, 1);
     return 0;
 }

@@ -4,6 +4,7 @@
 #ifndef WINO_BASE_HALF_H
 #define WINO_BASE_HALF_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -54,6 +55,26 @@ static inline float wino_half_to_float(uint16_t h)
     float f;
     memcpy(&f, &x, sizeof f);
     return f;
+}
+
+/* The same over n values. */
+static inline void wino_halves_from_floats(const float *in, uint16_t *out, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        out[i] = wino_half_from_float(in[i]);
+}
+
+static inline void wino_floats_from_halves(const uint16_t *in, float *out, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        out[i] = wino_half_to_float(in[i]);
+}
+
+/* v's n values rounded to the nearest FP16 values, kept as floats. */
+static inline void wino_round_to_half(float *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        v[i] = wino_half_to_float(wino_half_from_float(v[i]));
 }
 
 #endif

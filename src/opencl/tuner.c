@@ -91,8 +91,8 @@ static int read_output(const struct trial *t, float *out)
     if (clEnqueueReadBuffer(t->queue, t->y, CL_TRUE, 0, t->elem * t->y_elems, to, 0, NULL,
                             NULL) != CL_SUCCESS)
         return -1;
-    for (size_t i = 0; t->elem == 2 && i < t->y_elems; i++)
-        out[i] = wino_half_to_float(t->y_half[i]);
+    if (t->elem == 2)
+        wino_floats_from_halves(t->y_half, out, t->y_elems);
     return 0;
 }
 
@@ -190,8 +190,7 @@ static cl_mem elements(cl_context context, const float *v, size_t n, size_t elem
     uint16_t *h = malloc(sizeof *h * (n ? n : 1));
     if (!h)
         return NULL;
-    for (size_t i = 0; i < n; i++)
-        h[i] = wino_half_from_float(v[i]);
+    wino_halves_from_floats(v, h, n);
     const cl_mem m = buffer(context, sizeof *h * n, h);
     free(h);
     return m;
@@ -333,8 +332,7 @@ enum wino_status wino_opencl_tune_layer(cl_context context, cl_device_id device,
         st = wino_opencl_params_default(&lim, alpha, &base);
     if (st)
         return st;
-    struct trial t = {queue, search->reps, NULL, NULL, NULL, NULL, 0, 0, 0, NULL, NULL, NULL, 0,
-                      NULL};
+    struct trial t = {.queue = queue, .reps = search->reps};
     struct wino_opencl_layer layer0;
     memset(&layer0, 0, sizeof layer0);
     st = wino_opencl_layer_build(context, device, desc, tile_m, 0, 0, &base, 1, &layer0);
