@@ -27,7 +27,10 @@
  * (segments in a thread-block cluster) block 0 of the cluster sums every block's taps through
  * distributed shared memory (cluster_sum). */
 #include <cooperative_groups.h>
+#include <cuda.h>
 #include <limits.h>
+
+#include <type_traits>
 
 #include "cuda/tensor_core_ptx.cuh"
 #include "cuda/winrs_fused_parts.cuh"
@@ -44,12 +47,22 @@ template <typename T> struct nhwc_shape {
      * ldmatrix's 8 rows fall on distinct banks; FP32, 8 banks past a multiple of 32, so that a
      * fragment's 4 rows x 8 columns do. */
     static constexpr int ROW = BLOCK + 8;
-    /* Transformed planes of a step per alpha: 16 bits, one of UNITS rows of ROW, 16 bytes past
-     * a multiple of 128 so that the transforms' stores to 8 planes fall on distinct banks; TF32,
-     * a high and a low part of 64 channels x 8 units each (at tf32_at). */
+    /* Transformed planes of a step per alpha: TF32, a high and a low part of 64 channels x 8
+     * units each (at tf32_at); 16 bits, one of UNITS x 64 (at plane_at) and 64 / A more, so
+     * that the transforms' stores of one fragment (A planes, or 4 planes of 2 units each) fall
+     * on distinct banks. */
     static constexpr int PARTS = TF32 ? 2 : 1;
-    static constexpr int PLANE = TF32 ? BLOCK * 8 : UNITS * ROW + 8;
+    template <int A> static constexpr int plane() { return TF32 ? BLOCK * 8 : UNITS * BLOCK + 64 / A; }
 };
+
+/* Where unit u of channel c lies in a 16-bit plane: in the layout wgmma reads without swizzling,
+ * 8 x 8 blocks of 8 units x 8 channels (16 bytes a unit, 128 contiguous bytes a block), the
+ * blocks of a unit's 64 channels 128 bytes apart, the second 8 units 1024 bytes after the first
+ * (plane_descriptor). ldmatrix reads a block's 8 rows of 16 bytes on distinct banks. */
+static __device__ __forceinline__ int plane_at(int u, int c)
+{
+    return (c >> 3) * 64 + (u >> 3) * 512 + (u & 7) * 8 + (c & 7);
+}
 
 /* Where unit u of channel c lies in the TF32 planes of alpha a. The two halves of a channel's 8
  * units trade places every 4 channels, so that ldmatrix's 8 rows of 16 bytes fall on distinct
@@ -102,10 +115,16 @@ struct __align__(16) nhwc_source {
 template <typename T> using step_places = nhwc_source[2][nhwc_shape<T>::UNITS];
 /* A step's transformed planes of one buffer: [U, V][part][a][...]. */
 template <typename T, int A>
-using tf_planes = T[2][nhwc_shape<T>::PARTS][A][nhwc_shape<T>::PLANE];
+using tf_planes = T[2][nhwc_shape<T>::PARTS][A][nhwc_shape<T>::template plane<A>()];
 /* A step's raw units of one buffer: [dy, x][unit * A + tap][channel]. */
 template <typename T, int A>
 using raw_rows = T[2][nhwc_shape<T>::UNITS * A][nhwc_shape<T>::ROW];
+/* The same as the tensor memory accelerator writes them (16 bits): [dy, x][unit * 8 + tap][64
+ * channels], a unit's 8 rows of 128 bytes in 1024 (its taps past r or alpha zero), the 16-byte
+ * pieces of row j swizzled to piece ^ (j % 8) so that ldmatrix's 8 rows fall on distinct
+ * banks (tma_piece). */
+template <typename T> using tma_rows = T[2][nhwc_shape<T>::UNITS * 8][BLOCK];
+static __device__ __forceinline__ int tma_piece(int row, int piece) { return piece ^ (row & 7); }
 
 /* The shared memory of a block: the places of the coming steps' units, their raw units of dy
  * and windows of x (every tap written at each step, zeros past r or alpha), and their
@@ -148,20 +167,20 @@ static __device__ __forceinline__ void place_step(const dims &d, const fused_pro
     out[1][t] = s;
 }
 
-/* Stage 1 for a step: warp w of the first half copies the A taps of dy of its UNITS / 8 units
- * (NHWC: 64 contiguous channels each), warp w of the second half the A columns of x of the
- * same units; a lane takes one 16-byte piece of a tap at a time (zeros where the place has no
- * data, and past K or C). */
-template <typename T, int A>
+/* Stage 1 for a step, by 2 WK warps: warp w < WK copies the A taps of dy of its UNITS / WK
+ * units (NHWC: 64 contiguous channels each), warp WK + w the A columns of x of the same units;
+ * a lane takes one 16-byte piece of a tap at a time (zeros where the place has no data, and
+ * past K or C). */
+template <typename T, int A, int WK>
 static __device__ __forceinline__ void fetch_step(const dims &d, const block_place &b,
                                                   const step_places<T> &place, const T *x,
                                                   const T *dy, raw_rows<T, A> &raw)
 {
     typedef nhwc_shape<T> S;
     constexpr int LANES = BLOCK / S::PIECE, TAPS = 32 / LANES; /* per tap, taps per copy */
-    constexpr int UNITS = S::UNITS / 8;                        /* per warp */
+    constexpr int UNITS = S::UNITS / WK;                       /* per warp */
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, ch = lane % LANES * S::PIECE;
-    const int kind = warp / 8, u0 = UNITS * (warp % 8);
+    const int kind = warp / WK, u0 = UNITS * (warp % WK);
     const T *from = kind ? x : dy;
     const int pitch = kind ? d.c : d.k;
     const bool ch_in = (kind ? b.c0 + ch < d.c : b.k0 + ch < d.k);
@@ -175,66 +194,75 @@ static __device__ __forceinline__ void fetch_step(const dims &d, const block_pla
     }
 }
 
-/* The transforms' matrix m as lane's operand: 16 bits, diag(m, ..., m) (16 / A copies, A x A)
- * as the A operand of m16n8k16 in T's nearest values (hi) and the rest (lo); TF32,
- * diag(m^T, ..., m^T) (8 / A copies) as the B operand of m16n8k8 in two TF32 parts (hi[0..1],
- * lo[0..1]). */
+/* The transforms' matrix m as lane's operand: diag(m^T, ..., m^T) (8 / A copies, A x A) as
+ * the B operand of m16n8k8, 16 bits: in T's nearest values (hi[0]) and the rest (lo[0]); TF32:
+ * in two TF32 parts (hi[0..1], lo[0..1]). */
 template <typename T, int A>
 static __device__ void diag_fragments(const float (&m)[A][A], unsigned (&hi)[4],
                                       unsigned (&lo)[4])
 {
     const int lane = threadIdx.x % 32;
+    for (int i = 0; i < 4; i++)
+        hi[i] = lo[i] = 0;
     if constexpr (nhwc_shape<T>::TF32) {
-        for (int i = 0; i < 4; i++) {
+        for (int i = 0; i < 2; i++) {
             const int k = lane % 4 + 4 * i, n = lane / 4;
-            hi[i] = lo[i] = 0;
-            if (i < 2 && k / A == n / A)
+            if (k / A == n / A)
                 split_tf32(m[n % A][k % A], hi[i], lo[i]);
         }
-    } else {
-        for (int i = 0; i < 4; i++) {
-            const int row = lane / 4 + 8 * (i % 2), col = 2 * (lane % 4) + 8 * (i / 2);
-            float e[2];
-            for (int j = 0; j < 2; j++)
-                e[j] = row / A == (col + j) / A ? m[row % A][(col + j) % A] : 0.0f;
-            hi[i] = pack16<T>(e[0], e[1]);
-            const float2 h = unpack16<T>(hi[i]);
-            lo[i] = pack16<T>(e[0] - h.x, e[1] - h.y);
-        }
+    } else { /* rows k, k + 1 of column n */
+        const int k = 2 * (lane % 4), n = lane / 4;
+        float e[2];
+        for (int j = 0; j < 2; j++)
+            e[j] = (k + j) / A == n / A ? m[n % A][(k + j) % A] : 0.0f;
+        hi[0] = pack16<T>(e[0], e[1]);
+        const float2 h = unpack16<T>(hi[0]);
+        lo[0] = pack16<T>(e[0] - h.x, e[1] - h.y);
     }
 }
 
-/* Stage 2: warps 0-7 transform the units of dy into U, warps 8-15 the windows of x into V.
- * 16 bits: a warp takes UNITS * A / 128 groups of 16 / A units x 16 channels. TWO: the matrix
- * of the warp's kind needs its second product (the same in the whole warp). */
-template <typename T, int A, bool TWO>
+/* Stage 2: warps 0 .. WK - 1 transform the units of dy into U, warps WK .. 2 WK - 1 the
+ * windows of x into V. 16 bits: a warp takes UNITS * A * 8 / (WK * 128) groups of 16 raw rows
+ * (16 / A units' taps) x 16 channels; each 8 rows, transposed (16 channels x 8 / A units'
+ * taps), times diag(m^T, ...) in an m16n8k8 product gives 16 channels x those units' alphas,
+ * stored transposed into the planes. (With the data as the B operand of m16n8k16 and the
+ * block-diagonal matrix as A, two of A's four registers were zeros that ptxas rebuilt with
+ * moves for every product.) TWO: the matrix of the warp's kind needs its second product (the
+ * same in the whole warp). */
+template <typename T, int A, int WK, bool TWO, typename RAW>
 static __device__ __forceinline__ void transform_jobs(const unsigned (&hi)[4],
-                                                      const unsigned (&lo)[4],
-                                                      const raw_rows<T, A> &raw,
+                                                      const unsigned (&lo)[4], const RAW &raw,
                                                       tf_planes<T, A> &tf)
 {
-    constexpr int ROW = nhwc_shape<T>::ROW, JOBS = A * (BLOCK / 16) / 8; /* per warp */
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, kind = warp / 8;
+    constexpr int JOBS = A * (BLOCK / 16) / WK; /* per warp */
+    constexpr bool TMA = std::is_same<RAW, tma_rows<T>>::value;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, kind = warp / WK;
+    /* lane's row of matrix lane / 8: rows + 8 (m / 2) + lane % 8, channels ch + 8 (m % 2) .. */
+    const int m = lane / 8, part = m % 2;
 #pragma unroll
     for (int i = 0; i < JOBS; i++) {
-        const int job = warp % 8 * JOBS + i, rows = job / (BLOCK / 16) * 16;
+        const int job = warp % WK * JOBS + i, rows = job / (BLOCK / 16) * 16;
         const int ch = job % (BLOCK / 16) * 16;
-        unsigned frag[4];
-        ldmatrix_x4_trans(frag, &raw[kind][rows + lane % 16][ch + 8 * (lane / 16)]);
-#pragma unroll
-        for (int t = 0; t < 2; t++) {
-            float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-            mma_op<T>::run(acc, hi, frag + 2 * t);
-            if (TWO)
-                mma_op<T>::run(acc, lo, frag + 2 * t);
-            const int c = ch + 8 * t + 2 * (lane % 4);
-#pragma unroll
-            for (int half = 0; half < 2; half++) {
-                const int r = rows + lane / 4 + 8 * half, unit = r / A, a = r % A;
-                *(unsigned *)&tf[kind][0][a][unit * ROW + c] =
-                    pack16<T>(acc[2 * half], acc[2 * half + 1]);
-            }
+        const int row = rows + 8 * (m / 2) + lane % 8, piece = ch / 8 + part;
+        unsigned frag[4], out[4]; /* frag, out [2 kb + h]: rows rows + 8 kb .., channels 8 h .. */
+        if constexpr (TMA) {
+            const int at = row / A * 8 + row % A; /* unit row / A, tap row % A */
+            ldmatrix_x4_trans(frag, &raw[kind][at][8 * tma_piece(at, piece)]);
+        } else {
+            ldmatrix_x4_trans(frag, &raw[kind][row][8 * piece]);
         }
+#pragma unroll
+        for (int kb = 0; kb < 2; kb++) {
+            float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+            mma_k8<T>::run(acc, frag + 2 * kb, hi[0]);
+            if (TWO)
+                mma_k8<T>::run(acc, frag + 2 * kb, lo[0]);
+            out[2 * kb] = pack16<T>(acc[0], acc[1]);
+            out[2 * kb + 1] = pack16<T>(acc[2], acc[3]);
+        }
+        /* column j of rows' block kb is alpha (rows + 8 kb + j) % A of unit (...) / A: each row
+         * of a stored matrix goes to a plane of its own */
+        stmatrix_x4_trans(&tf[kind][0][row % A][plane_at(row / A, ch + 8 * part)], out);
     }
 }
 
@@ -275,22 +303,22 @@ static __device__ __forceinline__ void transform_jobs_tf32(const unsigned (&hi)[
     }
 }
 
-template <typename T, int A>
+template <typename T, int A, int WK, typename RAW>
 static __device__ __forceinline__ void transform_step(const unsigned (&hi)[4],
                                                       const unsigned (&lo)[4], bool two,
-                                                      const raw_rows<T, A> &raw,
-                                                      tf_planes<T, A> &tf)
+                                                      const RAW &raw, tf_planes<T, A> &tf)
 {
     if constexpr (nhwc_shape<T>::TF32) {
+        static_assert(WK == 8, "TF32 transforms take 16 warps");
         if (two)
             transform_jobs_tf32<A, true>(hi, lo, raw, tf);
         else
             transform_jobs_tf32<A, false>(hi, lo, raw, tf);
     } else {
         if (two)
-            transform_jobs<T, A, true>(hi, lo, raw, tf);
+            transform_jobs<T, A, WK, true>(hi, lo, raw, tf);
         else
-            transform_jobs<T, A, false>(hi, lo, raw, tf);
+            transform_jobs<T, A, WK, false>(hi, lo, raw, tf);
     }
 }
 
@@ -316,7 +344,6 @@ static __device__ __forceinline__ void multiply_step(const fused_problem<A> &f,
                                                      accumulators<A> &acc)
 {
     typedef warp_tile<A> W;
-    constexpr int ROW = nhwc_shape<T>::ROW;
     const int a = W::alpha(), wk = W::k0(), lane = threadIdx.x % 32, m = lane / 8, r = lane % 8;
     if (a >= f.alpha)
         return;
@@ -358,12 +385,12 @@ static __device__ __forceinline__ void multiply_step(const fused_problem<A> &f,
         unsigned fu[W::MT][4];
 #pragma unroll
         for (int mt = 0; mt < W::MT; mt++)
-            ldmatrix_x4_trans(fu[mt],
-                              &tf[0][0][a][(r + 8 * (m / 2)) * ROW + wk + 16 * mt + 8 * (m % 2)]);
+            ldmatrix_x4_trans(fu[mt], &tf[0][0][a][plane_at(r + 8 * (m / 2),
+                                                            wk + 16 * mt + 8 * (m % 2))]);
 #pragma unroll
         for (int ct = 0; ct < W::NT / 2; ct++) {
             unsigned fv[4];
-            ldmatrix_x4_trans(fv, &tf[1][0][a][(r + 8 * (m % 2)) * ROW + 16 * ct + 8 * (m / 2)]);
+            ldmatrix_x4_trans(fv, &tf[1][0][a][plane_at(r + 8 * (m % 2), 16 * ct + 8 * (m / 2))]);
 #pragma unroll
             for (int mt = 0; mt < W::MT; mt++) {
                 mma_op<T>::run(acc[mt][2 * ct], fu[mt], fv);
@@ -378,27 +405,23 @@ static __device__ __forceinline__ void multiply_step(const fused_problem<A> &f,
 #define PAIRS (BLOCK * BLOCK / NHWC_THREADS)
 #define M_PITCH (BLOCK + 8) /* floats a row of K in the accumulators' shared copy */
 
-/* A^T over the block's accumulators: the warps' alphas meet in shared memory (m[a][k][c], over
- * the step buffers), then thread t takes its pairs' alphas and makes their n taps. */
+/* A^T over the block's accumulators, which the warps have put into shared memory (m[a][k][c],
+ * over the step buffers; a 16 x 8 fragment at fragment_to_shared): thread t takes its pairs'
+ * alphas and makes their n taps. */
+static __device__ __forceinline__ void fragment_to_shared(const float (&frag)[4], int a, int k0,
+                                                          int c0, float *m)
+{
+    const int lane = threadIdx.x % 32;
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const int k = k0 + lane / 4 + 8 * h, c = c0 + 2 * (lane % 4);
+        *(float2 *)&m[(a * BLOCK + k) * M_PITCH + c] = make_float2(frag[2 * h], frag[2 * h + 1]);
+    }
+}
 template <int A>
-static __device__ __forceinline__ void taps_of(const fused_problem<A> &f,
-                                               const accumulators<A> &acc, float *m,
+static __device__ __forceinline__ void taps_of(const fused_problem<A> &f, const float *m,
                                                float (&taps)[PAIRS][A])
 {
-    typedef warp_tile<A> W;
-    const int a = W::alpha(), wk = W::k0(), lane = threadIdx.x % 32;
-    __syncthreads(); /* the last products have read the shared memory */
-#pragma unroll
-    for (int mt = 0; mt < W::MT; mt++)
-#pragma unroll
-        for (int nt = 0; nt < W::NT; nt++)
-#pragma unroll
-            for (int h = 0; h < 2; h++) {
-                const int k = wk + 16 * mt + lane / 4 + 8 * h, c = 8 * nt + 2 * (lane % 4);
-                *(float2 *)&m[(a * BLOCK + k) * M_PITCH + c] =
-                    make_float2(acc[mt][nt][2 * h], acc[mt][nt][2 * h + 1]);
-            }
-    __syncthreads();
     const int c = threadIdx.x % BLOCK, k0 = threadIdx.x / BLOCK;
 #pragma unroll
     for (int i = 0; i < PAIRS; i++) {
@@ -492,20 +515,23 @@ static __device__ void put_kcrs(const dims &d, const fused_problem<A> &f, const 
     }
 }
 
+/* The step loop of 16 warps that each fetch, transform and multiply (TF32, and 16 bits on GPUs
+ * without warpgroup products): one barrier per step, after which the copies of step s + 2
+ * start into the raw buffer that step s's transforms have left, and warps multiply step s and
+ * transform step s + 1. The accumulators end in shared memory (taps_of). */
 template <typename T, int A>
-__global__ void __launch_bounds__(NHWC_THREADS, 1)
-    fused_nhwc(dims d, fused_problem<A> f, const T *__restrict__ x, const T *__restrict__ dy,
-               T *dw, float *buckets, int overwrite, int in_cluster)
+static __device__ void interleaved_steps(const dims &d, const fused_problem<A> &f,
+                                         const block_place &b, int steps, const T *x,
+                                         const T *dy, nhwc_smem<T, A> &sm)
 {
-    extern __shared__ __align__(16) unsigned char smem_bytes[];
-    nhwc_smem<T, A> &sm = *(nhwc_smem<T, A> *)smem_bytes;
-    const block_place b = place_of(d, f);
     constexpr int UNITS = nhwc_shape<T>::UNITS;
-    const int steps = b.end > b.begin ? (int)((b.end - b.begin + UNITS - 1) / UNITS) : 0;
+    for (int s = 0; s < PLACE_STEPS; s++)
+        place_step<T>(d, f, b, b.begin + (long)s * UNITS, sm.place[s]);
     const int kind = threadIdx.x / (NHWC_THREADS / 2);
     unsigned hi[4], lo[4];
     diag_fragments<T, A>(kind ? f.bt : f.g, hi, lo);
     const bool rest = (lo[0] | lo[1] | lo[2] | lo[3]) != 0; /* a second product for G or B^T */
+    /* (the barriers: the first places are in too) */
     const bool g_rest = __syncthreads_or(!kind && rest), bt_rest = __syncthreads_or(kind && rest);
     const bool two = kind ? bt_rest : g_rest;
     accumulators<A> acc;
@@ -516,17 +542,14 @@ __global__ void __launch_bounds__(NHWC_THREADS, 1)
 #pragma unroll
             for (int e = 0; e < 4; e++)
                 acc[mt][nt][e] = 0.0f;
-    for (int s = 0; s < PLACE_STEPS; s++)
-        place_step<T>(d, f, b, b.begin + (long)s * UNITS, sm.place[s]);
-    __syncthreads(); /* the first places are in */
     if (steps > 0)
-        fetch_step<T, A>(d, b, sm.place[0], x, dy, sm.raw[0]);
+        fetch_step<T, A, 8>(d, b, sm.place[0], x, dy, sm.raw[0]);
     cp_async_wait_all();
     __syncthreads();
     if (steps > 0)
-        transform_step<T, A>(hi, lo, two, sm.raw[0], sm.tf[0]);
+        transform_step<T, A, 8>(hi, lo, two, sm.raw[0], sm.tf[0]);
     if (steps > 1)
-        fetch_step<T, A>(d, b, sm.place[1], x, dy, sm.raw[1]);
+        fetch_step<T, A, 8>(d, b, sm.place[1], x, dy, sm.raw[1]);
     cp_async_commit();
     /* step s's places in sm.place[s % 4], raw data in sm.raw[s % 2], transforms in sm.tf[s % 2] */
     for (int s = 0; s < steps; s++) {
@@ -537,14 +560,278 @@ __global__ void __launch_bounds__(NHWC_THREADS, 1)
             place_step<T>(d, f, b, b.begin + (long)(s + PLACE_STEPS) * UNITS,
                           sm.place[s % PLACE_STEPS]);
         if (s + 2 < steps) /* into step s's raw data, transformed before the barrier */
-            fetch_step<T, A>(d, b, sm.place[(s + 2) % PLACE_STEPS], x, dy, sm.raw[now]);
+            fetch_step<T, A, 8>(d, b, sm.place[(s + 2) % PLACE_STEPS], x, dy, sm.raw[now]);
         cp_async_commit();
         multiply_step<T, A>(f, sm.tf[now], acc);
         if (s + 1 < steps)
-            transform_step<T, A>(hi, lo, two, sm.raw[now ^ 1], sm.tf[now ^ 1]);
+            transform_step<T, A, 8>(hi, lo, two, sm.raw[now ^ 1], sm.tf[now ^ 1]);
     }
+    typedef warp_tile<A> W;
+    __syncthreads(); /* the last products have read the shared memory */
+#pragma unroll
+    for (int mt = 0; mt < W::MT; mt++)
+#pragma unroll
+        for (int nt = 0; nt < W::NT; nt++)
+            fragment_to_shared(acc[mt][nt], W::alpha(), W::k0() + 16 * mt, 8 * nt,
+                               (float *)&sm);
+}
+
+/* Warp specialization (16 bits, sm_90a): warpgroups 0 and 1 produce each step's U and V
+ * (warps 0-3 fetch and transform dy, warps 4-7 x), warpgroups 2 and 3 multiply them with
+ * wgmma straight from the planes, each A / 2 alphas of 64 x 64 (128 FP32 accumulators a thread
+ * for A = 8). The producers run up to TF_STAGES steps ahead: a step's planes are handed over
+ * through mbarriers (full: the producers' 256 threads have stored them; empty: the consumers'
+ * 8 warps have multiplied them), the raw data among the producers by a named barrier, copies
+ * issued two steps ahead into RAW_STAGES buffers. With every warp doing every stage, a step
+ * waited at one barrier for the longest chain of copies, transforms and products (0.46
+ * instructions issued per scheduler and cycle, ResNet-18 conv2_x FP16); here the products
+ * overlap the next steps' fetch and transforms. */
+#define PRODUCER_THREADS 256
+#define RAW_STAGES 5 /* raw buffers, requested AHEAD steps ahead */
+#define AHEAD 3
+#define TF_STAGES 2
+/* Registers a thread: the producers need few, the consumers hold the accumulators; together
+ * the 512 threads' 128 each. */
+#define PRODUCER_REGS 96
+#define CONSUMER_REGS 160
+
+template <typename T, int A> struct ws_smem {
+    tma_rows<T> raw[RAW_STAGES]; /* first: 1024-byte aligned, as the swizzle needs */
+    tf_planes<T, A> tf[TF_STAGES];
+};
+/* The mbarriers: full and empty for the planes (above), and for the raw buffers raw_full (the
+ * tensor memory accelerator has written a step's units) and raw_empty (the 8 producing warps
+ * have transformed them). */
+struct ws_barriers {
+    uint64_t full[TF_STAGES], empty[TF_STAGES], raw_full[RAW_STAGES], raw_empty[RAW_STAGES];
+};
+/* Shared memory at the end of the kernel, over the steps' bytes: the accumulators (taps_of),
+ * the taps of a cluster's block (cluster_sum) or of a KCRS dw (put_kcrs). */
+static constexpr size_t larger(size_t a, size_t b) { return a > b ? a : b; }
+template <int A> static constexpr size_t end_bytes()
+{
+    return larger(A * BLOCK * M_PITCH, larger(BLOCK * BLOCK * A, A * PAIRS * NHWC_THREADS)) *
+           sizeof(float);
+}
+/* Where the mbarriers lie: past everything else the kernel puts in shared memory, so that no
+ * other use overwrites them. */
+template <typename T, int A> static constexpr size_t ws_barriers_at()
+{
+    return (larger(larger(sizeof(ws_smem<T, A>), sizeof(nhwc_smem<T, A>)), end_bytes<A>()) + 15) /
+           16 * 16;
+}
+
+#if WINO_WGMMA
+template <int A> using ws_accumulators = float[A / 2][32];
+
+/* A 16-bit plane (plane_at) as wgmma's operand, without swizzling: the next 8 of its 64 rows
+ * (A) or columns (B) 128 bytes on ("stride"), the next 8 units 1024 bytes on ("leading"). */
+static __device__ __forceinline__ uint64_t plane_descriptor(const void *plane)
+{
+    const uint64_t at = (unsigned)__cvta_generic_to_shared(plane);
+    return (at & 0x3ffff) >> 4 | (uint64_t)(1024 >> 4) << 16 | (uint64_t)(128 >> 4) << 32;
+}
+
+/* Each producing warp asks the tensor memory accelerator for 4 units of step s: warp w < 4 for
+ * the r taps of dy of units 4 w .. 4 w + 3, warp 4 + w for their alpha columns of x, at
+ * coordinates (channel, column, row, image), those outside the tensors zero, a unit past the
+ * segment at image N (all zero). Lane 0 first expects the warp's bytes on the buffer's barrier;
+ * lanes 0-3 ask for a unit each (the requests take uniform registers: one lane at a time). */
+template <typename T, int A>
+static __device__ __forceinline__ void request_step(const dims &d, const fused_problem<A> &f,
+                                                    const block_place &b, long u0,
+                                                    const CUtensorMap &dy_map,
+                                                    const CUtensorMap &x_map, tma_rows<T> &raw,
+                                                    uint64_t *raw_full)
+{
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, kind = warp / 4;
+    const int taps = kind ? f.alpha : f.r;
+    if (lane == 0)
+        mbarrier_arrive_expect(raw_full, 4 * taps * BLOCK * (unsigned)sizeof(T));
+    __syncwarp();
+    if (lane >= 4)
+        return;
+    const int u = 4 * (warp % 4) + lane;
+    const int unit = (int)min(u0 + u, f.total_units); /* below 2^31 (winrs_fused_nhwc_takes) */
+    const int row = wino_fast_divide(unit, f.per_row), image = wino_fast_divide(row, f.per_image);
+    const int p = row - image * d.p, q = f.q0 + (unit - row * f.units) * f.r;
+    const int n = u0 + u < b.end ? image : d.n;
+    if (kind == 0)
+        tma_load_4d(&raw[0][u * 8][0], &dy_map, b.k0, q, p, n, raw_full);
+    else
+        tma_load_4d(&raw[1][u * 8][0], &x_map, b.c0, q + f.j0 + b.tile * f.n - d.pad_w,
+                    p + b.row - d.pad_h, n, raw_full);
+}
+
+template <typename T, int A>
+static __device__ void produce(const dims &d, const fused_problem<A> &f, const block_place &b,
+                               int steps, bool two, const unsigned (&hi)[4],
+                               const unsigned (&lo)[4], const CUtensorMap &dy_map,
+                               const CUtensorMap &x_map, ws_smem<T, A> &sm, ws_barriers &bar)
+{
+    constexpr int UNITS = nhwc_shape<T>::UNITS;
+    for (int s = 0; s < AHEAD && s < steps; s++)
+        request_step<T, A>(d, f, b, b.begin + (long)s * UNITS, dy_map, x_map, sm.raw[s],
+                           &bar.raw_full[s]);
+    for (int s = 0; s < steps; s++) {
+        const int slot = s % TF_STAGES, raw = s % RAW_STAGES, next = (s + AHEAD) % RAW_STAGES;
+        if (s + AHEAD < steps) {
+            /* into the buffer of step s + AHEAD - RAW_STAGES, once every warp has transformed
+             * it (long since: no warp waits for the others here) */
+            if (s + AHEAD >= RAW_STAGES)
+                mbarrier_wait(&bar.raw_empty[next],
+                              (unsigned)((s + AHEAD - RAW_STAGES) / RAW_STAGES) & 1u);
+            request_step<T, A>(d, f, b, b.begin + (long)(s + AHEAD) * UNITS, dy_map, x_map,
+                               sm.raw[next], &bar.raw_full[next]);
+        }
+        mbarrier_wait(&bar.raw_full[raw], (unsigned)(s / RAW_STAGES) & 1u);
+        if (s >= TF_STAGES) /* the products of step s - TF_STAGES are done */
+            mbarrier_wait(&bar.empty[slot], (unsigned)(s / TF_STAGES - 1) & 1u);
+        transform_step<T, A, 4>(hi, lo, two, sm.raw[raw], sm.tf[slot]);
+        fence_proxy_async(); /* the products read the planes through wgmma */
+        mbarrier_arrive(&bar.full[slot]);
+        __syncwarp();
+        if (threadIdx.x % 32 == 0)
+            mbarrier_arrive(&bar.raw_empty[raw]);
+    }
+}
+
+template <typename T, int A>
+static __device__ void consume(int steps, ws_smem<T, A> &sm, ws_barriers &bar,
+                               ws_accumulators<A> &acc)
+{
+    const int group = (threadIdx.x - PRODUCER_THREADS) / 128;
+    for (int s = 0; s < steps; s++) {
+        const int slot = s % TF_STAGES;
+        mbarrier_wait(&bar.full[slot], (unsigned)(s / TF_STAGES) & 1u);
+        /* every alpha, those past the problem's too (zeros): ptxas serializes products issued
+         * under a condition */
+        wgmma_fence();
+#pragma unroll
+        for (int i = 0; i < A / 2; i++) {
+            const int a = group * (A / 2) + i;
+            wgmma_op<T>::run(acc[i], plane_descriptor(&sm.tf[slot][0][0][a][0]),
+                             plane_descriptor(&sm.tf[slot][1][0][a][0]));
+        }
+        wgmma_commit();
+        wgmma_wait<1>(); /* step s - 1's products have read their planes */
+        if (s > 0 && threadIdx.x % 32 == 0)
+            mbarrier_arrive(&bar.empty[(s - 1) % TF_STAGES]);
+    }
+    wgmma_wait<0>();
+    named_barrier(2, NHWC_THREADS - PRODUCER_THREADS); /* the other group's too: the
+                                                        accumulators go over the planes */
+}
+
+template <typename T, int A>
+static __device__ void specialized_steps(const dims &d, const fused_problem<A> &f,
+                                         const block_place &b, int steps,
+                                         const CUtensorMap &dy_map, const CUtensorMap &x_map,
+                                         unsigned char *smem)
+{
+    ws_smem<T, A> &sm = *(ws_smem<T, A> *)smem;
+    ws_barriers &bar = *(ws_barriers *)(smem + ws_barriers_at<T, A>());
+    const bool producer = threadIdx.x < PRODUCER_THREADS;
+    const int kind = threadIdx.x / 128; /* producers: 0 dy, 1 x */
+    unsigned hi[4], lo[4];
+    diag_fragments<T, A>(kind ? f.bt : f.g, hi, lo);
+    const bool rest = producer && (lo[0] | lo[1] | lo[2] | lo[3]) != 0;
+    const bool g_rest = __syncthreads_or(kind == 0 && rest);
+    const bool bt_rest = __syncthreads_or(kind == 1 && rest);
+    if (threadIdx.x < TF_STAGES) {
+        mbarrier_init(&bar.full[threadIdx.x], PRODUCER_THREADS);
+        mbarrier_init(&bar.empty[threadIdx.x], (NHWC_THREADS - PRODUCER_THREADS) / 32);
+    }
+    if (threadIdx.x < RAW_STAGES) {
+        mbarrier_init(&bar.raw_full[threadIdx.x], PRODUCER_THREADS / 32);
+        mbarrier_init(&bar.raw_empty[threadIdx.x], PRODUCER_THREADS / 32);
+    }
+    /* the taps of dy past r and columns of x past alpha, which no copy writes, are zeros */
+    for (int i = threadIdx.x; i < (int)(sizeof sm.raw / 16); i += NHWC_THREADS)
+        ((uint4 *)sm.raw)[i] = make_uint4(0, 0, 0, 0);
+    __syncthreads(); /* the barriers are set up, the zeros in */
+    if (producer) {
+        registers_down<PRODUCER_REGS>();
+        produce<T, A>(d, f, b, steps, kind ? bt_rest : g_rest, hi, lo, dy_map, x_map, sm, bar);
+        registers_up<128>();
+    } else {
+        registers_up<CONSUMER_REGS>();
+        ws_accumulators<A> acc;
+#pragma unroll
+        for (int i = 0; i < A / 2; i++)
+#pragma unroll
+            for (int e = 0; e < 32; e++)
+                acc[i][e] = 0.0f;
+        consume<T, A>(steps, sm, bar, acc);
+        /* every plane has been read and written: the producers are done with the shared
+         * memory once the consumers have had the last step's planes */
+        const int group = (threadIdx.x - PRODUCER_THREADS) / 128, w = threadIdx.x / 32 % 4;
+#pragma unroll
+        for (int i = 0; i < A / 2; i++)
+#pragma unroll
+            for (int nt = 0; nt < BLOCK / 8; nt++)
+                fragment_to_shared(reinterpret_cast<const float(&)[4]>(acc[i][4 * nt]),
+                                   group * (A / 2) + i, 16 * w, 8 * nt, (float *)smem);
+        registers_down<128>();
+    }
+}
+#endif
+
+/* Writes the block's taps into its bucket or a KRSC dw: thread t's pairs (k0 + 8 i, c) lie
+ * 8 R S C elements apart, their taps C apart, so that the addresses are sums (a KRSC offset of
+ * each element took about 12 instructions: 10% of a ResNet-18 conv2_x block's time, FP16). */
+template <typename T, int A>
+static __device__ __forceinline__ void put_krsc(const dims &d, const fused_problem<A> &f,
+                                                const block_place &b,
+                                                const float (&taps)[PAIRS][A], T *dw,
+                                                float *buckets, int overwrite)
+{
+    const int c = b.c0 + threadIdx.x % BLOCK, k0 = b.k0 + threadIdx.x / BLOCK;
+    const size_t pair_step = (size_t)8 * d.r * d.s * d.c;
+    size_t at = krsc_at(d, k0, c, b.row, f.j0 + b.tile * f.n);
+    if (buckets)
+        buckets += (size_t)blockIdx.z * d.k * d.c * d.r * d.s;
+    if (c >= d.c)
+        return;
+#pragma unroll
+    for (int i = 0; i < PAIRS; i++, at += pair_step) {
+        if (k0 + 8 * i >= d.k)
+            break;
+#pragma unroll
+        for (int jj = 0; jj < A; jj++) {
+            if (jj >= f.n)
+                break;
+            const size_t e = at + (size_t)jj * d.c;
+            if (buckets)
+                buckets[e] = taps[i][jj];
+            else
+                store(dw, e, overwrite ? taps[i][jj] : load(dw, e) + taps[i][jj]);
+        }
+    }
+}
+
+/* dy_map and x_map: dy and x for the tensor memory accelerator (16 bits), boxes of 64 channels
+ * x r taps of dy and x alpha columns of x (winrs_fused_nhwc_launch). */
+template <typename T, int A>
+__global__ void __launch_bounds__(NHWC_THREADS, 1)
+    fused_nhwc(dims d, fused_problem<A> f, const T *__restrict__ x, const T *__restrict__ dy,
+               T *dw, float *buckets, int overwrite, int in_cluster,
+               const __grid_constant__ CUtensorMap dy_map, const __grid_constant__ CUtensorMap x_map)
+{
+    extern __shared__ __align__(1024) unsigned char smem_bytes[];
+    nhwc_smem<T, A> &sm = *(nhwc_smem<T, A> *)smem_bytes;
+    const block_place b = place_of(d, f);
+    constexpr int UNITS = nhwc_shape<T>::UNITS;
+    const int steps = b.end > b.begin ? (int)((b.end - b.begin + UNITS - 1) / UNITS) : 0;
+#if WINO_WGMMA
+    if constexpr (!nhwc_shape<T>::TF32)
+        specialized_steps<T, A>(d, f, b, steps, dy_map, x_map, smem_bytes);
+    else
+#endif
+        interleaved_steps<T, A>(d, f, b, steps, x, dy, sm);
+    __syncthreads(); /* every accumulator is in shared memory */
     float taps[PAIRS][A];
-    taps_of(f, acc, (float *)smem_bytes, taps);
+    taps_of(f, (const float *)smem_bytes, taps);
     if (in_cluster) {
         cluster_sum(d, f, b, taps, dw, overwrite, (float *)smem_bytes);
         return;
@@ -553,17 +840,7 @@ __global__ void __launch_bounds__(NHWC_THREADS, 1)
         put_kcrs(d, f, b, taps, dw, overwrite, (float *)smem_bytes);
         return;
     }
-    const int c = b.c0 + threadIdx.x % BLOCK, k0 = b.k0 + threadIdx.x / BLOCK;
-#pragma unroll
-    for (int jj = 0; jj < A; jj++) {
-        if (jj >= f.n)
-            break;
-#pragma unroll
-        for (int i = 0; i < PAIRS; i++)
-            if (k0 + 8 * i < d.k && c < d.c)
-                put(d, dw, buckets, overwrite, k0 + 8 * i, c, b.row, f.j0 + b.tile * f.n + jj,
-                    taps[i][jj]);
-    }
+    put_krsc(d, f, b, taps, dw, buckets, overwrite);
 }
 
 int winrs_fused_nhwc_cluster_max(int device)
@@ -641,14 +918,18 @@ bool winrs_fused_nhwc_fits(const dims &d, size_t element_bytes, const void *x, c
            (uintptr_t)dy % 16 == 0;
 }
 
+/* A block's shared memory: the steps', then (over the same bytes) its accumulators and taps;
+ * 16 bits, for the warp-specialized steps where the GPU has them, and their mbarriers. */
+template <typename T, int A> static constexpr int block_smem_bytes()
+{
+    return nhwc_shape<T>::TF32 ? (int)larger(sizeof(nhwc_smem<T, A>), end_bytes<A>())
+                               : (int)(ws_barriers_at<T, A>() + sizeof(ws_barriers));
+}
+
 template <typename T, int A> static cudaError_t allow_smem(void)
 {
-    static_assert(A * BLOCK * M_PITCH * sizeof(float) <= sizeof(nhwc_smem<T, A>) &&
-                      BLOCK * BLOCK * A * sizeof(float) <= sizeof(nhwc_smem<T, A>) &&
-                      A * PAIRS * NHWC_THREADS * sizeof(float) <= sizeof(nhwc_smem<T, A>),
-                  "a block's accumulators and taps fit in its shared memory");
     return cudaFuncSetAttribute(fused_nhwc<T, A>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                (int)sizeof(nhwc_smem<T, A>));
+                                block_smem_bytes<T, A>());
 }
 
 cudaError_t winrs_fused_nhwc_prepare(void)
@@ -667,12 +948,70 @@ cudaError_t winrs_fused_nhwc_prepare(void)
     return e;
 }
 
+/* cuTensorMapEncodeTiled from the driver, through the runtime (the component links no
+ * libcuda); NULL where the driver has none. */
+typedef CUresult (*encode_tiled_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
+                                    const cuuint64_t *, const cuuint64_t *, const cuuint32_t *,
+                                    const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle,
+                                    CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+static encode_tiled_fn find_encode_tiled(void)
+{
+    void *p = NULL;
+    cudaDriverEntryPointQueryResult found;
+    return cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000,
+                                            cudaEnableDefault, &found) == cudaSuccess &&
+                   found == cudaDriverEntryPointSuccess
+               ? (encode_tiled_fn)p
+               : NULL;
+}
+static encode_tiled_fn encode_tiled(void)
+{
+    static const encode_tiled_fn fn = find_encode_tiled(); /* once, thread-safe */
+    return fn;
+}
+
+/* An NHWC tensor of 16-bit T (n x rows x cols x channels) for the tensor memory accelerator:
+ * boxes of 64 channels x `box` columns, 128-byte swizzled (tma_rows), zeros outside. */
+template <typename T>
+static cudaError_t tensor_map(CUtensorMap *map, const T *at, int n, int rows, int cols,
+                              int channels, int box)
+{
+    const encode_tiled_fn encode = encode_tiled();
+    if (!encode)
+        return cudaErrorNotSupported;
+    const cuuint64_t size[4] = {(cuuint64_t)channels, (cuuint64_t)cols, (cuuint64_t)rows,
+                                (cuuint64_t)n};
+    const cuuint64_t stride[3] = {(cuuint64_t)channels * sizeof(T),
+                                  (cuuint64_t)channels * cols * sizeof(T),
+                                  (cuuint64_t)channels * cols * rows * sizeof(T)};
+    const cuuint32_t boxes[4] = {BLOCK, (cuuint32_t)box, 1, 1}, steps[4] = {1, 1, 1, 1};
+    const CUtensorMapDataType type = std::is_same<T, __half>::value
+                                         ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                                         : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    return encode(map, type, 4, (void *)at, size, stride, boxes, steps,
+                  CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                  CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS
+               ? cudaSuccess
+               : cudaErrorInvalidValue;
+}
+
 template <typename T, int A>
 cudaError_t winrs_fused_nhwc_launch(const dims &d, const fused_problem<A> &f, dim3 grid,
                                     int in_cluster, const T *x, const T *dy, T *dw,
                                     float *buckets, int overwrite, cudaStream_t stream)
 {
-    const int smem = (int)sizeof(nhwc_smem<T, A>);
+    CUtensorMap dy_map, x_map; /* 16 bits: where the GPU has warp specialization */
+    memset(&dy_map, 0, sizeof dy_map);
+    memset(&x_map, 0, sizeof x_map);
+    if constexpr (!nhwc_shape<T>::TF32) {
+        cudaError_t e = tensor_map(&dy_map, dy, d.n, d.p, d.q, d.k, f.r);
+        if (e == cudaSuccess)
+            e = tensor_map(&x_map, x, d.n, d.h, d.w, d.c, f.alpha);
+        if (e != cudaSuccess)
+            return e;
+    }
+    const int smem = block_smem_bytes<T, A>();
     cudaLaunchConfig_t config = {};
     cudaLaunchAttribute cluster[1];
     config.gridDim = grid;
@@ -688,7 +1027,7 @@ cudaError_t winrs_fused_nhwc_launch(const dims &d, const fused_problem<A> &f, di
         config.numAttrs = 1;
     }
     return cudaLaunchKernelEx(&config, fused_nhwc<T, A>, d, f, x, dy, dw, buckets, overwrite,
-                              in_cluster);
+                              in_cluster, dy_map, x_map);
 }
 
 #define WINO_NHWC_LAUNCH(T, A)                                                                 \
