@@ -431,6 +431,8 @@ static __device__ __forceinline__ void taps_of(const fused_problem<A> &f, const 
             mv[b] = m[(b * BLOCK + k0 + 8 * i) * M_PITCH + c];
 #pragma unroll
         for (int jj = 0; jj < A; jj++) {
+            if (jj >= f.n) /* the taps past n are never written: 5 / 8 of the work at n = 3 */
+                break;
             float s = 0.0f;
 #pragma unroll
             for (int b = 0; b < A; b++)
@@ -746,9 +748,13 @@ static __device__ void specialized_steps(const dims &d, const fused_problem<A> &
         mbarrier_init(&bar.raw_full[threadIdx.x], PRODUCER_THREADS / 32);
         mbarrier_init(&bar.raw_empty[threadIdx.x], PRODUCER_THREADS / 32);
     }
-    /* the taps of dy past r and columns of x past alpha, which no copy writes, are zeros */
-    for (int i = threadIdx.x; i < (int)(sizeof sm.raw / 16); i += NHWC_THREADS)
-        ((uint4 *)sm.raw)[i] = make_uint4(0, 0, 0, 0);
+    /* the taps of dy past r and columns of x past alpha, which no copy writes, are zeros
+     * (16-byte pieces: [stage][kind][unit][row][piece]) */
+    for (int i = threadIdx.x; i < (int)(sizeof sm.raw / 16); i += NHWC_THREADS) {
+        const int row = i / 8 % 8, kind_of = i / (8 * 8 * nhwc_shape<T>::UNITS) % 2;
+        if (row >= (kind_of ? f.alpha : f.r))
+            ((uint4 *)sm.raw)[i] = make_uint4(0, 0, 0, 0);
+    }
     __syncthreads(); /* the barriers are set up, the zeros in */
     if (producer) {
         registers_down<PRODUCER_REGS>();
