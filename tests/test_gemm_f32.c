@@ -166,6 +166,19 @@ int main(void)
         t.ldc = t.n;
         run_case(&counts, &rng, &t, max_isa);
     }
+    /* Every micro-panel row count: m cut into nearly equal panels of at most 14 rows, with A
+     * small (B panels outermost) and large (row panels outermost). */
+    for (r = 1; r <= 30; r++) {
+        struct gemm_case t = {r, 40, 19, 19, 40, 40};
+        run_case(&counts, &rng, &t, max_isa);
+        t.m = 40 + r;
+        t.n = 33;
+        t.k = 300;
+        t.lda = 300;
+        t.ldb = 33;
+        t.ldc = 33;
+        run_case(&counts, &rng, &t, max_isa);
+    }
     /* Large and 4 KiB-aliasing leading dimensions. */
     {
         struct gemm_case t = {33, 45, 70, 1024, 1024 + 3, 1024 + 17};

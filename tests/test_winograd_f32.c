@@ -16,16 +16,17 @@ static double bound(int alpha)
 
 static double worst[11];
 
-/* One random convolution with F(m x m, r x r); returns 1 on pass. */
+/* One random convolution with F(m x m, r x r), C and K in 1..max_ch, H and W in 1..max_hw;
+ * returns 1 on pass. */
 static int check(struct test_rng *rng, int m, int r, enum wino_variant variant, int threads,
-                 int case_id)
+                 int max_ch, int max_hw, int case_id)
 {
     struct wino_conv2d_desc d;
     d.n = 1 + (int)(test_rng_next(rng) % 2);
-    d.c = 1 + (int)(test_rng_next(rng) % 19);
-    d.k = 1 + (int)(test_rng_next(rng) % 19);
-    d.h = 1 + (int)(test_rng_next(rng) % 23);
-    d.w = 1 + (int)(test_rng_next(rng) % 23);
+    d.c = 1 + (int)(test_rng_next(rng) % (unsigned)max_ch);
+    d.k = 1 + (int)(test_rng_next(rng) % (unsigned)max_ch);
+    d.h = 1 + (int)(test_rng_next(rng) % (unsigned)max_hw);
+    d.w = 1 + (int)(test_rng_next(rng) % (unsigned)max_hw);
     d.r = d.s = r;
     d.pad_h = (int)(test_rng_next(rng) % (unsigned)(r + 2));
     d.pad_w = (int)(test_rng_next(rng) % (unsigned)(r + 2));
@@ -62,11 +63,22 @@ int main(void)
             int ok = 1;
             for (int i = 0; i < 6; i++)
                 ok &= check(&rng, m, r, i & 1 ? WINO_VARIANT_FUSED : WINO_VARIANT_NON_FUSED,
-                            1 + (i >> 1) % 2, i);
+                            1 + (i >> 1) % 2, 19, 23, i);
             char what[64];
             snprintf(what, sizeof what, "F(%dx%d, %dx%d) fused and non-fused vs FP64", m, m, r, r);
             test_check(&c, ok, what);
         }
+    /* More channels and tiles: GEMMs whose A block (tiles x C) exceeds 32 KiB, so the row
+     * micro-panels run outermost, and every split of the rows into micro-panels. */
+    for (int m = 2; m <= 4; m += 2) {
+        int ok = 1;
+        for (int i = 0; i < 6; i++)
+            ok &= check(&rng, m, 3, i & 1 ? WINO_VARIANT_FUSED : WINO_VARIANT_NON_FUSED,
+                        1 + (i >> 1) % 2, 80, 32, i);
+        char what[64];
+        snprintf(what, sizeof what, "F(%dx%d, 3x3), C and K up to 80, vs FP64", m, m);
+        test_check(&c, ok, what);
+    }
     printf("largest relative L1 error by alpha:");
     for (int a = 3; a <= 10; a++)
         printf(" %d:%.2e", a, worst[a]);

@@ -1,8 +1,9 @@
 /* FP32 GEMM, AVX2 + FMA: the packed-panel design of gemm_f32_avx512.c with a 6x16 microkernel
- * (12 ymm accumulators, two ymm of B per k step, A broadcast from a packed [p][6] micro-panel).
+ * (12 ymm accumulators, two ymm of B per k step, A broadcast straight from its rows).
  * Loops: jc over n (NC), pc over k (about KC, split evenly; B block packed in 16-column panels,
- * L2), ir over m (MR = 6 rows, A micro-panel packed, L1), jr over the panels (microkernel).
- * Edges: zero padding in the packed operands; C columns past n masked (vmaskmovps).
+ * L2), ir over m (nearly equal micro-panels of at most MR = 6 rows, L1), jr over the panels
+ * (the microkernel of the micro-panel's row count).
+ * Edges: zero padding in the packed B; C columns past n masked (vmaskmovps).
  * Compiled with function-level target attributes: the library needs no global -m flags. */
 #include "cpu/gemm_f32.h"
 
@@ -12,6 +13,7 @@
 
 #include <immintrin.h>
 #include <stdint.h>
+#include <string.h>
 
 #define TGT __attribute__((target("avx2,fma")))
 
@@ -30,20 +32,19 @@ TGT static __m256i mask8(int w)
     return _mm256_cmpgt_epi32(_mm256_set1_epi32(w), idx);
 }
 
-/* C[0:mr, 0:16] (+)= A_panel (kc x 6) * B_panel (kc x 16); full: all 16 columns valid. */
-TGT static void kernel_6x16(int kc, const float *restrict a, const float *restrict b, float *c,
-                            ptrdiff_t ldc, int mr, int full, __m256i m0, __m256i m1, int acc)
-{
+/* C[0:rows, 0:16] (+)= A (rows x kc, row stride lda) * B_panel (kc x 16), with rows a
+ * compile-time constant in each instance (1..6), so a short micro-panel costs only its own FMAs;
+ * full: all 16 columns valid. */
 #define WINO_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
 #define DECL(i) __m256 c##i##a = _mm256_setzero_ps(), c##i##b = _mm256_setzero_ps();
 #define STEP(i)                                                                                    \
-    {                                                                                              \
-        const __m256 ai = _mm256_broadcast_ss(a + i);                                              \
+    if ((i) < rows) {                                                                              \
+        const __m256 ai = _mm256_broadcast_ss(a + (i) * lda);                                     \
         c##i##a = _mm256_fmadd_ps(ai, b0, c##i##a);                                                \
         c##i##b = _mm256_fmadd_ps(ai, b1, c##i##b);                                                \
     }
 #define STORE(i)                                                                                   \
-    if (i < mr) {                                                                                  \
+    if ((i) < rows) {                                                                              \
         float *ci = c + (ptrdiff_t)(i) * ldc;                                                      \
         if (full) {                                                                                \
             if (acc) {                                                                             \
@@ -61,20 +62,40 @@ TGT static void kernel_6x16(int kc, const float *restrict a, const float *restri
             _mm256_maskstore_ps(ci + 8, m1, c##i##b);                                              \
         }                                                                                          \
     }
+TGT static inline __attribute__((always_inline)) void
+kernel_body(const int rows, int kc, const float *restrict a, ptrdiff_t lda,
+            const float *restrict b, float *c, ptrdiff_t ldc, int full, __m256i m0, __m256i m1,
+            int acc)
+{
     int p;
     WINO_ROWS(DECL)
     for (p = 0; p < kc; p++) {
         const __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8);
         WINO_ROWS(STEP)
-        a += MR;
+        a++;
         b += NR;
     }
     WINO_ROWS(STORE)
+}
 #undef DECL
 #undef STEP
 #undef STORE
 #undef WINO_ROWS
-}
+
+typedef void (*kernel_fn)(int kc, const float *a, ptrdiff_t lda, const float *b, float *c,
+                          ptrdiff_t ldc, int full, __m256i m0, __m256i m1, int acc);
+#define KERNEL(r)                                                                                  \
+    TGT static void kernel_##r##x16(int kc, const float *a, ptrdiff_t lda, const float *b,         \
+                                    float *c, ptrdiff_t ldc, int full, __m256i m0, __m256i m1,     \
+                                    int acc)                                                       \
+    {                                                                                              \
+        kernel_body(r, kc, a, lda, b, c, ldc, full, m0, m1, acc);                                  \
+    }
+WINO_ROW_COUNTS_6(KERNEL)
+#undef KERNEL
+static const kernel_fn kernels[MR + 1] = {
+    NULL, kernel_1x16, kernel_2x16, kernel_3x16, kernel_4x16, kernel_5x16, kernel_6x16,
+};
 
 /* kc x nc block of B -> 16-column panels, each kc x 16, zero padded. */
 TGT static void pack_b_block(int kc, int nc, const float *b, ptrdiff_t ldb, float *dst)
@@ -102,33 +123,37 @@ TGT static void pack_b_block(int kc, int nc, const float *b, ptrdiff_t ldb, floa
     }
 }
 
-/* mr x kc of A -> [p][MR], rows past mr zero. */
-static void pack_a_panel(int mr, int kc, const float *a, ptrdiff_t lda, float *dst)
-{
-    int i, p;
-    for (p = 0; p < kc; p++) {
-        for (i = 0; i < mr; i++)
-            dst[p * MR + i] = a[(ptrdiff_t)i * lda + p];
-        for (; i < MR; i++)
-            dst[p * MR + i] = 0.0f;
-    }
-}
+/* Row stride of the A micro-panel copy (kc + 16 floats, kc <= KC): not a multiple of 1024
+ * floats, so its rows fall in different L1 sets. */
+#define A_LD(kc) ((kc) + 16)
 
+/* C[0:m, 0:nc] (+)= A[0:m, 0:kc] * Bblock, Bblock packed (panels of kc x 16). The rows are cut
+ * into ceil(m / 6) nearly equal micro-panels (m = 16: 6 + 5 + 5, not 6 + 6 + 4 padded to 6),
+ * each run by the kernel of its exact row count, broadcasting A straight from its rows; a
+ * micro-panel whose lda is a multiple of 1024 floats (rows in one L1 set) is copied to ap first. */
 TGT static void macro(int m, int nc, int kc, const float *a, ptrdiff_t lda, const float *bp,
                       float *c, ptrdiff_t ldc, int acc, float *ap)
 {
-    int i0, j0;
-    const __m256i ones = _mm256_set1_epi32(-1);
-    for (i0 = 0; i0 < m; i0 += MR) {
-        const int mr = m - i0 < MR ? m - i0 : MR;
+    int i0, j0, pi;
+    const int np = (m + MR - 1) / MR, copy = (lda & 1023) == 0;
+    const __m256i ones = _mm256_set1_epi32(-1), e0 = mask8(nc % NR), e1 = mask8(nc % NR - 8);
+    for (i0 = 0, pi = 0; i0 < m; pi++) {
+        const int mr = m / np + (pi < m % np);
+        const float *ai = a + (ptrdiff_t)i0 * lda;
+        ptrdiff_t ld = lda;
         float *ci = c + (ptrdiff_t)i0 * ldc;
-        pack_a_panel(mr, kc, a + (ptrdiff_t)i0 * lda, lda, ap);
+        if (copy) {
+            for (int i = 0; i < mr; i++)
+                memcpy(ap + (ptrdiff_t)i * A_LD(kc), ai + (ptrdiff_t)i * lda,
+                       sizeof(float) * (size_t)kc);
+            ai = ap;
+            ld = A_LD(kc);
+        }
         for (j0 = 0; j0 + NR <= nc; j0 += NR)
-            kernel_6x16(kc, ap, bp + (size_t)j0 * (size_t)kc, ci + j0, ldc, mr, 1, ones, ones,
-                        acc);
+            kernels[mr](kc, ai, ld, bp + (size_t)j0 * (size_t)kc, ci + j0, ldc, 1, ones, ones, acc);
         if (j0 < nc)
-            kernel_6x16(kc, ap, bp + (size_t)j0 * (size_t)kc, ci + j0, ldc, mr, 0,
-                        mask8(nc - j0), mask8(nc - j0 - 8), acc);
+            kernels[mr](kc, ai, ld, bp + (size_t)j0 * (size_t)kc, ci + j0, ldc, 0, e0, e1, acc);
+        i0 += mr;
     }
 }
 

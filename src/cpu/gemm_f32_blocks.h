@@ -19,6 +19,11 @@ static int kc_step(int k)
     return (k + nb - 1) / nb;
 }
 
+/* X(r) for every row count of a micro-panel kernel, up to 6 (AVX2's MR) or 14 (AVX-512's): the
+ * ISA files instantiate one kernel per exact row count. */
+#define WINO_ROW_COUNTS_6(X) X(1) X(2) X(3) X(4) X(5) X(6)
+#define WINO_ROW_COUNTS_14(X) WINO_ROW_COUNTS_6(X) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14)
+
 /* n rounded up to whole panels. */
 static int npad(int n)
 {

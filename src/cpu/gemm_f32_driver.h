@@ -12,6 +12,13 @@
 
 #ifndef WINO_GEMM_STUB
 
+/* One A micro-panel of kc columns, with room for a row stride padded by 16 floats (the copy of a
+ * micro-panel whose lda would alias in L1). */
+static size_t a_scratch_bytes(int kc)
+{
+    return round64((size_t)MR * (size_t)(kc + 16) * sizeof(float));
+}
+
 static void zero_c(int m, int n, float *c, ptrdiff_t ldc)
 {
     for (int i = 0; i < m; i++)
@@ -25,8 +32,7 @@ size_t WINO_GEMM_NAME(wino_f32_gemm_scratch_bytes)(int m, int n, int k)
     if (k <= 0 || n <= 0)
         return 0;
     const int kc = kc_step(k), nc = n < NC ? n : NC;
-    return round64((size_t)kc * (size_t)npad(nc) * sizeof(float)) +
-           round64((size_t)MR * (size_t)kc * sizeof(float));
+    return round64((size_t)kc * (size_t)npad(nc) * sizeof(float)) + a_scratch_bytes(kc);
 }
 
 TGT void WINO_GEMM_NAME(wino_f32_gemm)(int m, int n, int k, const float *a, ptrdiff_t lda,
@@ -80,7 +86,7 @@ size_t WINO_GEMM_NAME(wino_f32_gemm_packed_scratch_bytes)(int m, int n, int k)
     (void)n;
     if (k <= 0)
         return 0;
-    return round64((size_t)MR * (size_t)kc_step(k) * sizeof(float));
+    return a_scratch_bytes(kc_step(k));
 }
 
 TGT void WINO_GEMM_NAME(wino_f32_gemm_packed)(int m, int n, int k, const float *a, ptrdiff_t lda,

@@ -36,14 +36,17 @@ int wino_f32_engine_has_tile(int m, int r)
     return wino_f32_transforms_for(m, r).input != NULL;
 }
 
-/* Tiles per block are GEMM rows: a multiple of the AVX-512 kernel's 14 rows avoids packed edge
- * panels. */
+/* Tiles per block are GEMM rows: a multiple of the AVX-512 kernel's 14 rows makes every
+ * micro-panel a full one, the fewest passes over the filters. */
 #define ROWS_PER_KERNEL 14
 
-/* Tiles per fused block: V and M of a block should stay in about 1 MiB of L2. */
+/* Tiles per fused block: V and M of a block in 384 KiB, so that they stay in a 1 MiB L2 beside
+ * one packed filter matrix (256 KiB at C = K = 256) and the blocks are many enough to share out
+ * evenly (ResNet-18 conv2_x at batch 1: 14 blocks of 14 tiles, 0.31 ms, against 4 blocks of 56
+ * tiles with 1 MiB, 0.39 ms; AMD EPYC, Zen 4 cache sizes). */
 static int fused_block(int alpha, int c, int k)
 {
-    long tb = (1L << 20) / (4L * alpha * alpha * ((long)c + k));
+    long tb = (384L << 10) / (4L * alpha * alpha * ((long)c + k));
     tb = tb / ROWS_PER_KERNEL * ROWS_PER_KERNEL;
     return (int)(tb < ROWS_PER_KERNEL ? ROWS_PER_KERNEL : tb > 504 ? 504 : tb);
 }
@@ -59,9 +62,11 @@ static int non_fused_chunk(int c)
 
 /* Every fused block reads all alpha^2 C x K transformed filters; beyond this size they no longer
  * stay in the last-level cache between blocks and the non-fused variant, which reads them once,
- * wins (measured on ResNet-18 / VGG-16 layers: fused 1.4-1.9x slower at C = K = 512, on par at
- * C = 256, K = 512; docs/cpu-winograd.md). */
-#define FUSED_MAX_FILTER_BYTES (24L << 20)
+ * wins (measured on ResNet-18 / VGG-16 layers: on a Xeon with AVX-512, fused 1.4-1.9x slower at
+ * C = K = 512, on par at C = 256, K = 512; on an AMD EPYC with a 32 MiB L3 shared with other
+ * machines, 1.1-1.3x slower at C = 256, K = 512 (18.9 MB), faster at C = K = 256 (9.4 MB);
+ * docs/cpu-winograd.md). */
+#define FUSED_MAX_FILTER_BYTES (12L << 20)
 
 int wino_f32_engine_prefers_fused(int m, int r, const struct wino_conv2d_desc *d, long tiles,
                                   int threads)
@@ -69,7 +74,7 @@ int wino_f32_engine_prefers_fused(int m, int r, const struct wino_conv2d_desc *d
     const int a = m + r - 1;
     const long block = fused_block(a, d->c, d->k);
     const double filter_bytes = 4.0 * a * a * d->c * d->k;
-    return (tiles + block - 1) / block >= 2L * threads && filter_bytes <= FUSED_MAX_FILTER_BYTES;
+    return (tiles + block - 1) / block >= 4L * threads && filter_bytes <= FUSED_MAX_FILTER_BYTES;
 }
 
 enum wino_status wino_f32_engine_prepare(struct wino_f32_engine *e,
