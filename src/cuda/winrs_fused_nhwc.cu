@@ -2,15 +2,18 @@
  * winrs_fused_parts.cuh): FP16 and BF16, and FP32 as "3xTF32" (each operand split into two TF32
  * values, three products: about FP32's accuracy). A thread block owns 64 x 64 of K x C, one
  * filter row and tile, one segment of units, and goes through its units UNITS at a time in
- * three overlapping stages:
+ * three stages. In 16 bits on Hopper (sm_90a code) different warps run them: see
+ * specialized_steps (the tensor memory accelerator fetches, producer warps transform, consumer
+ * warpgroups multiply with wgmma). Otherwise every warp takes part in each, overlapping across
+ * steps (interleaved_steps):
  *   1. fetch: cp.async copies the step's units of dy (r taps x 64 channels) and windows of x
  *      (alpha columns x 64 channels) into shared memory, two steps ahead, zeros where a unit is
  *      past the segment, a channel past K or C, or a column in the padding;
- *   2. transform, on tensor cores as well, with FP32 sums. 16 bits: 16 / A units of dy (or x)
- *      stacked, taps x 8 channels, times diag(G, ..., G) (or diag(B^T, ...)) gives U (V) of
- *      those units and channels in one m16n8k16 product; the matrices' entries are split into
- *      their nearest 16-bit values and the rest (a second product where the rest is not zero),
- *      so the transforms are as exact as FP32 ones, and U and V are rounded to T. FP32: 16
+ *   2. transform, on tensor cores as well, with FP32 sums. 16 bits: 16 channels x 8 / A units'
+ *      taps of dy (or x) times diag(G^T, ...) (or diag(B, ...)) gives U (V) of those units and
+ *      channels in one m16n8k8 product; the matrices' entries are split into their nearest
+ *      16-bit values and the rest (a second product where the rest is not zero), so the
+ *      transforms are as exact as FP32 ones, and U and V are rounded to T. FP32: 16
  *      channels x 8 / A units' taps times diag(G^T, ...) in m16n8k8 TF32 products, data and
  *      matrix split into two TF32 values each, and U and V split again into two planes of TF32
  *      values, high and low parts. U and V go into planes per alpha, [unit][channel] for 16 bits
