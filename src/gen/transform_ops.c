@@ -206,24 +206,18 @@ static void emit_summary(struct wino_strbuf *sb, const struct transform *x, cons
                        all.fma);
 }
 
-/* C: WINO_LANES lanes of tiles side by side (16 with GCC and Clang, as one vector value; 1
- * elsewhere). A static block function runs both passes in straight-line code with every
- * intermediate a named value the compiler can keep in registers; the exported function walks
- * the lanes in blocks and takes a last partial block through zero-padded copies. */
-static void emit_c(struct wino_strbuf *sb, const struct transform *x, const wino_recipe *rc,
-                   const char *tile, char (*in)[NAME_CAP], char (*out)[NAME_CAP])
+/* Above this many vectors T = M X goes through a stack buffer, one column or row of it live at a
+ * time: all of it in named values spills (F(6x6, 3x3): 64 against 32 AVX-512 registers). At 36
+ * (F(4x4, 3x3)'s input) both forms ran equally fast on a Zen 4. */
+#define C_REGISTER_T_MAX 36
+
+/* The two passes in straight-line code, every intermediate a named value the compiler can keep
+ * in registers. */
+static void emit_c_registers(struct wino_strbuf *sb, const struct transform *x,
+                             const wino_recipe *rc, char (*in)[NAME_CAP], char (*out)[NAME_CAP])
 {
     const int n = x->mat->cols, p = x->mat->rows;
     const char *i_ = x->in, *is = x->in_stride, *o_ = x->out, *os = x->out_stride;
-    wino_strbuf_printf(sb,
-                       "static inline void %s_block_%s(const float *restrict %s, ptrdiff_t %s_row,"
-                       " ptrdiff_t %s_col,\n        float *restrict %s, ptrdiff_t %s_row,"
-                       " ptrdiff_t %s_col)\n{\n",
-                       x->stage, tile, i_, is, is, o_, os, os);
-    if (n == 1) /* a single input row, e.g. F(m, 1): its stride is never used */
-        wino_strbuf_printf(sb, "    (void)%s_row;\n", is);
-    if (p == 1)
-        wino_strbuf_printf(sb, "    (void)%s_col;\n", os);
     for (int i = 0; i < p; i++) { /* T = M X, p x n */
         wino_strbuf_printf(sb, "    wino_lanes");
         for (int j = 0; j < n; j++)
@@ -250,6 +244,54 @@ static void emit_c(struct wino_strbuf *sb, const struct transform *x, const wino
         emit_recipe(sb, rc, WINO_EMIT_C, "wino_lanes", "        ", in, out, ")");
         wino_strbuf_printf(sb, "    }\n");
     }
+}
+
+/* The two passes as loops over the columns of X and the rows of T, with T in a stack buffer (L1)
+ * in between: one column or row live at a time. */
+static void emit_c_buffered(struct wino_strbuf *sb, const struct transform *x,
+                            const wino_recipe *rc, char (*in)[NAME_CAP], char (*out)[NAME_CAP])
+{
+    const int n = x->mat->cols, p = x->mat->rows;
+    const char *i_ = x->in, *is = x->in_stride, *o_ = x->out, *os = x->out_stride;
+    wino_strbuf_printf(sb, "    wino_lanes tmp[%d][%d]; /* T = M X */\n", p, n);
+    wino_strbuf_printf(sb, "    for (int j = 0; j < %d; j++) { /* column j of X */\n", n);
+    for (int k = 0; k < n; k++)
+        snprintf(in[k], NAME_CAP, "wino_load(%s + %d * %s_row + j * %s_col)", i_, k, is, is);
+    for (int i = 0; i < p; i++)
+        snprintf(out[i], NAME_CAP, "tmp[%d][j] = ", i);
+    emit_recipe(sb, rc, WINO_EMIT_C, "wino_lanes", "        ", in, out, "");
+    wino_strbuf_printf(sb, "    }\n");
+    wino_strbuf_printf(sb, "    for (int i = 0; i < %d; i++) { /* row i of T */\n", p);
+    for (int k = 0; k < n; k++)
+        snprintf(in[k], NAME_CAP, "tmp[i][%d]", k);
+    for (int c = 0; c < p; c++)
+        snprintf(out[c], NAME_CAP, "wino_store(%s + i * %s_row + %d * %s_col, ", o_, os, c, os);
+    emit_recipe(sb, rc, WINO_EMIT_C, "wino_lanes", "        ", in, out, ")");
+    wino_strbuf_printf(sb, "    }\n");
+}
+
+/* C: WINO_LANES lanes of tiles side by side (16 with GCC and Clang, as one vector value; 1
+ * elsewhere). A static block function runs both passes, inlined into each target clone so that
+ * it runs the clone's instructions; the exported function walks the lanes in blocks and takes a
+ * last partial block through zero-padded copies. */
+static void emit_c(struct wino_strbuf *sb, const struct transform *x, const wino_recipe *rc,
+                   const char *tile, char (*in)[NAME_CAP], char (*out)[NAME_CAP])
+{
+    const int n = x->mat->cols, p = x->mat->rows;
+    const char *i_ = x->in, *is = x->in_stride, *o_ = x->out, *os = x->out_stride;
+    wino_strbuf_printf(sb,
+                       "WINO_BLOCK void %s_block_%s(const float *restrict %s, ptrdiff_t %s_row,"
+                       " ptrdiff_t %s_col,\n        float *restrict %s, ptrdiff_t %s_row,"
+                       " ptrdiff_t %s_col)\n{\n",
+                       x->stage, tile, i_, is, is, o_, os, os);
+    if (n == 1) /* a single input row, e.g. F(m, 1): its stride is never used */
+        wino_strbuf_printf(sb, "    (void)%s_row;\n", is);
+    if (p == 1)
+        wino_strbuf_printf(sb, "    (void)%s_col;\n", os);
+    if (p * n > C_REGISTER_T_MAX)
+        emit_c_buffered(sb, x, rc, in, out);
+    else
+        emit_c_registers(sb, x, rc, in, out);
     wino_strbuf_printf(sb, "}\n\n");
     emit_summary(sb, x, rc);
     wino_strbuf_printf(
@@ -378,7 +420,12 @@ static void emit_banner(struct wino_strbuf *sb, const wino_toom *t, enum wino_em
             "#if defined(__GNUC__) && defined(__x86_64__) && !defined(WINO_NO_TARGET_CLONES)\n"
             "#define WINO_TARGET_CLONES __attribute__((target_clones(\"avx512f\", \"avx2,fma\","
             " \"default\")))\n"
-            "#else\n#define WINO_TARGET_CLONES\n#endif\n");
+            "#else\n#define WINO_TARGET_CLONES\n#endif\n\n"
+            "/* A block function left out of line would be built for the baseline only, whichever\n"
+            " * clone calls it. */\n"
+            "#if defined(__GNUC__)\n"
+            "#define WINO_BLOCK static inline __attribute__((always_inline))\n"
+            "#else\n#define WINO_BLOCK static inline\n#endif\n");
 }
 
 enum wino_status wino_gen_emit(const wino_toom *t, enum wino_emit_lang lang, char *buf, size_t cap,

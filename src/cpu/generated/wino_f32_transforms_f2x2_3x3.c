@@ -32,7 +32,15 @@ typedef float wino_lanes;
 #define WINO_TARGET_CLONES
 #endif
 
-static inline void input_block_f2x2_3x3(const float *restrict d, ptrdiff_t d_row, ptrdiff_t d_col,
+/* A block function left out of line would be built for the baseline only, whichever
+ * clone calls it. */
+#if defined(__GNUC__)
+#define WINO_BLOCK static inline __attribute__((always_inline))
+#else
+#define WINO_BLOCK static inline
+#endif
+
+WINO_BLOCK void input_block_f2x2_3x3(const float *restrict d, ptrdiff_t d_row, ptrdiff_t d_col,
         float *restrict v, ptrdiff_t v_row, ptrdiff_t v_col)
 {
     wino_lanes c0_0, c0_1, c0_2, c0_3;
@@ -176,7 +184,7 @@ void wino_f32_input_transform_f2x2_3x3(const float *restrict d, ptrdiff_t d_row,
     }
 }
 
-static inline void filter_block_f2x2_3x3(const float *restrict g, ptrdiff_t g_row, ptrdiff_t g_col,
+WINO_BLOCK void filter_block_f2x2_3x3(const float *restrict g, ptrdiff_t g_row, ptrdiff_t g_col,
         float *restrict u, ptrdiff_t u_row, ptrdiff_t u_col)
 {
     wino_lanes c0_0, c0_1, c0_2;
@@ -306,7 +314,7 @@ void wino_f32_filter_transform_f2x2_3x3(const float *restrict g, ptrdiff_t g_row
     }
 }
 
-static inline void output_block_f2x2_3x3(const float *restrict mm, ptrdiff_t m_row, ptrdiff_t m_col,
+WINO_BLOCK void output_block_f2x2_3x3(const float *restrict mm, ptrdiff_t m_row, ptrdiff_t m_col,
         float *restrict y, ptrdiff_t y_row, ptrdiff_t y_col)
 {
     wino_lanes c0_0, c0_1, c0_2, c0_3;

@@ -32,24 +32,26 @@ typedef float wino_lanes;
 #define WINO_TARGET_CLONES
 #endif
 
-static inline void input_block_f5x5_3x3(const float *restrict d, ptrdiff_t d_row, ptrdiff_t d_col,
+/* A block function left out of line would be built for the baseline only, whichever
+ * clone calls it. */
+#if defined(__GNUC__)
+#define WINO_BLOCK static inline __attribute__((always_inline))
+#else
+#define WINO_BLOCK static inline
+#endif
+
+WINO_BLOCK void input_block_f5x5_3x3(const float *restrict d, ptrdiff_t d_row, ptrdiff_t d_col,
         float *restrict v, ptrdiff_t v_row, ptrdiff_t v_col)
 {
-    wino_lanes c0_0, c0_1, c0_2, c0_3, c0_4, c0_5, c0_6;
-    wino_lanes c1_0, c1_1, c1_2, c1_3, c1_4, c1_5, c1_6;
-    wino_lanes c2_0, c2_1, c2_2, c2_3, c2_4, c2_5, c2_6;
-    wino_lanes c3_0, c3_1, c3_2, c3_3, c3_4, c3_5, c3_6;
-    wino_lanes c4_0, c4_1, c4_2, c4_3, c4_4, c4_5, c4_6;
-    wino_lanes c5_0, c5_1, c5_2, c5_3, c5_4, c5_5, c5_6;
-    wino_lanes c6_0, c6_1, c6_2, c6_3, c6_4, c6_5, c6_6;
-    { /* column 0 of X */
-        const wino_lanes x0 = wino_load(d + 0 * d_row + 0 * d_col);
-        const wino_lanes x1 = wino_load(d + 1 * d_row + 0 * d_col);
-        const wino_lanes x2 = wino_load(d + 2 * d_row + 0 * d_col);
-        const wino_lanes x3 = wino_load(d + 3 * d_row + 0 * d_col);
-        const wino_lanes x4 = wino_load(d + 4 * d_row + 0 * d_col);
-        const wino_lanes x5 = wino_load(d + 5 * d_row + 0 * d_col);
-        const wino_lanes x6 = wino_load(d + 6 * d_row + 0 * d_col);
+    wino_lanes tmp[7][7]; /* T = M X */
+    for (int j = 0; j < 7; j++) { /* column j of X */
+        const wino_lanes x0 = wino_load(d + 0 * d_row + j * d_col);
+        const wino_lanes x1 = wino_load(d + 1 * d_row + j * d_col);
+        const wino_lanes x2 = wino_load(d + 2 * d_row + j * d_col);
+        const wino_lanes x3 = wino_load(d + 3 * d_row + j * d_col);
+        const wino_lanes x4 = wino_load(d + 4 * d_row + j * d_col);
+        const wino_lanes x5 = wino_load(d + 5 * d_row + j * d_col);
+        const wino_lanes x6 = wino_load(d + 6 * d_row + j * d_col);
         const wino_lanes t0 = -1.25f * x3 + x1;
         const wino_lanes t1 = 4.0f * t0 + x5;
         const wino_lanes t2 = 1.3333334f /* 4/3 */ * x0 + t1;
@@ -72,22 +74,22 @@ static inline void input_block_f5x5_3x3(const float *restrict d, ptrdiff_t d_row
         const wino_lanes t19 = 4.0f * x2 + x6;
         const wino_lanes t20 = -5.0f * x4 + t19;
         const wino_lanes t21 = 0.33333334f /* 1/3 */ * t1 + t20;
-        c0_0 = t4;
-        c1_0 = t8;
-        c2_0 = t11;
-        c3_0 = t15;
-        c4_0 = t18;
-        c5_0 = t1;
-        c6_0 = t21;
+        tmp[0][j] = t4;
+        tmp[1][j] = t8;
+        tmp[2][j] = t11;
+        tmp[3][j] = t15;
+        tmp[4][j] = t18;
+        tmp[5][j] = t1;
+        tmp[6][j] = t21;
     }
-    { /* column 1 of X */
-        const wino_lanes x0 = wino_load(d + 0 * d_row + 1 * d_col);
-        const wino_lanes x1 = wino_load(d + 1 * d_row + 1 * d_col);
-        const wino_lanes x2 = wino_load(d + 2 * d_row + 1 * d_col);
-        const wino_lanes x3 = wino_load(d + 3 * d_row + 1 * d_col);
-        const wino_lanes x4 = wino_load(d + 4 * d_row + 1 * d_col);
-        const wino_lanes x5 = wino_load(d + 5 * d_row + 1 * d_col);
-        const wino_lanes x6 = wino_load(d + 6 * d_row + 1 * d_col);
+    for (int i = 0; i < 7; i++) { /* row i of T */
+        const wino_lanes x0 = tmp[i][0];
+        const wino_lanes x1 = tmp[i][1];
+        const wino_lanes x2 = tmp[i][2];
+        const wino_lanes x3 = tmp[i][3];
+        const wino_lanes x4 = tmp[i][4];
+        const wino_lanes x5 = tmp[i][5];
+        const wino_lanes x6 = tmp[i][6];
         const wino_lanes t0 = -1.25f * x3 + x1;
         const wino_lanes t1 = 4.0f * t0 + x5;
         const wino_lanes t2 = 1.3333334f /* 4/3 */ * x0 + t1;
@@ -110,469 +112,13 @@ static inline void input_block_f5x5_3x3(const float *restrict d, ptrdiff_t d_row
         const wino_lanes t19 = 4.0f * x2 + x6;
         const wino_lanes t20 = -5.0f * x4 + t19;
         const wino_lanes t21 = 0.33333334f /* 1/3 */ * t1 + t20;
-        c0_1 = t4;
-        c1_1 = t8;
-        c2_1 = t11;
-        c3_1 = t15;
-        c4_1 = t18;
-        c5_1 = t1;
-        c6_1 = t21;
-    }
-    { /* column 2 of X */
-        const wino_lanes x0 = wino_load(d + 0 * d_row + 2 * d_col);
-        const wino_lanes x1 = wino_load(d + 1 * d_row + 2 * d_col);
-        const wino_lanes x2 = wino_load(d + 2 * d_row + 2 * d_col);
-        const wino_lanes x3 = wino_load(d + 3 * d_row + 2 * d_col);
-        const wino_lanes x4 = wino_load(d + 4 * d_row + 2 * d_col);
-        const wino_lanes x5 = wino_load(d + 5 * d_row + 2 * d_col);
-        const wino_lanes x6 = wino_load(d + 6 * d_row + 2 * d_col);
-        const wino_lanes t0 = -1.25f * x3 + x1;
-        const wino_lanes t1 = 4.0f * t0 + x5;
-        const wino_lanes t2 = 1.3333334f /* 4/3 */ * x0 + t1;
-        const wino_lanes t3 = -1.6666666f /* -5/3 */ * x2 + t2;
-        const wino_lanes t4 = 0.33333334f /* 1/3 */ * x4 + t3;
-        const wino_lanes t5 = -0.25f * x4 + x2;
-        const wino_lanes t6 = -1.3333334f /* -4/3 */ * x1 + x5;
-        const wino_lanes t7 = -3.6666667f /* -11/3 */ * x3 + t6;
-        const wino_lanes t8 = -5.3333335f /* -16/3 */ * t5 + t7;
-        const wino_lanes t9 = 1.3333334f /* 4/3 */ * x1 + x5;
-        const wino_lanes t10 = -4.3333335f /* -13/3 */ * x3 + t9;
-        const wino_lanes t11 = 2.6666667f /* 8/3 */ * t5 + t10;
-        const wino_lanes t12 = x2 - x4;
-        const wino_lanes t13 = -0.6666667f /* -2/3 */ * x1 + x5;
-        const wino_lanes t14 = -0.33333334f /* -1/3 */ * x3 + t13;
-        const wino_lanes t15 = -2.3333333f /* -7/3 */ * t12 + t14;
-        const wino_lanes t16 = 0.6666667f /* 2/3 */ * x1 + x5;
-        const wino_lanes t17 = x3 - t12;
-        const wino_lanes t18 = -1.6666666f /* -5/3 */ * t17 + t16;
-        const wino_lanes t19 = 4.0f * x2 + x6;
-        const wino_lanes t20 = -5.0f * x4 + t19;
-        const wino_lanes t21 = 0.33333334f /* 1/3 */ * t1 + t20;
-        c0_2 = t4;
-        c1_2 = t8;
-        c2_2 = t11;
-        c3_2 = t15;
-        c4_2 = t18;
-        c5_2 = t1;
-        c6_2 = t21;
-    }
-    { /* column 3 of X */
-        const wino_lanes x0 = wino_load(d + 0 * d_row + 3 * d_col);
-        const wino_lanes x1 = wino_load(d + 1 * d_row + 3 * d_col);
-        const wino_lanes x2 = wino_load(d + 2 * d_row + 3 * d_col);
-        const wino_lanes x3 = wino_load(d + 3 * d_row + 3 * d_col);
-        const wino_lanes x4 = wino_load(d + 4 * d_row + 3 * d_col);
-        const wino_lanes x5 = wino_load(d + 5 * d_row + 3 * d_col);
-        const wino_lanes x6 = wino_load(d + 6 * d_row + 3 * d_col);
-        const wino_lanes t0 = -1.25f * x3 + x1;
-        const wino_lanes t1 = 4.0f * t0 + x5;
-        const wino_lanes t2 = 1.3333334f /* 4/3 */ * x0 + t1;
-        const wino_lanes t3 = -1.6666666f /* -5/3 */ * x2 + t2;
-        const wino_lanes t4 = 0.33333334f /* 1/3 */ * x4 + t3;
-        const wino_lanes t5 = -0.25f * x4 + x2;
-        const wino_lanes t6 = -1.3333334f /* -4/3 */ * x1 + x5;
-        const wino_lanes t7 = -3.6666667f /* -11/3 */ * x3 + t6;
-        const wino_lanes t8 = -5.3333335f /* -16/3 */ * t5 + t7;
-        const wino_lanes t9 = 1.3333334f /* 4/3 */ * x1 + x5;
-        const wino_lanes t10 = -4.3333335f /* -13/3 */ * x3 + t9;
-        const wino_lanes t11 = 2.6666667f /* 8/3 */ * t5 + t10;
-        const wino_lanes t12 = x2 - x4;
-        const wino_lanes t13 = -0.6666667f /* -2/3 */ * x1 + x5;
-        const wino_lanes t14 = -0.33333334f /* -1/3 */ * x3 + t13;
-        const wino_lanes t15 = -2.3333333f /* -7/3 */ * t12 + t14;
-        const wino_lanes t16 = 0.6666667f /* 2/3 */ * x1 + x5;
-        const wino_lanes t17 = x3 - t12;
-        const wino_lanes t18 = -1.6666666f /* -5/3 */ * t17 + t16;
-        const wino_lanes t19 = 4.0f * x2 + x6;
-        const wino_lanes t20 = -5.0f * x4 + t19;
-        const wino_lanes t21 = 0.33333334f /* 1/3 */ * t1 + t20;
-        c0_3 = t4;
-        c1_3 = t8;
-        c2_3 = t11;
-        c3_3 = t15;
-        c4_3 = t18;
-        c5_3 = t1;
-        c6_3 = t21;
-    }
-    { /* column 4 of X */
-        const wino_lanes x0 = wino_load(d + 0 * d_row + 4 * d_col);
-        const wino_lanes x1 = wino_load(d + 1 * d_row + 4 * d_col);
-        const wino_lanes x2 = wino_load(d + 2 * d_row + 4 * d_col);
-        const wino_lanes x3 = wino_load(d + 3 * d_row + 4 * d_col);
-        const wino_lanes x4 = wino_load(d + 4 * d_row + 4 * d_col);
-        const wino_lanes x5 = wino_load(d + 5 * d_row + 4 * d_col);
-        const wino_lanes x6 = wino_load(d + 6 * d_row + 4 * d_col);
-        const wino_lanes t0 = -1.25f * x3 + x1;
-        const wino_lanes t1 = 4.0f * t0 + x5;
-        const wino_lanes t2 = 1.3333334f /* 4/3 */ * x0 + t1;
-        const wino_lanes t3 = -1.6666666f /* -5/3 */ * x2 + t2;
-        const wino_lanes t4 = 0.33333334f /* 1/3 */ * x4 + t3;
-        const wino_lanes t5 = -0.25f * x4 + x2;
-        const wino_lanes t6 = -1.3333334f /* -4/3 */ * x1 + x5;
-        const wino_lanes t7 = -3.6666667f /* -11/3 */ * x3 + t6;
-        const wino_lanes t8 = -5.3333335f /* -16/3 */ * t5 + t7;
-        const wino_lanes t9 = 1.3333334f /* 4/3 */ * x1 + x5;
-        const wino_lanes t10 = -4.3333335f /* -13/3 */ * x3 + t9;
-        const wino_lanes t11 = 2.6666667f /* 8/3 */ * t5 + t10;
-        const wino_lanes t12 = x2 - x4;
-        const wino_lanes t13 = -0.6666667f /* -2/3 */ * x1 + x5;
-        const wino_lanes t14 = -0.33333334f /* -1/3 */ * x3 + t13;
-        const wino_lanes t15 = -2.3333333f /* -7/3 */ * t12 + t14;
-        const wino_lanes t16 = 0.6666667f /* 2/3 */ * x1 + x5;
-        const wino_lanes t17 = x3 - t12;
-        const wino_lanes t18 = -1.6666666f /* -5/3 */ * t17 + t16;
-        const wino_lanes t19 = 4.0f * x2 + x6;
-        const wino_lanes t20 = -5.0f * x4 + t19;
-        const wino_lanes t21 = 0.33333334f /* 1/3 */ * t1 + t20;
-        c0_4 = t4;
-        c1_4 = t8;
-        c2_4 = t11;
-        c3_4 = t15;
-        c4_4 = t18;
-        c5_4 = t1;
-        c6_4 = t21;
-    }
-    { /* column 5 of X */
-        const wino_lanes x0 = wino_load(d + 0 * d_row + 5 * d_col);
-        const wino_lanes x1 = wino_load(d + 1 * d_row + 5 * d_col);
-        const wino_lanes x2 = wino_load(d + 2 * d_row + 5 * d_col);
-        const wino_lanes x3 = wino_load(d + 3 * d_row + 5 * d_col);
-        const wino_lanes x4 = wino_load(d + 4 * d_row + 5 * d_col);
-        const wino_lanes x5 = wino_load(d + 5 * d_row + 5 * d_col);
-        const wino_lanes x6 = wino_load(d + 6 * d_row + 5 * d_col);
-        const wino_lanes t0 = -1.25f * x3 + x1;
-        const wino_lanes t1 = 4.0f * t0 + x5;
-        const wino_lanes t2 = 1.3333334f /* 4/3 */ * x0 + t1;
-        const wino_lanes t3 = -1.6666666f /* -5/3 */ * x2 + t2;
-        const wino_lanes t4 = 0.33333334f /* 1/3 */ * x4 + t3;
-        const wino_lanes t5 = -0.25f * x4 + x2;
-        const wino_lanes t6 = -1.3333334f /* -4/3 */ * x1 + x5;
-        const wino_lanes t7 = -3.6666667f /* -11/3 */ * x3 + t6;
-        const wino_lanes t8 = -5.3333335f /* -16/3 */ * t5 + t7;
-        const wino_lanes t9 = 1.3333334f /* 4/3 */ * x1 + x5;
-        const wino_lanes t10 = -4.3333335f /* -13/3 */ * x3 + t9;
-        const wino_lanes t11 = 2.6666667f /* 8/3 */ * t5 + t10;
-        const wino_lanes t12 = x2 - x4;
-        const wino_lanes t13 = -0.6666667f /* -2/3 */ * x1 + x5;
-        const wino_lanes t14 = -0.33333334f /* -1/3 */ * x3 + t13;
-        const wino_lanes t15 = -2.3333333f /* -7/3 */ * t12 + t14;
-        const wino_lanes t16 = 0.6666667f /* 2/3 */ * x1 + x5;
-        const wino_lanes t17 = x3 - t12;
-        const wino_lanes t18 = -1.6666666f /* -5/3 */ * t17 + t16;
-        const wino_lanes t19 = 4.0f * x2 + x6;
-        const wino_lanes t20 = -5.0f * x4 + t19;
-        const wino_lanes t21 = 0.33333334f /* 1/3 */ * t1 + t20;
-        c0_5 = t4;
-        c1_5 = t8;
-        c2_5 = t11;
-        c3_5 = t15;
-        c4_5 = t18;
-        c5_5 = t1;
-        c6_5 = t21;
-    }
-    { /* column 6 of X */
-        const wino_lanes x0 = wino_load(d + 0 * d_row + 6 * d_col);
-        const wino_lanes x1 = wino_load(d + 1 * d_row + 6 * d_col);
-        const wino_lanes x2 = wino_load(d + 2 * d_row + 6 * d_col);
-        const wino_lanes x3 = wino_load(d + 3 * d_row + 6 * d_col);
-        const wino_lanes x4 = wino_load(d + 4 * d_row + 6 * d_col);
-        const wino_lanes x5 = wino_load(d + 5 * d_row + 6 * d_col);
-        const wino_lanes x6 = wino_load(d + 6 * d_row + 6 * d_col);
-        const wino_lanes t0 = -1.25f * x3 + x1;
-        const wino_lanes t1 = 4.0f * t0 + x5;
-        const wino_lanes t2 = 1.3333334f /* 4/3 */ * x0 + t1;
-        const wino_lanes t3 = -1.6666666f /* -5/3 */ * x2 + t2;
-        const wino_lanes t4 = 0.33333334f /* 1/3 */ * x4 + t3;
-        const wino_lanes t5 = -0.25f * x4 + x2;
-        const wino_lanes t6 = -1.3333334f /* -4/3 */ * x1 + x5;
-        const wino_lanes t7 = -3.6666667f /* -11/3 */ * x3 + t6;
-        const wino_lanes t8 = -5.3333335f /* -16/3 */ * t5 + t7;
-        const wino_lanes t9 = 1.3333334f /* 4/3 */ * x1 + x5;
-        const wino_lanes t10 = -4.3333335f /* -13/3 */ * x3 + t9;
-        const wino_lanes t11 = 2.6666667f /* 8/3 */ * t5 + t10;
-        const wino_lanes t12 = x2 - x4;
-        const wino_lanes t13 = -0.6666667f /* -2/3 */ * x1 + x5;
-        const wino_lanes t14 = -0.33333334f /* -1/3 */ * x3 + t13;
-        const wino_lanes t15 = -2.3333333f /* -7/3 */ * t12 + t14;
-        const wino_lanes t16 = 0.6666667f /* 2/3 */ * x1 + x5;
-        const wino_lanes t17 = x3 - t12;
-        const wino_lanes t18 = -1.6666666f /* -5/3 */ * t17 + t16;
-        const wino_lanes t19 = 4.0f * x2 + x6;
-        const wino_lanes t20 = -5.0f * x4 + t19;
-        const wino_lanes t21 = 0.33333334f /* 1/3 */ * t1 + t20;
-        c0_6 = t4;
-        c1_6 = t8;
-        c2_6 = t11;
-        c3_6 = t15;
-        c4_6 = t18;
-        c5_6 = t1;
-        c6_6 = t21;
-    }
-    { /* row 0 of T */
-        const wino_lanes x0 = c0_0;
-        const wino_lanes x1 = c0_1;
-        const wino_lanes x2 = c0_2;
-        const wino_lanes x3 = c0_3;
-        const wino_lanes x4 = c0_4;
-        const wino_lanes x5 = c0_5;
-        const wino_lanes x6 = c0_6;
-        const wino_lanes t0 = -1.25f * x3 + x1;
-        const wino_lanes t1 = 4.0f * t0 + x5;
-        const wino_lanes t2 = 1.3333334f /* 4/3 */ * x0 + t1;
-        const wino_lanes t3 = -1.6666666f /* -5/3 */ * x2 + t2;
-        const wino_lanes t4 = 0.33333334f /* 1/3 */ * x4 + t3;
-        const wino_lanes t5 = -0.25f * x4 + x2;
-        const wino_lanes t6 = -1.3333334f /* -4/3 */ * x1 + x5;
-        const wino_lanes t7 = -3.6666667f /* -11/3 */ * x3 + t6;
-        const wino_lanes t8 = -5.3333335f /* -16/3 */ * t5 + t7;
-        const wino_lanes t9 = 1.3333334f /* 4/3 */ * x1 + x5;
-        const wino_lanes t10 = -4.3333335f /* -13/3 */ * x3 + t9;
-        const wino_lanes t11 = 2.6666667f /* 8/3 */ * t5 + t10;
-        const wino_lanes t12 = x2 - x4;
-        const wino_lanes t13 = -0.6666667f /* -2/3 */ * x1 + x5;
-        const wino_lanes t14 = -0.33333334f /* -1/3 */ * x3 + t13;
-        const wino_lanes t15 = -2.3333333f /* -7/3 */ * t12 + t14;
-        const wino_lanes t16 = 0.6666667f /* 2/3 */ * x1 + x5;
-        const wino_lanes t17 = x3 - t12;
-        const wino_lanes t18 = -1.6666666f /* -5/3 */ * t17 + t16;
-        const wino_lanes t19 = 4.0f * x2 + x6;
-        const wino_lanes t20 = -5.0f * x4 + t19;
-        const wino_lanes t21 = 0.33333334f /* 1/3 */ * t1 + t20;
-        wino_store(v + 0 * v_row + 0 * v_col, t4);
-        wino_store(v + 0 * v_row + 1 * v_col, t8);
-        wino_store(v + 0 * v_row + 2 * v_col, t11);
-        wino_store(v + 0 * v_row + 3 * v_col, t15);
-        wino_store(v + 0 * v_row + 4 * v_col, t18);
-        wino_store(v + 0 * v_row + 5 * v_col, t1);
-        wino_store(v + 0 * v_row + 6 * v_col, t21);
-    }
-    { /* row 1 of T */
-        const wino_lanes x0 = c1_0;
-        const wino_lanes x1 = c1_1;
-        const wino_lanes x2 = c1_2;
-        const wino_lanes x3 = c1_3;
-        const wino_lanes x4 = c1_4;
-        const wino_lanes x5 = c1_5;
-        const wino_lanes x6 = c1_6;
-        const wino_lanes t0 = -1.25f * x3 + x1;
-        const wino_lanes t1 = 4.0f * t0 + x5;
-        const wino_lanes t2 = 1.3333334f /* 4/3 */ * x0 + t1;
-        const wino_lanes t3 = -1.6666666f /* -5/3 */ * x2 + t2;
-        const wino_lanes t4 = 0.33333334f /* 1/3 */ * x4 + t3;
-        const wino_lanes t5 = -0.25f * x4 + x2;
-        const wino_lanes t6 = -1.3333334f /* -4/3 */ * x1 + x5;
-        const wino_lanes t7 = -3.6666667f /* -11/3 */ * x3 + t6;
-        const wino_lanes t8 = -5.3333335f /* -16/3 */ * t5 + t7;
-        const wino_lanes t9 = 1.3333334f /* 4/3 */ * x1 + x5;
-        const wino_lanes t10 = -4.3333335f /* -13/3 */ * x3 + t9;
-        const wino_lanes t11 = 2.6666667f /* 8/3 */ * t5 + t10;
-        const wino_lanes t12 = x2 - x4;
-        const wino_lanes t13 = -0.6666667f /* -2/3 */ * x1 + x5;
-        const wino_lanes t14 = -0.33333334f /* -1/3 */ * x3 + t13;
-        const wino_lanes t15 = -2.3333333f /* -7/3 */ * t12 + t14;
-        const wino_lanes t16 = 0.6666667f /* 2/3 */ * x1 + x5;
-        const wino_lanes t17 = x3 - t12;
-        const wino_lanes t18 = -1.6666666f /* -5/3 */ * t17 + t16;
-        const wino_lanes t19 = 4.0f * x2 + x6;
-        const wino_lanes t20 = -5.0f * x4 + t19;
-        const wino_lanes t21 = 0.33333334f /* 1/3 */ * t1 + t20;
-        wino_store(v + 1 * v_row + 0 * v_col, t4);
-        wino_store(v + 1 * v_row + 1 * v_col, t8);
-        wino_store(v + 1 * v_row + 2 * v_col, t11);
-        wino_store(v + 1 * v_row + 3 * v_col, t15);
-        wino_store(v + 1 * v_row + 4 * v_col, t18);
-        wino_store(v + 1 * v_row + 5 * v_col, t1);
-        wino_store(v + 1 * v_row + 6 * v_col, t21);
-    }
-    { /* row 2 of T */
-        const wino_lanes x0 = c2_0;
-        const wino_lanes x1 = c2_1;
-        const wino_lanes x2 = c2_2;
-        const wino_lanes x3 = c2_3;
-        const wino_lanes x4 = c2_4;
-        const wino_lanes x5 = c2_5;
-        const wino_lanes x6 = c2_6;
-        const wino_lanes t0 = -1.25f * x3 + x1;
-        const wino_lanes t1 = 4.0f * t0 + x5;
-        const wino_lanes t2 = 1.3333334f /* 4/3 */ * x0 + t1;
-        const wino_lanes t3 = -1.6666666f /* -5/3 */ * x2 + t2;
-        const wino_lanes t4 = 0.33333334f /* 1/3 */ * x4 + t3;
-        const wino_lanes t5 = -0.25f * x4 + x2;
-        const wino_lanes t6 = -1.3333334f /* -4/3 */ * x1 + x5;
-        const wino_lanes t7 = -3.6666667f /* -11/3 */ * x3 + t6;
-        const wino_lanes t8 = -5.3333335f /* -16/3 */ * t5 + t7;
-        const wino_lanes t9 = 1.3333334f /* 4/3 */ * x1 + x5;
-        const wino_lanes t10 = -4.3333335f /* -13/3 */ * x3 + t9;
-        const wino_lanes t11 = 2.6666667f /* 8/3 */ * t5 + t10;
-        const wino_lanes t12 = x2 - x4;
-        const wino_lanes t13 = -0.6666667f /* -2/3 */ * x1 + x5;
-        const wino_lanes t14 = -0.33333334f /* -1/3 */ * x3 + t13;
-        const wino_lanes t15 = -2.3333333f /* -7/3 */ * t12 + t14;
-        const wino_lanes t16 = 0.6666667f /* 2/3 */ * x1 + x5;
-        const wino_lanes t17 = x3 - t12;
-        const wino_lanes t18 = -1.6666666f /* -5/3 */ * t17 + t16;
-        const wino_lanes t19 = 4.0f * x2 + x6;
-        const wino_lanes t20 = -5.0f * x4 + t19;
-        const wino_lanes t21 = 0.33333334f /* 1/3 */ * t1 + t20;
-        wino_store(v + 2 * v_row + 0 * v_col, t4);
-        wino_store(v + 2 * v_row + 1 * v_col, t8);
-        wino_store(v + 2 * v_row + 2 * v_col, t11);
-        wino_store(v + 2 * v_row + 3 * v_col, t15);
-        wino_store(v + 2 * v_row + 4 * v_col, t18);
-        wino_store(v + 2 * v_row + 5 * v_col, t1);
-        wino_store(v + 2 * v_row + 6 * v_col, t21);
-    }
-    { /* row 3 of T */
-        const wino_lanes x0 = c3_0;
-        const wino_lanes x1 = c3_1;
-        const wino_lanes x2 = c3_2;
-        const wino_lanes x3 = c3_3;
-        const wino_lanes x4 = c3_4;
-        const wino_lanes x5 = c3_5;
-        const wino_lanes x6 = c3_6;
-        const wino_lanes t0 = -1.25f * x3 + x1;
-        const wino_lanes t1 = 4.0f * t0 + x5;
-        const wino_lanes t2 = 1.3333334f /* 4/3 */ * x0 + t1;
-        const wino_lanes t3 = -1.6666666f /* -5/3 */ * x2 + t2;
-        const wino_lanes t4 = 0.33333334f /* 1/3 */ * x4 + t3;
-        const wino_lanes t5 = -0.25f * x4 + x2;
-        const wino_lanes t6 = -1.3333334f /* -4/3 */ * x1 + x5;
-        const wino_lanes t7 = -3.6666667f /* -11/3 */ * x3 + t6;
-        const wino_lanes t8 = -5.3333335f /* -16/3 */ * t5 + t7;
-        const wino_lanes t9 = 1.3333334f /* 4/3 */ * x1 + x5;
-        const wino_lanes t10 = -4.3333335f /* -13/3 */ * x3 + t9;
-        const wino_lanes t11 = 2.6666667f /* 8/3 */ * t5 + t10;
-        const wino_lanes t12 = x2 - x4;
-        const wino_lanes t13 = -0.6666667f /* -2/3 */ * x1 + x5;
-        const wino_lanes t14 = -0.33333334f /* -1/3 */ * x3 + t13;
-        const wino_lanes t15 = -2.3333333f /* -7/3 */ * t12 + t14;
-        const wino_lanes t16 = 0.6666667f /* 2/3 */ * x1 + x5;
-        const wino_lanes t17 = x3 - t12;
-        const wino_lanes t18 = -1.6666666f /* -5/3 */ * t17 + t16;
-        const wino_lanes t19 = 4.0f * x2 + x6;
-        const wino_lanes t20 = -5.0f * x4 + t19;
-        const wino_lanes t21 = 0.33333334f /* 1/3 */ * t1 + t20;
-        wino_store(v + 3 * v_row + 0 * v_col, t4);
-        wino_store(v + 3 * v_row + 1 * v_col, t8);
-        wino_store(v + 3 * v_row + 2 * v_col, t11);
-        wino_store(v + 3 * v_row + 3 * v_col, t15);
-        wino_store(v + 3 * v_row + 4 * v_col, t18);
-        wino_store(v + 3 * v_row + 5 * v_col, t1);
-        wino_store(v + 3 * v_row + 6 * v_col, t21);
-    }
-    { /* row 4 of T */
-        const wino_lanes x0 = c4_0;
-        const wino_lanes x1 = c4_1;
-        const wino_lanes x2 = c4_2;
-        const wino_lanes x3 = c4_3;
-        const wino_lanes x4 = c4_4;
-        const wino_lanes x5 = c4_5;
-        const wino_lanes x6 = c4_6;
-        const wino_lanes t0 = -1.25f * x3 + x1;
-        const wino_lanes t1 = 4.0f * t0 + x5;
-        const wino_lanes t2 = 1.3333334f /* 4/3 */ * x0 + t1;
-        const wino_lanes t3 = -1.6666666f /* -5/3 */ * x2 + t2;
-        const wino_lanes t4 = 0.33333334f /* 1/3 */ * x4 + t3;
-        const wino_lanes t5 = -0.25f * x4 + x2;
-        const wino_lanes t6 = -1.3333334f /* -4/3 */ * x1 + x5;
-        const wino_lanes t7 = -3.6666667f /* -11/3 */ * x3 + t6;
-        const wino_lanes t8 = -5.3333335f /* -16/3 */ * t5 + t7;
-        const wino_lanes t9 = 1.3333334f /* 4/3 */ * x1 + x5;
-        const wino_lanes t10 = -4.3333335f /* -13/3 */ * x3 + t9;
-        const wino_lanes t11 = 2.6666667f /* 8/3 */ * t5 + t10;
-        const wino_lanes t12 = x2 - x4;
-        const wino_lanes t13 = -0.6666667f /* -2/3 */ * x1 + x5;
-        const wino_lanes t14 = -0.33333334f /* -1/3 */ * x3 + t13;
-        const wino_lanes t15 = -2.3333333f /* -7/3 */ * t12 + t14;
-        const wino_lanes t16 = 0.6666667f /* 2/3 */ * x1 + x5;
-        const wino_lanes t17 = x3 - t12;
-        const wino_lanes t18 = -1.6666666f /* -5/3 */ * t17 + t16;
-        const wino_lanes t19 = 4.0f * x2 + x6;
-        const wino_lanes t20 = -5.0f * x4 + t19;
-        const wino_lanes t21 = 0.33333334f /* 1/3 */ * t1 + t20;
-        wino_store(v + 4 * v_row + 0 * v_col, t4);
-        wino_store(v + 4 * v_row + 1 * v_col, t8);
-        wino_store(v + 4 * v_row + 2 * v_col, t11);
-        wino_store(v + 4 * v_row + 3 * v_col, t15);
-        wino_store(v + 4 * v_row + 4 * v_col, t18);
-        wino_store(v + 4 * v_row + 5 * v_col, t1);
-        wino_store(v + 4 * v_row + 6 * v_col, t21);
-    }
-    { /* row 5 of T */
-        const wino_lanes x0 = c5_0;
-        const wino_lanes x1 = c5_1;
-        const wino_lanes x2 = c5_2;
-        const wino_lanes x3 = c5_3;
-        const wino_lanes x4 = c5_4;
-        const wino_lanes x5 = c5_5;
-        const wino_lanes x6 = c5_6;
-        const wino_lanes t0 = -1.25f * x3 + x1;
-        const wino_lanes t1 = 4.0f * t0 + x5;
-        const wino_lanes t2 = 1.3333334f /* 4/3 */ * x0 + t1;
-        const wino_lanes t3 = -1.6666666f /* -5/3 */ * x2 + t2;
-        const wino_lanes t4 = 0.33333334f /* 1/3 */ * x4 + t3;
-        const wino_lanes t5 = -0.25f * x4 + x2;
-        const wino_lanes t6 = -1.3333334f /* -4/3 */ * x1 + x5;
-        const wino_lanes t7 = -3.6666667f /* -11/3 */ * x3 + t6;
-        const wino_lanes t8 = -5.3333335f /* -16/3 */ * t5 + t7;
-        const wino_lanes t9 = 1.3333334f /* 4/3 */ * x1 + x5;
-        const wino_lanes t10 = -4.3333335f /* -13/3 */ * x3 + t9;
-        const wino_lanes t11 = 2.6666667f /* 8/3 */ * t5 + t10;
-        const wino_lanes t12 = x2 - x4;
-        const wino_lanes t13 = -0.6666667f /* -2/3 */ * x1 + x5;
-        const wino_lanes t14 = -0.33333334f /* -1/3 */ * x3 + t13;
-        const wino_lanes t15 = -2.3333333f /* -7/3 */ * t12 + t14;
-        const wino_lanes t16 = 0.6666667f /* 2/3 */ * x1 + x5;
-        const wino_lanes t17 = x3 - t12;
-        const wino_lanes t18 = -1.6666666f /* -5/3 */ * t17 + t16;
-        const wino_lanes t19 = 4.0f * x2 + x6;
-        const wino_lanes t20 = -5.0f * x4 + t19;
-        const wino_lanes t21 = 0.33333334f /* 1/3 */ * t1 + t20;
-        wino_store(v + 5 * v_row + 0 * v_col, t4);
-        wino_store(v + 5 * v_row + 1 * v_col, t8);
-        wino_store(v + 5 * v_row + 2 * v_col, t11);
-        wino_store(v + 5 * v_row + 3 * v_col, t15);
-        wino_store(v + 5 * v_row + 4 * v_col, t18);
-        wino_store(v + 5 * v_row + 5 * v_col, t1);
-        wino_store(v + 5 * v_row + 6 * v_col, t21);
-    }
-    { /* row 6 of T */
-        const wino_lanes x0 = c6_0;
-        const wino_lanes x1 = c6_1;
-        const wino_lanes x2 = c6_2;
-        const wino_lanes x3 = c6_3;
-        const wino_lanes x4 = c6_4;
-        const wino_lanes x5 = c6_5;
-        const wino_lanes x6 = c6_6;
-        const wino_lanes t0 = -1.25f * x3 + x1;
-        const wino_lanes t1 = 4.0f * t0 + x5;
-        const wino_lanes t2 = 1.3333334f /* 4/3 */ * x0 + t1;
-        const wino_lanes t3 = -1.6666666f /* -5/3 */ * x2 + t2;
-        const wino_lanes t4 = 0.33333334f /* 1/3 */ * x4 + t3;
-        const wino_lanes t5 = -0.25f * x4 + x2;
-        const wino_lanes t6 = -1.3333334f /* -4/3 */ * x1 + x5;
-        const wino_lanes t7 = -3.6666667f /* -11/3 */ * x3 + t6;
-        const wino_lanes t8 = -5.3333335f /* -16/3 */ * t5 + t7;
-        const wino_lanes t9 = 1.3333334f /* 4/3 */ * x1 + x5;
-        const wino_lanes t10 = -4.3333335f /* -13/3 */ * x3 + t9;
-        const wino_lanes t11 = 2.6666667f /* 8/3 */ * t5 + t10;
-        const wino_lanes t12 = x2 - x4;
-        const wino_lanes t13 = -0.6666667f /* -2/3 */ * x1 + x5;
-        const wino_lanes t14 = -0.33333334f /* -1/3 */ * x3 + t13;
-        const wino_lanes t15 = -2.3333333f /* -7/3 */ * t12 + t14;
-        const wino_lanes t16 = 0.6666667f /* 2/3 */ * x1 + x5;
-        const wino_lanes t17 = x3 - t12;
-        const wino_lanes t18 = -1.6666666f /* -5/3 */ * t17 + t16;
-        const wino_lanes t19 = 4.0f * x2 + x6;
-        const wino_lanes t20 = -5.0f * x4 + t19;
-        const wino_lanes t21 = 0.33333334f /* 1/3 */ * t1 + t20;
-        wino_store(v + 6 * v_row + 0 * v_col, t4);
-        wino_store(v + 6 * v_row + 1 * v_col, t8);
-        wino_store(v + 6 * v_row + 2 * v_col, t11);
-        wino_store(v + 6 * v_row + 3 * v_col, t15);
-        wino_store(v + 6 * v_row + 4 * v_col, t18);
-        wino_store(v + 6 * v_row + 5 * v_col, t1);
-        wino_store(v + 6 * v_row + 6 * v_col, t21);
+        wino_store(v + i * v_row + 0 * v_col, t4);
+        wino_store(v + i * v_row + 1 * v_col, t8);
+        wino_store(v + i * v_row + 2 * v_col, t11);
+        wino_store(v + i * v_row + 3 * v_col, t15);
+        wino_store(v + i * v_row + 4 * v_col, t18);
+        wino_store(v + i * v_row + 5 * v_col, t1);
+        wino_store(v + i * v_row + 6 * v_col, t21);
     }
 }
 
@@ -599,7 +145,7 @@ void wino_f32_input_transform_f5x5_3x3(const float *restrict d, ptrdiff_t d_row,
     }
 }
 
-static inline void filter_block_f5x5_3x3(const float *restrict g, ptrdiff_t g_row, ptrdiff_t g_col,
+WINO_BLOCK void filter_block_f5x5_3x3(const float *restrict g, ptrdiff_t g_row, ptrdiff_t g_col,
         float *restrict u, ptrdiff_t u_row, ptrdiff_t u_col)
 {
     wino_lanes c0_0, c0_1, c0_2;
@@ -894,7 +440,7 @@ void wino_f32_filter_transform_f5x5_3x3(const float *restrict g, ptrdiff_t g_row
     }
 }
 
-static inline void output_block_f5x5_3x3(const float *restrict mm, ptrdiff_t m_row, ptrdiff_t m_col,
+WINO_BLOCK void output_block_f5x5_3x3(const float *restrict mm, ptrdiff_t m_row, ptrdiff_t m_col,
         float *restrict y, ptrdiff_t y_row, ptrdiff_t y_col)
 {
     wino_lanes c0_0, c0_1, c0_2, c0_3, c0_4, c0_5, c0_6;
