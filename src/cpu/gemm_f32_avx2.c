@@ -13,7 +13,6 @@
 
 #include <immintrin.h>
 #include <stdint.h>
-#include <string.h>
 
 #define TGT __attribute__((target("avx2,fma")))
 
@@ -123,10 +122,6 @@ TGT static void pack_b_block(int kc, int nc, const float *b, ptrdiff_t ldb, floa
     }
 }
 
-/* Row stride of the A micro-panel copy (kc + 16 floats, kc <= KC): not a multiple of 1024
- * floats, so its rows fall in different L1 sets. */
-#define A_LD(kc) ((kc) + 16)
-
 /* C[0:m, 0:nc] (+)= A[0:m, 0:kc] * Bblock, Bblock packed (panels of kc x 16). The rows are cut
  * into ceil(m / 6) nearly equal micro-panels (m = 16: 6 + 5 + 5, not 6 + 6 + 4 padded to 6),
  * each run by the kernel of its exact row count, broadcasting A straight from its rows; a
@@ -135,17 +130,15 @@ TGT static void macro(int m, int nc, int kc, const float *a, ptrdiff_t lda, cons
                       float *c, ptrdiff_t ldc, int acc, float *ap)
 {
     int i0, j0, pi;
-    const int np = (m + MR - 1) / MR, copy = (lda & 1023) == 0;
+    const int np = micro_panels(m), copy = (lda & 1023) == 0;
     const __m256i ones = _mm256_set1_epi32(-1), e0 = mask8(nc % NR), e1 = mask8(nc % NR - 8);
     for (i0 = 0, pi = 0; i0 < m; pi++) {
-        const int mr = m / np + (pi < m % np);
+        const int mr = micro_panel_rows(m, np, pi);
         const float *ai = a + (ptrdiff_t)i0 * lda;
         ptrdiff_t ld = lda;
         float *ci = c + (ptrdiff_t)i0 * ldc;
         if (copy) {
-            for (int i = 0; i < mr; i++)
-                memcpy(ap + (ptrdiff_t)i * A_LD(kc), ai + (ptrdiff_t)i * lda,
-                       sizeof(float) * (size_t)kc);
+            copy_a_panel(mr, kc, ai, lda, ap);
             ai = ap;
             ld = A_LD(kc);
         }

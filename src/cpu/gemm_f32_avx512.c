@@ -23,7 +23,6 @@
 
 #include <immintrin.h>
 #include <stdint.h>
-#include <string.h>
 
 #define TGT __attribute__((target("avx512f,avx512vl,avx512bw,avx512dq,fma")))
 
@@ -140,17 +139,6 @@ TGT static void pack_b_block(int kc, int nc, const float *b, ptrdiff_t ldb, floa
     }
 }
 
-/* Row stride of the A micro-panel copy (A_LD(kc) floats, kc <= KC): not a multiple of 1024
- * floats, so its rows fall in different L1 sets. */
-#define A_LD(kc) ((kc) + 16)
-
-/* mr x kc of A (row stride lda) -> the copy in ap (row stride A_LD(kc)). */
-TGT static void copy_a_panel(int mr, int kc, const float *a, ptrdiff_t lda, float *ap)
-{
-    for (int i = 0; i < mr; i++)
-        memcpy(ap + (ptrdiff_t)i * A_LD(kc), a + (ptrdiff_t)i * lda, sizeof(float) * (size_t)kc);
-}
-
 /* A block of at most this many bytes (m x kc) stays in L1/L2 while every B panel passes it. */
 #define FEW_ROWS_A_BYTES (32 * 1024)
 
@@ -165,7 +153,7 @@ TGT static void macro(int m, int nc, int kc, const float *a, ptrdiff_t lda, cons
                       float *c, ptrdiff_t ldc, int acc, float *ap)
 {
     int i0, j0, pi;
-    const int np = (m + MR - 1) / MR, copy = (lda & 1023) == 0;
+    const int np = micro_panels(m), copy = (lda & 1023) == 0;
     const __mmask16 e0 = mask_lo(nc % NR), e1 = mask_lo(nc % NR - 16);
     const struct prefetch_a none = {a, lda, 1, 0};
     if (!copy && (size_t)m * (size_t)kc * sizeof(float) <= FEW_ROWS_A_BYTES) {
@@ -173,7 +161,7 @@ TGT static void macro(int m, int nc, int kc, const float *a, ptrdiff_t lda, cons
             const int full = j0 + NR <= nc;
             const float *b = bp + (size_t)j0 * (size_t)kc;
             for (i0 = 0, pi = 0; i0 < m; pi++) {
-                const int mr = m / np + (pi < m % np);
+                const int mr = micro_panel_rows(m, np, pi);
                 kernels[mr](kc, a + (ptrdiff_t)i0 * lda, lda, b, c + (ptrdiff_t)i0 * ldc + j0, ldc,
                             full ? 0xffff : e0, full ? 0xffff : e1, acc, &none);
                 i0 += mr;
@@ -182,14 +170,14 @@ TGT static void macro(int m, int nc, int kc, const float *a, ptrdiff_t lda, cons
         return;
     }
     for (i0 = 0, pi = 0; i0 < m; pi++) {
-        const int mr = m / np + (pi < m % np);
+        const int mr = micro_panel_rows(m, np, pi);
         const float *ai = a + (ptrdiff_t)i0 * lda;
         ptrdiff_t ld = lda;
         float *ci = c + (ptrdiff_t)i0 * ldc;
         struct prefetch_a pf = none; /* the next micro-panel's A, during the first kernel call */
         if (i0 + mr < m) {
             pf.a = ai + (ptrdiff_t)mr * lda;
-            pf.rows = m / np + (pi + 1 < m % np);
+            pf.rows = micro_panel_rows(m, np, pi + 1);
             pf.kc = kc;
         }
         if (copy) {

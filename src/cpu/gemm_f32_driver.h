@@ -16,7 +16,7 @@
  * micro-panel whose lda would alias in L1). */
 static size_t a_scratch_bytes(int kc)
 {
-    return round64((size_t)MR * (size_t)(kc + 16) * sizeof(float));
+    return round64((size_t)MR * (size_t)A_LD(kc) * sizeof(float));
 }
 
 static void zero_c(int m, int n, float *c, ptrdiff_t ldc)
