@@ -189,8 +189,12 @@ enum wino_variant {
     WINO_VARIANT_AUTO = 0,        /* wino chooses */
     WINO_VARIANT_NON_FUSED = 1,   /* input transform of all tiles, then alpha^2 GEMMs, then output */
     WINO_VARIANT_FUSED = 2,       /* blocks of tiles pass all three stages while in cache */
-    WINO_VARIANT_FUSED_OUTPUT = 3 /* CUDA FP16 / INT8: input transform of all tiles, then one
-                                   * kernel for the GEMMs and the output transform (M on chip) */
+    WINO_VARIANT_FUSED_OUTPUT = 3, /* CUDA FP16 / INT8: input transform of all tiles, then one
+                                    * kernel for the GEMMs and the output transform (M on chip) */
+    WINO_VARIANT_ROWS = 4          /* CUDA FP16 / BF16, NHWC, Hopper (since 0.3): one kernel of
+                                    * one-dimensional F(m, s) along each output row with the
+                                    * filter's rows in the products, alpha = m + s - 1 = 8
+                                    * (tile_m 0: m = 9 - s); docs/cuda-winograd.md */
 };
 
 /* Operator options (all-zero = defaults). */
@@ -203,8 +207,9 @@ struct wino_conv2d_options {
                                 * wino_tile_matrices_get (libwino_gen, wino_gen.h), then pass
                                 * the result as matrices */
     enum wino_variant variant; /* Winograd staging; on CUDA, FUSED (and FUSED_OUTPUT for FP16)
-                                * exist for F(2x2, 3x3) and F(4x4, 3x3), and AUTO times the
-                                * variants at create */
+                                * exist for F(2x2, 3x3) and F(4x4, 3x3), ROWS for FP16 and
+                                * BF16 forward NHWC layers on Hopper, and AUTO times the
+                                * variants at create (and ROWS beside the 2D tiles) */
     const float *bias;         /* K per-output-channel values added to y (NULL = none); copied
                                 * at create */
     int relu;                  /* 1: y = max(0, y) after the bias */

@@ -23,7 +23,7 @@ def best_rows(path):
     for r in csv.DictReader(open(path)):
         w, c, _ = layers.get(r['layer'], (None, None, int(r['C'])))
         ms = float(r['ms'])
-        if r['impl'] in ('wino-winograd', 'wino-fused', 'wino-fused-out') and (w is None or ms < float(w['ms'])):
+        if r['impl'] in ('wino-winograd', 'wino-fused', 'wino-fused-out', 'wino-rows') and (w is None or ms < float(w['ms'])):
             w = r
         if r['impl'].startswith('cudnn') and (c is None or ms < float(c['ms'])):
             c = r

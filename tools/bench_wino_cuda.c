@@ -64,6 +64,7 @@ static const char *variant_name(enum wino_variant v)
     return v == WINO_VARIANT_FUSED            ? "fused"
            : v == WINO_VARIANT_NON_FUSED      ? "non-fused"
            : v == WINO_VARIANT_FUSED_OUTPUT ? "fused-output"
+           : v == WINO_VARIANT_ROWS         ? "rows"
                                               : "auto";
 }
 

@@ -303,7 +303,8 @@ void bench_cuda_usage(FILE *out)
             "Times NHWC forward convolution of every layer of a set on one GPU (inputs and weights\n"
             "uniform in (-1, 1)) with wino's CUDA Winograd, one row per tile m in 2..%d and\n"
             "variant it accepts (wino-winograd: non-fused, wino-fused, wino-fused-out: the GEMMs\n"
-            "fused with the output transform), and with every legacy\n"
+            "fused with the output transform, wino-rows: the one-dimensional ROWS kernel of\n"
+            "f16 and bf16 on Hopper), and with every legacy\n"
             "cuDNN forward algorithm it accepts (cudnn-algoN, N the cuDNN enum value) in NHWC and,\n"
             "for f32 and f16, NCHW. Each is first checked once against wino's FP64 reference on\n"
             "the first and last image of the batch, on the output channels that a 1 GFLOP budget\n"
@@ -819,15 +820,16 @@ static int winrs_rows(const struct cuda_args *a, const struct gpu *g, struct lay
 }
 
 /* wino's rows: per variant, the tiles m = 2, 3, ... (INT8: 2, 4, 6) until creation refuses
- * one (a note: larger tiles need more range and memory still, and fused kernels exist for
- * F(2,3) and F(4,3) only). */
+ * one (a note: larger tiles need more range and memory still, fused kernels exist for F(2,3)
+ * and F(4,3) only, and the ROWS kernel for one tile, alpha 8). */
 static int wino_rows(const struct cuda_args *a, const struct gpu *g, struct layer_run *lr,
                      struct layer_rows *t)
 {
-    static const enum wino_variant variants[3] = {WINO_VARIANT_NON_FUSED, WINO_VARIANT_FUSED,
-                                                  WINO_VARIANT_FUSED_OUTPUT};
-    static const char *const impls[3] = {"wino-winograd", "wino-fused", "wino-fused-out"};
-    static const char *const names[3] = {"non-fused", "fused", "fused-output"};
+    static const enum wino_variant variants[4] = {WINO_VARIANT_NON_FUSED, WINO_VARIANT_FUSED,
+                                                  WINO_VARIANT_FUSED_OUTPUT, WINO_VARIANT_ROWS};
+    static const char *const impls[4] = {"wino-winograd", "wino-fused", "wino-fused-out",
+                                         "wino-rows"};
+    static const char *const names[4] = {"non-fused", "fused", "fused-output", "rows"};
     static const int float_tiles[] = {2, 3, 4, 5, 6, 7, 8};
     const int int8 = a->dtype == WINO_DTYPE_U8;
     const int *tiles = int8 ? int8_tiles : float_tiles;
@@ -841,7 +843,7 @@ static int wino_rows(const struct cuda_args *a, const struct gpu *g, struct laye
         return winrs_rows(a, g, lr, t, bound);
     int refused = 0; /* the non-fused variant refused a smaller tile */
     for (size_t i = 0; i < count; i++)
-        for (int v = 0; v < 3; v++) {
+        for (int v = 0; v < 4; v++) {
             struct bench_runner r;
             struct row *row;
             if ((!v && refused) || !(row = new_row(t, impls[v], "NHWC", 1, tiles[i], bound)))

@@ -4,7 +4,8 @@
  * transform with bias, ReLU or INT8 requantization), or one fused kernel
  * (winograd_fused_kernels.cu), or the input transform and a kernel fusing the GEMMs with the
  * output transform. Which one: the caller's variant, or for AUTO the fastest,
- * timed at create (Mazaheri et al. (EuroSys'20) section 3.3, "WV"). */
+ * timed at create (Mazaheri et al. (EuroSys'20) section 3.3, "WV"). The ROWS variant is a
+ * one-dimensional tile in one kernel of its own (winograd_rows.cu). */
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <limits.h>
@@ -18,8 +19,9 @@
 #include "cuda/rotate_filters.h"
 #include "cuda/device_common.h"
 #include "cuda/winograd_kernels.h"
+#include "cuda/winograd_rows.h"
 
-enum element { ELEMENT_F32, ELEMENT_F16, ELEMENT_S8 };
+enum element { ELEMENT_F32, ELEMENT_F16, ELEMENT_BF16, ELEMENT_S8 }; /* BF16: ROWS only */
 
 /* run()'s argument slots (device_common.h's seen_arguments). */
 enum { SEEN_X, SEEN_Y, SEEN_WORKSPACE, SEEN_STREAM };
@@ -31,7 +33,9 @@ struct wino_cuda_conv {
     struct wino_cuda_shape shape;
     enum element element; /* of V and U */
     int tf32, relu;
-    enum wino_variant variant; /* what run() launches: NON_FUSED, FUSED or FUSED_OUTPUT */
+    enum wino_variant variant; /* what run() launches: NON_FUSED, FUSED, FUSED_OUTPUT or ROWS */
+    const struct wino_tile_matrices *line; /* ROWS: its one-dimensional tile, and its plan */
+    struct wino_rows_plan rows;
     void *u;              /* U[pos][kp][cp] */
     float *bias;          /* K values on the device, or NULL */
     float *scale;         /* INT8: K requantization scales on the device (bias: K offsets) */
@@ -70,7 +74,7 @@ static enum wino_status make_shape(const struct wino_conv2d_desc *d,
 
 static size_t element_size(enum element e)
 {
-    return e == ELEMENT_F32 ? 4 : e == ELEMENT_F16 ? 2 : 1;
+    return e == ELEMENT_F32 ? 4 : e == ELEMENT_S8 ? 1 : 2;
 }
 
 /* V and M of one chunk of tiles together, which bounds the workspace; but at least twice U,
@@ -114,6 +118,38 @@ static enum wino_status open_conv(const struct wino_context *ctx, struct wino_cu
     c->device = ctx->device;
     c->stream = (cudaStream_t)ctx->stream;
     *out = c;
+    return WINO_SUCCESS;
+}
+
+/* The ROWS variant's operator: U in its own layout, no workspace. */
+static enum wino_status create_rows(const struct wino_conv2d_desc *desc,
+                                    const struct wino_conv_sizes *sizes, const void *weights,
+                                    int tile_m, const struct wino_tile_matrices *line,
+                                    const float *bias, int relu, struct wino_cuda_conv *c)
+{
+    c->element = desc->dtype == WINO_DTYPE_BF16 ? ELEMENT_BF16 : ELEMENT_F16;
+    c->relu = relu, c->line = line;
+    c->variant = WINO_VARIANT_ROWS;
+    const char *why = wino_rows_refusal(desc, c->device);
+    if (why)
+        return wino_fail(WINO_UNSUPPORTED, "%s", why);
+    if (!line || line->m != tile_m || line->r != desc->s ||
+        tile_m + desc->s - 1 != WINO_ROWS_ALPHA)
+        return wino_fail(WINO_UNSUPPORTED, "the ROWS variant takes F(m, s) with m + s - 1 = %d "
+                                           "(tile_m = %d, s = %d)",
+                         WINO_ROWS_ALPHA, tile_m, desc->s);
+    enum wino_status st = wino_rows_plan_of(desc, sizes, tile_m, line->at, line->g, line->bt,
+                                            relu, &c->rows);
+    if (st)
+        return wino_fail(st, "the ROWS variant: more than 2^31 tiles");
+    if ((st = check_device_pointer(weights, c->device, "weights")))
+        return st;
+    CUDA_TRY(cudaMalloc(&c->u, wino_rows_u_bytes(&c->rows)));
+    if (bias && (st = upload((void **)&c->bias, bias, sizeof(float) * (size_t)desc->k)))
+        return st;
+    CUDA_TRY(wino_rows_setup(&c->rows));
+    CUDA_TRY(wino_rows_filter_transform(&c->rows, weights, c->u, c->stream));
+    CUDA_TRY(cudaStreamSynchronize(c->stream));
     return WINO_SUCCESS;
 }
 
@@ -262,6 +298,10 @@ static enum wino_status run_chunk(const struct wino_cuda_conv *c, const struct w
 static enum wino_status run_stages(const struct wino_cuda_conv *c, const void *x, void *y,
                                    char *workspace, cudaStream_t stream)
 {
+    if (c->variant == WINO_VARIANT_ROWS) {
+        CUDA_TRY(wino_rows_run(&c->rows, c->u, x, c->bias, y, stream));
+        return WINO_SUCCESS;
+    }
     if (c->variant == WINO_VARIANT_FUSED) { /* all tiles in one launch */
         struct wino_cuda_shape all = c->shape;
         all.t0 = 0, all.tn = (int)all.tiles;
@@ -279,7 +319,7 @@ static enum wino_status run_stages(const struct wino_cuda_conv *c, const void *x
 
 static size_t workspace_bytes(const struct wino_cuda_conv *c)
 {
-    return c->variant == WINO_VARIANT_FUSED          ? 0
+    return c->variant == WINO_VARIANT_FUSED || c->variant == WINO_VARIANT_ROWS ? 0
            : c->variant == WINO_VARIANT_FUSED_OUTPUT ? c->v_bytes
                                                      : c->v_bytes + c->m_bytes;
 }
@@ -326,8 +366,11 @@ static enum wino_status conv_set_weights(struct wino_cuda_conv *c, const void *w
     struct device_scope scope;
     if (st || (st = enter_run_device(c->device, &scope)))
         return st;
-    const cudaError_t e = wino_cuda_filter_transform(&c->shape, c->element == ELEMENT_F16,
-                                                     weights, c->u, (cudaStream_t)stream);
+    const cudaError_t e =
+        c->variant == WINO_VARIANT_ROWS
+            ? wino_rows_filter_transform(&c->rows, weights, c->u, (cudaStream_t)stream)
+            : wino_cuda_filter_transform(&c->shape, c->element == ELEMENT_F16, weights, c->u,
+                                         (cudaStream_t)stream);
     leave_run_device(c->device, &scope);
     return e == cudaSuccess ? WINO_SUCCESS
                             : cuda_failed(e, "the filter transform", __FILE__, __LINE__);
@@ -343,6 +386,18 @@ static enum wino_variant conv_variant(const struct wino_cuda_conv *conv)
 static enum wino_status conv_reshape(struct wino_cuda_conv *c, const struct wino_conv2d_desc *desc,
                                      const struct wino_conv_sizes *sizes, size_t *bytes)
 {
+    if (c->variant == WINO_VARIANT_ROWS) {
+        const struct wino_rows_plan *was = &c->rows;
+        const struct wino_tile_matrices *t = c->line;
+        if (desc->c != was->c || desc->k != was->k || desc->r != was->r || desc->s != was->s ||
+            desc->pad_h != was->pad_h || desc->pad_w != was->pad_w ||
+            desc->layout != WINO_LAYOUT_NHWC)
+            return wino_fail(WINO_INTERNAL_ERROR, "CUDA reshape: only N, H and W may change");
+        if (wino_rows_plan_of(desc, sizes, t->m, t->at, t->g, t->bt, c->relu, &c->rows))
+            return wino_fail(WINO_UNSUPPORTED, "the ROWS variant: more than 2^31 tiles");
+        *bytes = 0;
+        return WINO_SUCCESS;
+    }
     const struct wino_cuda_shape *old = &c->shape;
     if (desc->c != old->c || desc->k != old->k || desc->r != old->r ||
         (desc->layout == WINO_LAYOUT_NHWC) != old->nhwc || desc->pad_h != old->pad_h ||
@@ -405,6 +460,10 @@ static void choose_fastest(struct wino_cuda_conv *c, const struct wino_conv_size
 static enum wino_status choose_variant(struct wino_cuda_conv *c, enum wino_variant variant,
                                        const struct wino_conv_sizes *sz)
 {
+    if (variant == WINO_VARIANT_ROWS) /* made so by create_rows, for FP16 and BF16 */
+        return c->variant == WINO_VARIANT_ROWS
+                   ? WINO_SUCCESS
+                   : wino_fail(WINO_UNSUPPORTED, "the ROWS variant is FP16 and BF16");
     const struct wino_cuda_shape *s = &c->shape;
     const int fused = wino_cuda_has_fused(s->m, s->r), output = fused && c->element != ELEMENT_F32;
     if ((variant == WINO_VARIANT_FUSED && !fused) ||
@@ -468,6 +527,7 @@ static enum wino_status create(const struct wino_context *ctx, enum wino_variant
 static enum wino_status conv_create(const struct wino_conv2d_desc *desc,
                                     const struct wino_conv_sizes *sizes, const void *weights,
                                     const struct wino_context *ctx, int tile_m,
+                                    const struct wino_tile_matrices *line,
                                     enum wino_variant variant, const float *bias, int relu,
                                     int tf32, struct wino_cuda_conv **conv,
                                     size_t *workspace_bytes)
@@ -475,7 +535,9 @@ static enum wino_status conv_create(const struct wino_conv2d_desc *desc,
     return create(
         ctx, variant, sizes,
         [=](struct wino_cuda_conv *c) {
-            return create_float(desc, sizes, weights, tile_m, bias, relu, tf32, c);
+            return variant == WINO_VARIANT_ROWS
+                       ? create_rows(desc, sizes, weights, tile_m, line, bias, relu, c)
+                       : create_float(desc, sizes, weights, tile_m, bias, relu, tf32, c);
         },
         conv, workspace_bytes);
 }

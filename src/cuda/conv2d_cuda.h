@@ -20,11 +20,13 @@ struct wino_cuda_conv;
 
 /* FP32 / FP16 Winograd F(tile_m x tile_m, r x r) with a generated tile; weights in device
  * memory; bias (K host floats) or NULL. variant: FUSED (F(2x2,3x3) and F(4x4,3x3) only),
- * NON_FUSED, or AUTO (the faster of the two, timed here, where both exist). Sets *conv and the
- * workspace bytes run() needs. */
+ * NON_FUSED, or AUTO (the faster of the two, timed here, where both exist); or ROWS (FP16 and
+ * BF16): one-dimensional F(tile_m, s), whose matrices are line. Sets *conv and the workspace
+ * bytes run() needs. */
 enum wino_status wino_cuda_conv_create(const struct wino_conv2d_desc *desc,
                                        const struct wino_conv_sizes *sizes, const void *weights,
                                        const struct wino_context *ctx, int tile_m,
+                                       const struct wino_tile_matrices *line,
                                        enum wino_variant variant, const float *bias, int relu,
                                        int tf32, struct wino_cuda_conv **conv,
                                        size_t *workspace_bytes);

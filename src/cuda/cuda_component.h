@@ -21,8 +21,12 @@ extern "C" {
 
 /* Changes whenever a structure below, or a structure they point to (wino.h's, conv_desc.h's,
  * int8_layer.h's), or what they may hold changes (8: the device's name and the vendor library's
- * version, which key the tuning cache's CUDA entries). */
-#define WINO_CUDA_ABI 8
+ * version, which key the tuning cache's CUDA entries; 9: create's one-dimensional tile for
+ * WINO_VARIANT_ROWS). */
+#define WINO_CUDA_ABI 9
+
+/* The ROWS variant's alpha (src/cuda/winograd_rows.h): F(m, s) with m = WINO_ROWS_ALPHA - s + 1. */
+#define WINO_ROWS_ALPHA 8
 
 /* The name the component is loaded by (also its SONAME). */
 #define WINO_CUDA_STR_(x) #x
@@ -40,7 +44,8 @@ struct wino_cuda_ops {
     enum wino_status (*create)(const struct wino_conv2d_desc *desc,
                                const struct wino_conv_sizes *sizes, const void *weights,
                                const struct wino_context *ctx, int tile_m,
-                               enum wino_variant variant, const float *bias, int relu, int tf32,
+                               const struct wino_tile_matrices *line, enum wino_variant variant,
+                               const float *bias, int relu, int tf32,
                                struct wino_cuda_conv **conv, size_t *workspace_bytes);
     enum wino_status (*create_int8)(const struct wino_conv2d_desc *desc,
                                     const struct wino_conv_sizes *sizes,

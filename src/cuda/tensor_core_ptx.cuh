@@ -165,11 +165,13 @@ static __device__ __forceinline__ void fence_proxy_async()
 {
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
-/* D += A B, m64n64k16, A and B MN-major (the transposes of wgmma's default K-major). */
+/* D += A B, m64n64k16: run with A and B MN-major (the transposes of wgmma's default K-major,
+ * TRANS 1), run_k_major with both K-major (TRANS 0). */
 template <typename E> struct wgmma_op;
 #define WINO_WGMMA_16BIT(E, TYPE)                                                              \
     template <> struct wgmma_op<E> {                                                           \
-        static __device__ __forceinline__ void run(float (&d)[32], uint64_t a, uint64_t b)     \
+        template <int TRANS>                                                                   \
+        static __device__ __forceinline__ void product(float (&d)[32], uint64_t a, uint64_t b) \
         {                                                                                      \
             asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"                            \
                          "wgmma.mma_async.sync.aligned.m64n64k16.f32." TYPE "." TYPE " "       \
@@ -177,7 +179,7 @@ template <typename E> struct wgmma_op;
                          "%8, %9, %10, %11, %12, %13, %14, %15, "                              \
                          "%16, %17, %18, %19, %20, %21, %22, %23, "                            \
                          "%24, %25, %26, %27, %28, %29, %30, %31}, "                           \
-                         "%32, %33, p, 1, 1, 1, 1;\n}\n"                                       \
+                         "%32, %33, p, 1, 1, %35, %35;\n}\n"                                   \
                          : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]),                     \
                            "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),                     \
                            "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),                   \
@@ -186,7 +188,16 @@ template <typename E> struct wgmma_op;
                            "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),                 \
                            "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),                 \
                            "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])                  \
-                         : "l"(a), "l"(b), "r"(1));                                            \
+                         : "l"(a), "l"(b), "r"(1), "n"(TRANS));                                \
+        }                                                                                      \
+        static __device__ __forceinline__ void run(float (&d)[32], uint64_t a, uint64_t b)     \
+        {                                                                                      \
+            product<1>(d, a, b);                                                               \
+        }                                                                                      \
+        static __device__ __forceinline__ void run_k_major(float (&d)[32], uint64_t a,         \
+                                                           uint64_t b)                         \
+        {                                                                                      \
+            product<0>(d, a, b);                                                               \
         }                                                                                      \
     };
 WINO_WGMMA_16BIT(__half, "f16")
@@ -233,6 +244,18 @@ static __device__ __forceinline__ void tma_load_4d(void *dst, const void *map, i
     asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
                  " [%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::"r"(d),
                  "l"((uint64_t)map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(b)
+                 : "memory");
+}
+/* `bytes` contiguous bytes (a multiple of 16, both addresses on 16-byte boundaries) from
+ * global memory into shared memory at dst by the tensor memory accelerator; they count on bar. */
+static __device__ __forceinline__ void bulk_load(void *dst, const void *src, unsigned bytes,
+                                                 uint64_t *bar)
+{
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    const unsigned b = (unsigned)__cvta_generic_to_shared(bar);
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"
+                 " [%0], [%1], %2, [%3];\n" ::"r"(d),
+                 "l"(src), "r"(bytes), "r"(b)
                  : "memory");
 }
 /* A barrier of the first `threads` threads of the block only (named barrier `id`, not 0). */

@@ -36,6 +36,8 @@
 #include <type_traits>
 
 #include "cuda/tensor_core_ptx.cuh"
+#include "cuda/tensor_core_transform.cuh"
+#include "cuda/tensor_map.h"
 #include "cuda/winrs_fused_parts.cuh"
 
 #define NHWC_THREADS 512
@@ -80,24 +82,6 @@ template <int A> static __device__ __forceinline__ int tf32_at(int c, int u, int
 {
     const int mix = A == 8 ? (a >> 1) & 3 : a & 2;
     return tf32_row(c, u >> 2) + ((u & 3) ^ mix);
-}
-
-/* Two packed 16-bit values to FP32 and back (round to nearest), by winrs_tensors.cuh's element
- * conversions. */
-template <typename T> static __device__ __forceinline__ float2 unpack16(unsigned u)
-{
-    T h[2];
-    memcpy(h, &u, 4);
-    return make_float2(load(h, 0), load(h, 1));
-}
-template <typename T> static __device__ __forceinline__ unsigned pack16(float a, float b)
-{
-    T h[2];
-    store(h, 0, a);
-    store(h, 1, b);
-    unsigned u;
-    memcpy(&u, h, 4);
-    return u;
 }
 
 /* Where a unit's data lies for the copying warps of one kind: the offset of its first element,
@@ -213,14 +197,8 @@ static __device__ void diag_fragments(const float (&m)[A][A], unsigned (&hi)[4],
             if (k / A == n / A)
                 split_tf32(m[n % A][k % A], hi[i], lo[i]);
         }
-    } else { /* rows k, k + 1 of column n */
-        const int k = 2 * (lane % 4), n = lane / 4;
-        float e[2];
-        for (int j = 0; j < 2; j++)
-            e[j] = (k + j) / A == n / A ? m[n % A][(k + j) % A] : 0.0f;
-        hi[0] = pack16<T>(e[0], e[1]);
-        const float2 h = unpack16<T>(hi[0]);
-        lo[0] = pack16<T>(e[0] - h.x, e[1] - h.y);
+    } else {
+        diag_fragment16<T, A>(m, hi[0], lo[0]);
     }
 }
 
@@ -411,16 +389,6 @@ static __device__ __forceinline__ void multiply_step(const fused_problem<A> &f,
 /* A^T over the block's accumulators, which the warps have put into shared memory (m[a][k][c],
  * over the step buffers; a 16 x 8 fragment at fragment_to_shared): thread t takes its pairs'
  * alphas and makes their n taps. */
-static __device__ __forceinline__ void fragment_to_shared(const float (&frag)[4], int a, int k0,
-                                                          int c0, float *m)
-{
-    const int lane = threadIdx.x % 32;
-#pragma unroll
-    for (int h = 0; h < 2; h++) {
-        const int k = k0 + lane / 4 + 8 * h, c = c0 + 2 * (lane % 4);
-        *(float2 *)&m[(a * BLOCK + k) * M_PITCH + c] = make_float2(frag[2 * h], frag[2 * h + 1]);
-    }
-}
 template <int A>
 static __device__ __forceinline__ void taps_of(const fused_problem<A> &f, const float *m,
                                                float (&taps)[PAIRS][A])
@@ -577,8 +545,8 @@ static __device__ void interleaved_steps(const dims &d, const fused_problem<A> &
     for (int mt = 0; mt < W::MT; mt++)
 #pragma unroll
         for (int nt = 0; nt < W::NT; nt++)
-            fragment_to_shared(acc[mt][nt], W::alpha(), W::k0() + 16 * mt, 8 * nt,
-                               (float *)&sm);
+            fragment_to_shared(acc[mt][nt], (float *)&sm + W::alpha() * BLOCK * M_PITCH,
+                               W::k0() + 16 * mt, 8 * nt, M_PITCH);
 }
 
 /* Warp specialization (16 bits, sm_90a): warpgroups 0 and 1 produce each step's U and V
@@ -780,7 +748,8 @@ static __device__ void specialized_steps(const dims &d, const fused_problem<A> &
 #pragma unroll
             for (int nt = 0; nt < BLOCK / 8; nt++)
                 fragment_to_shared(reinterpret_cast<const float(&)[4]>(acc[i][4 * nt]),
-                                   group * (A / 2) + i, 16 * w, 8 * nt, (float *)smem);
+                                   (float *)smem + (group * (A / 2) + i) * BLOCK * M_PITCH,
+                                   16 * w, 8 * nt, M_PITCH);
         registers_down<128>();
     }
 }
@@ -957,52 +926,17 @@ cudaError_t winrs_fused_nhwc_prepare(void)
     return e;
 }
 
-/* cuTensorMapEncodeTiled from the driver, through the runtime (the component links no
- * libcuda); NULL where the driver has none. */
-typedef CUresult (*encode_tiled_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
-                                    const cuuint64_t *, const cuuint64_t *, const cuuint32_t *,
-                                    const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle,
-                                    CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-static encode_tiled_fn find_encode_tiled(void)
-{
-    void *p = NULL;
-    cudaDriverEntryPointQueryResult found;
-    return cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000,
-                                            cudaEnableDefault, &found) == cudaSuccess &&
-                   found == cudaDriverEntryPointSuccess
-               ? (encode_tiled_fn)p
-               : NULL;
-}
-static encode_tiled_fn encode_tiled(void)
-{
-    static const encode_tiled_fn fn = find_encode_tiled(); /* once, thread-safe */
-    return fn;
-}
-
 /* An NHWC tensor of 16-bit T (n x rows x cols x channels) for the tensor memory accelerator:
  * boxes of 64 channels x `box` columns, 128-byte swizzled (tma_rows), zeros outside. */
 template <typename T>
 static cudaError_t tensor_map(CUtensorMap *map, const T *at, int n, int rows, int cols,
                               int channels, int box)
 {
-    const encode_tiled_fn encode = encode_tiled();
-    if (!encode)
-        return cudaErrorNotSupported;
-    const cuuint64_t size[4] = {(cuuint64_t)channels, (cuuint64_t)cols, (cuuint64_t)rows,
-                                (cuuint64_t)n};
-    const cuuint64_t stride[3] = {(cuuint64_t)channels * sizeof(T),
-                                  (cuuint64_t)channels * cols * sizeof(T),
-                                  (cuuint64_t)channels * cols * rows * sizeof(T)};
-    const cuuint32_t boxes[4] = {BLOCK, (cuuint32_t)box, 1, 1}, steps[4] = {1, 1, 1, 1};
     const CUtensorMapDataType type = std::is_same<T, __half>::value
                                          ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
                                          : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
-    return encode(map, type, 4, (void *)at, size, stride, boxes, steps,
-                  CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                  CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
-                  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS
-               ? cudaSuccess
-               : cudaErrorInvalidValue;
+    return wino_nhwc_tensor_map(map, type, sizeof(T), at, n, rows, cols, channels, BLOCK, box,
+                                CU_TENSOR_MAP_SWIZZLE_128B);
 }
 
 template <typename T, int A>

@@ -199,7 +199,8 @@ enum wino_status wino_conv2d_check_options(const struct wino_conv2d_options *o)
         return wino_fail(WINO_INVALID_ARGUMENT, "tile_m = %d outside [0, %d]", o->tile_m,
                          WINO_MAX_ALPHA);
     if (o->variant != WINO_VARIANT_AUTO && o->variant != WINO_VARIANT_FUSED &&
-        o->variant != WINO_VARIANT_NON_FUSED && o->variant != WINO_VARIANT_FUSED_OUTPUT)
+        o->variant != WINO_VARIANT_NON_FUSED && o->variant != WINO_VARIANT_FUSED_OUTPUT &&
+        o->variant != WINO_VARIANT_ROWS)
         return wino_fail(WINO_INVALID_ARGUMENT, "unknown Winograd variant %d", (int)o->variant);
     if (o->points)
         return wino_fail(WINO_UNSUPPORTED,
@@ -246,8 +247,9 @@ static enum wino_status plan(const struct wino_conv2d_desc *desc,
     if (desc->dtype != WINO_DTYPE_F32)
         return wino_fail(WINO_UNSUPPORTED, "the CPU's forward convolution is FP32 (FP16 and BF16 "
                                            "run on the CUDA backend)");
-    if (o->variant == WINO_VARIANT_FUSED_OUTPUT)
-        return wino_fail(WINO_UNSUPPORTED, "the fused-output variant is the CUDA backend's");
+    if (o->variant == WINO_VARIANT_FUSED_OUTPUT || o->variant == WINO_VARIANT_ROWS)
+        return wino_fail(WINO_UNSUPPORTED, "the fused-output and ROWS variants are the CUDA "
+                                           "backend's");
     if (o->algo == WINO_ALGO_VENDOR)
         return wino_fail(WINO_UNSUPPORTED, "WINO_ALGO_VENDOR runs on the CUDA backend");
     if (o->matrices) { /* the rule of wino_conv2d_options.matrices */

@@ -73,8 +73,9 @@ static enum wino_status check_cpu_dtype(const struct wino_conv2d_desc *desc,
         return wino_fail(WINO_UNSUPPORTED, "training convolutions are FP32 on the CPU");
     if (o->algo == WINO_ALGO_VENDOR)
         return wino_fail(WINO_UNSUPPORTED, "WINO_ALGO_VENDOR runs on the CUDA backend");
-    if (o->variant == WINO_VARIANT_FUSED_OUTPUT)
-        return wino_fail(WINO_UNSUPPORTED, "the fused-output variant is the CUDA backend's");
+    if (o->variant == WINO_VARIANT_FUSED_OUTPUT || o->variant == WINO_VARIANT_ROWS)
+        return wino_fail(WINO_UNSUPPORTED, "the fused-output and ROWS variants are the CUDA "
+                                           "backend's forward ones");
     return WINO_SUCCESS;
 }
 
@@ -285,7 +286,7 @@ static enum wino_status data_auto_cuda(const struct wino_conv2d_desc *desc,
     const struct wino_conv2d_desc f = data_forward_desc(desc, sizes->p, sizes->q);
     struct wino_cuda_auto a = {WINO_CONV2D_BACKWARD_DATA, desc, sizes, weights, ctx, o, {0}, 0,
                                make_data};
-    a.count = wino_cuda_auto_tiles(&f, a.tiles);
+    a.count = wino_cuda_auto_tiles(&f, 0, a.tiles);
     return a.count ? wino_cuda_auto_create(&a, op)
                    : wino_vendor_instead(WINO_CONV2D_BACKWARD_DATA, desc, sizes, weights, ctx, o,
                                          "CUDA: no generated tile for this filter", op);

@@ -6,6 +6,8 @@
 
 #include "op/conv2d_impl.h"
 #include "base/error.h"
+#include "base/tile_matrices.h"
+#include "cuda/cuda_component.h"
 
 enum wino_status wino_context_check(const struct wino_context *ctx)
 {
@@ -86,16 +88,30 @@ struct wino_conv2d *wino_gpu_winograd_new(const struct wino_conv2d_desc *desc,
     return c;
 }
 
-/* Why wino's own FP32 / FP16 Winograd cannot serve desc with F(tile_m, r), or NULL; *status
- * is the refusal's status. */
+int wino_cuda_rows_tile_m(const struct wino_conv2d_desc *d)
+{
+    const int m = WINO_ROWS_ALPHA + 1 - d->s;
+    return (d->dtype == WINO_DTYPE_F16 || d->dtype == WINO_DTYPE_BF16) &&
+                   d->layout == WINO_LAYOUT_NHWC && m > wino_gpu_default_tile_m(d)
+               ? m
+               : 0;
+}
+
+/* Why wino's own FP32 / FP16 Winograd (BF16 too with the ROWS variant) cannot serve desc with
+ * F(tile_m, r), or NULL; *status is the refusal's status. */
 static const char *own_refusal(const struct wino_conv2d_desc *desc,
                                const struct wino_conv2d_options *o, int tile_m, char *buf,
                                size_t cap, enum wino_status *status)
 {
     *status = WINO_UNSUPPORTED;
-    if (desc->dtype != WINO_DTYPE_F32 && desc->dtype != WINO_DTYPE_F16)
-        return "CUDA: wino's kernels are FP32 and FP16 (INT8 through wino_conv2d_create_int8; "
-               "BF16 is the vendor's: WINO_ALGO_VENDOR)";
+    const int rows = o->variant == WINO_VARIANT_ROWS;
+    if (desc->dtype != WINO_DTYPE_F32 && desc->dtype != WINO_DTYPE_F16 &&
+        !(rows && desc->dtype == WINO_DTYPE_BF16))
+        return "CUDA: wino's kernels are FP32 and FP16, and BF16 with the ROWS variant (INT8 "
+               "through wino_conv2d_create_int8; BF16 is otherwise the vendor's: "
+               "WINO_ALGO_VENDOR)";
+    if (rows && desc->dtype == WINO_DTYPE_F32)
+        return "the ROWS variant is FP16 and BF16";
     if (o->tf32 && desc->dtype != WINO_DTYPE_F32) {
         *status = WINO_INVALID_ARGUMENT;
         return "tf32 applies to FP32 convolutions only";
@@ -106,7 +122,7 @@ static const char *own_refusal(const struct wino_conv2d_desc *desc,
     const char *why = wino_winograd_refusal(desc, tile_m);
     if (why)
         return why;
-    if (desc->dtype == WINO_DTYPE_F16 && tile_m + desc->r - 1 > WINO_CUDA_F16_MAX_ALPHA) {
+    if (!rows && desc->dtype == WINO_DTYPE_F16 && tile_m + desc->r - 1 > WINO_CUDA_F16_MAX_ALPHA) {
         snprintf(buf, cap, "FP16 Winograd with alpha = %d > %d loses the result to rounding "
                  "(over 2%% relative error; docs/cuda-winograd.md): take a smaller tile",
                  tile_m + desc->r - 1, WINO_CUDA_F16_MAX_ALPHA);
@@ -121,9 +137,10 @@ static const char *own_refusal(const struct wino_conv2d_desc *desc,
 #define AUTO_MIN_M 2
 #define AUTO_MAX_M 7
 
-int wino_cuda_auto_tiles(const struct wino_conv2d_desc *desc, int *tiles)
+int wino_cuda_auto_tiles(const struct wino_conv2d_desc *desc, int with_rows, int *tiles)
 {
     static const struct wino_conv2d_options chosen_by_wino; /* AUTO, nothing fixed */
+    static const struct wino_conv2d_options rows = {.variant = WINO_VARIANT_ROWS};
     int count = 0;
     for (int m = AUTO_MIN_M; m <= AUTO_MAX_M; m++) {
         char buf[160];
@@ -139,6 +156,12 @@ int wino_cuda_auto_tiles(const struct wino_conv2d_desc *desc, int *tiles)
             !own_refusal(desc, &chosen_by_wino, m, buf, sizeof buf, &st))
             tiles[count++] = m;
     }
+    char buf[160];
+    enum wino_status st;
+    const int m = wino_cuda_rows_tile_m(desc);
+    if (with_rows && m && wino_recorded_tile(m, desc->s) &&
+        !own_refusal(desc, &rows, m, buf, sizeof buf, &st))
+        tiles[count++] = m;
     return count;
 }
 
@@ -152,9 +175,11 @@ static enum wino_status own_create(const struct wino_conv2d_desc *desc,
     struct wino_conv2d *c = wino_gpu_winograd_new(desc, sizes, tile_m, ctx, &wino_path_cuda);
     if (!c)
         return wino_fail(WINO_OUT_OF_MEMORY, "wino_conv2d_create: out of memory");
+    const struct wino_tile_matrices *line =
+        o->variant == WINO_VARIANT_ROWS ? wino_recorded_tile(tile_m, desc->s) : NULL;
     const enum wino_status st =
-        wino_cuda_conv_create(desc, sizes, weights, ctx, tile_m, o->variant, o->bias, o->relu,
-                              o->tf32, &c->cuda, &c->workspace_bytes);
+        wino_cuda_conv_create(desc, sizes, weights, ctx, tile_m, line, o->variant, o->bias,
+                              o->relu, o->tf32, &c->cuda, &c->workspace_bytes);
     if (st) {
         free(c);
         return st;
@@ -163,10 +188,13 @@ static enum wino_status own_create(const struct wino_conv2d_desc *desc,
     return WINO_SUCCESS;
 }
 
-/* AUTO's candidate of tile_m (struct wino_cuda_auto.make). */
+/* AUTO's candidate of tile_m (struct wino_cuda_auto.make): the ROWS kernel for its tile. */
 static enum wino_status make_own(const struct wino_cuda_auto *a, int tile_m, wino_conv2d **op)
 {
-    return own_create(a->desc, a->sizes, a->weights, a->ctx, a->o, tile_m, op);
+    struct wino_conv2d_options o = *a->o;
+    if (tile_m == wino_cuda_rows_tile_m(a->desc))
+        o.variant = WINO_VARIANT_ROWS;
+    return own_create(a->desc, a->sizes, a->weights, a->ctx, &o, tile_m, op);
 }
 
 enum wino_status wino_conv2d_create_cuda(const struct wino_conv2d_desc *desc,
@@ -181,7 +209,9 @@ enum wino_status wino_conv2d_create_cuda(const struct wino_conv2d_desc *desc,
         return st;
     if (o->algo == WINO_ALGO_DIRECT || o->algo == WINO_ALGO_VENDOR)
         return wino_vendor_create(WINO_CONV2D_FORWARD, desc, &sizes, weights, ctx, o, op);
-    const int tile_m = o->tile_m ? o->tile_m : wino_gpu_default_tile_m(desc);
+    const int tile_m = o->tile_m                         ? o->tile_m
+                       : o->variant == WINO_VARIANT_ROWS ? WINO_ROWS_ALPHA + 1 - desc->s
+                                                         : wino_gpu_default_tile_m(desc);
     char buf[160];
     const char *why = own_refusal(desc, o, tile_m, buf, sizeof buf, &st);
     if (why && (st != WINO_UNSUPPORTED || !wino_options_leave_choice(o)))
@@ -190,7 +220,7 @@ enum wino_status wino_conv2d_create_cuda(const struct wino_conv2d_desc *desc,
         return own_create(desc, &sizes, weights, ctx, o, tile_m, op);
     struct wino_cuda_auto a = {WINO_CONV2D_FORWARD, desc, &sizes, weights, ctx, o, {0}, 0,
                                make_own};
-    a.count = wino_cuda_auto_tiles(desc, a.tiles);
+    a.count = wino_cuda_auto_tiles(desc, 1, a.tiles);
     if (!a.count)
         return wino_vendor_instead(WINO_CONV2D_FORWARD, desc, &sizes, weights, ctx, o,
                                    why ? why : "CUDA: no generated tile for this filter", op);

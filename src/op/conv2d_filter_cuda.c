@@ -249,7 +249,7 @@ enum wino_status wino_backward_filter_create_cuda(const struct wino_conv2d_desc 
         return wino_fail(WINO_UNSUPPORTED, "CUDA backward-filter: FP32, FP16 and BF16");
     if (o->algo == WINO_ALGO_DIRECT || o->algo == WINO_ALGO_VENDOR)
         return wino_vendor_create(WINO_CONV2D_BACKWARD_FILTER, desc, sizes, NULL, ctx, o, op);
-    if (o->variant == WINO_VARIANT_FUSED_OUTPUT)
+    if (o->variant == WINO_VARIANT_FUSED_OUTPUT || o->variant == WINO_VARIANT_ROWS)
         return wino_fail(WINO_UNSUPPORTED, "CUDA backward-filter: the variants are FUSED (the "
                                            "default) and NON_FUSED");
     if (desc->stride_h != 1 || desc->stride_w != 1 || desc->dilation_h != 1 ||

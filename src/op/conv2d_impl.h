@@ -174,7 +174,12 @@ enum wino_status wino_cuda_auto_create(const struct wino_cuda_auto *a, wino_conv
  * to 7 with generated transforms that wino's FP32 / FP16 kernels run for desc (FP16: none
  * larger than wino_gpu_default_tile_m). Their count: 0 where wino's kernels do not serve desc
  * (src/op/conv2d_cuda.c). */
-int wino_cuda_auto_tiles(const struct wino_conv2d_desc *desc, int *tiles);
+int wino_cuda_auto_tiles(const struct wino_conv2d_desc *desc, int with_rows, int *tiles);
+
+/* The tile m of the ROWS variant (src/cuda/winograd_rows.h) that AUTO times for desc beside the
+ * 2D tiles (with_rows above: forward layers): F(m, s) with alpha 8 for FP16 and BF16 NHWC
+ * layers, where m exceeds the default 2D tile (so that the two never share an m); 0 for none. */
+int wino_cuda_rows_tile_m(const struct wino_conv2d_desc *desc);
 
 /* AUTO where wino's own kernels refuse the layer (why): the vendor's convolution, or the
  * refusal with the vendor's reason too. */

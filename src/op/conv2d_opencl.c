@@ -53,8 +53,8 @@ static const char *opencl_refusal(const struct wino_conv2d_desc *desc,
         return "OpenCL: FP32 and FP16 only";
     if (o->tf32)
         return "tf32 is the CUDA backend's";
-    if (o->variant == WINO_VARIANT_FUSED_OUTPUT)
-        return "the fused-output variant is the CUDA backend's";
+    if (o->variant == WINO_VARIANT_FUSED_OUTPUT || o->variant == WINO_VARIANT_ROWS)
+        return "the fused-output and ROWS variants are the CUDA backend's";
     if (o->matrices)
         return "OpenCL: Winograd runs the generated tiles only (options.matrices NULL)";
     const char *why = wino_winograd_refusal(desc, tile_m);

@@ -277,7 +277,10 @@ static const char *own_name(const struct wino_cuda_auto *a, int tile_m, char *bu
         return "WinRS";
     if (!tile_m)
         return "no tile";
-    snprintf(buf, cap, "Winograd F(%dx%d, %dx%d)", tile_m, tile_m, a->desc->r, a->desc->s);
+    if (a->kind == WINO_CONV2D_FORWARD && tile_m == wino_cuda_rows_tile_m(a->desc))
+        snprintf(buf, cap, "Winograd ROWS F(%d, %d)", tile_m, a->desc->s);
+    else
+        snprintf(buf, cap, "Winograd F(%dx%d, %dx%d)", tile_m, tile_m, a->desc->r, a->desc->s);
     return buf;
 }
 

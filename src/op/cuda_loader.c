@@ -36,12 +36,13 @@ static const struct wino_cuda_ops *component(void)
 enum wino_status wino_cuda_conv_create(const struct wino_conv2d_desc *desc,
                                        const struct wino_conv_sizes *sizes, const void *weights,
                                        const struct wino_context *ctx, int tile_m,
+                                       const struct wino_tile_matrices *line,
                                        enum wino_variant variant, const float *bias, int relu,
                                        int tf32, struct wino_cuda_conv **conv,
                                        size_t *workspace_bytes)
 {
     const struct wino_cuda_ops *c = component();
-    return c ? c->create(desc, sizes, weights, ctx, tile_m, variant, bias, relu, tf32, conv,
+    return c ? c->create(desc, sizes, weights, ctx, tile_m, line, variant, bias, relu, tf32, conv,
                          workspace_bytes)
              : WINO_UNSUPPORTED;
 }

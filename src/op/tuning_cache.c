@@ -278,7 +278,7 @@ static const char *cuda_choice_refusal(const struct entry *e, const struct wino_
     if (kind == WINO_CONV2D_BACKWARD_FILTER)
         return c->tile_m ? "backward-filter's WinRS has no tile (M 0)" : NULL;
     int tiles[WINO_CUDA_AUTO_TILES], i = 0;
-    const int count = wino_cuda_auto_tiles(d, tiles);
+    const int count = wino_cuda_auto_tiles(d, kind == WINO_CONV2D_FORWARD, tiles);
     while (i < count && tiles[i] != c->tile_m)
         i++;
     if (i < count || (c->vendor && !c->tile_m))

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -115,6 +116,7 @@ static inline const char *gpu_variant_name(enum wino_variant v)
     return v == WINO_VARIANT_FUSED          ? "fused"
            : v == WINO_VARIANT_FUSED_OUTPUT ? "fused-output"
            : v == WINO_VARIANT_NON_FUSED    ? "non-fused"
+           : v == WINO_VARIANT_ROWS         ? "rows"
                                             : "auto";
 }
 
@@ -161,8 +163,24 @@ static inline int gpu_conv_fail(struct gpu_conv_result *res, enum wino_status st
     return st != WINO_SUCCESS;
 }
 
-/* Convolves random x and w, uniform in (-1, 1) from seed (for FP16 rounded to half: the
- * reference sees the values the GPU sees), on ctx with options o (with_bias adds random bias
+/* v rounded to the 16-bit dtype (FP16 or BF16) at h[i], and back. */
+static inline float gpu_round16(enum wino_dtype dtype, float v, void *h, size_t i)
+{
+    if (dtype == WINO_DTYPE_BF16) {
+        ((__nv_bfloat16 *)h)[i] = __float2bfloat16_rn(v);
+        return __bfloat162float(((__nv_bfloat16 *)h)[i]);
+    }
+    ((__half *)h)[i] = __float2half_rn(v);
+    return __half2float(((__half *)h)[i]);
+}
+static inline float gpu_load16(enum wino_dtype dtype, const void *h, size_t i)
+{
+    return dtype == WINO_DTYPE_BF16 ? __bfloat162float(((const __nv_bfloat16 *)h)[i])
+                                    : __half2float(((const __half *)h)[i]);
+}
+
+/* Convolves random x and w, uniform in (-1, 1) from seed (for FP16 and BF16 rounded to the
+ * type: the reference sees the values the GPU sees), on ctx with options o (with_bias adds random bias
  * values; o->relu is honoured) and compares y with the FP64 reference. The operator runs twice
  * on the same workspace, y poisoned with all-ones bytes (NaN in FP32 and FP16) before each run;
  * res->err is the larger of the two errors. */
@@ -178,8 +196,8 @@ static inline void gpu_conv_check(const struct wino_conv2d_desc *d,
     int p = 0, q = 0;
     if (gpu_conv_fail(res, wino_conv2d_output_size(d, &p, &q), "wino_conv2d_output_size"))
         return;
-    const int half = d->dtype == WINO_DTYPE_F16;
-    const size_t es = half ? sizeof(__half) : sizeof(float);
+    const int half = d->dtype == WINO_DTYPE_F16 || d->dtype == WINO_DTYPE_BF16;
+    const size_t es = half ? 2 : sizeof(float);
     const size_t xn = (size_t)d->n * d->c * d->h * d->w, wn = (size_t)d->k * d->c * d->r * d->s,
                  yn = (size_t)d->n * d->k * p * q;
     float *x = (float *)malloc(xn * sizeof(float)), *w = (float *)malloc(wn * sizeof(float));
@@ -193,14 +211,10 @@ static inline void gpu_conv_check(const struct wino_conv2d_desc *d,
     for (int k = 0; k < d->k; k++)
         bias[k] = (float)test_rng_sym(&rng);
     if (half) {
-        for (size_t i = 0; i < xn; i++) {
-            ((__half *)hx)[i] = __float2half_rn(x[i]);
-            x[i] = __half2float(((__half *)hx)[i]);
-        }
-        for (size_t i = 0; i < wn; i++) {
-            ((__half *)hw)[i] = __float2half_rn(w[i]);
-            w[i] = __half2float(((__half *)hw)[i]);
-        }
+        for (size_t i = 0; i < xn; i++)
+            x[i] = gpu_round16(d->dtype, x[i], hx, i);
+        for (size_t i = 0; i < wn; i++)
+            w[i] = gpu_round16(d->dtype, w[i], hw, i);
     } else {
         memcpy(hx, x, xn * es);
         memcpy(hw, w, wn * es);
@@ -241,7 +255,7 @@ static inline void gpu_conv_check(const struct wino_conv2d_desc *d,
             CUDA_CHECK(cudaMemcpy(hy, dy, yn * es, cudaMemcpyDeviceToHost));
             if (half)
                 for (size_t i = 0; i < yn; i++)
-                    y[i] = __half2float(((__half *)hy)[i]);
+                    y[i] = gpu_load16(d->dtype, hy, i);
             else
                 memcpy(y, hy, yn * es);
             const double err = wino_rel_l1_f32(y, ref, yn);
@@ -262,11 +276,11 @@ static inline void gpu_conv_check(const struct wino_conv2d_desc *d,
 static inline const char *gpu_desc_string(const struct wino_conv2d_desc *d, char *buf,
                                           size_t cap)
 {
-    static const char *types[] = {"f32", "f16", "s8", "u8"};
+    static const char *types[] = {"f32", "f16", "s8", "u8", "bf16"};
     snprintf(buf, cap, "n%d c%d %dx%d k%d %dx%d pad %d,%d stride %d,%d dil %d,%d %s %s", d->n,
              d->c, d->h, d->w, d->k, d->r, d->s, d->pad_h, d->pad_w, d->stride_h, d->stride_w,
              d->dilation_h, d->dilation_w, d->layout == WINO_LAYOUT_NHWC ? "NHWC" : "NCHW",
-             (unsigned)d->dtype < 4 ? types[d->dtype] : "?");
+             (unsigned)d->dtype < 5 ? types[d->dtype] : "?");
     return buf;
 }
 

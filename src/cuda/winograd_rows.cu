@@ -1,0 +1,443 @@
+/* The ROWS variant of the forward convolution (winograd_rows.h): one-dimensional Winograd
+ * F(m, s) along each output row, alpha = 8, the design of the WinRS kernels (winrs_fused_nhwc.cu)
+ * turned to the forward pass. A tile is m outputs of one output row (image n, row h, columns
+ * tw m ..); for alpha position a, filter row i and input channel c its transformed input is
+ * V[a][tile][(i, c)] = (B^T x[n][h + i - pad_h][tw m - pad_w ..][c])[a], and
+ *     y[tile][j][k] = sum_a A^T[j][a] sum_(i, c) V[a][tile][(i, c)] U[a][(i, c)][k],
+ * U = G w along the filter's width, transformed once at create. So the products' depth is r C,
+ * every alpha position is one product of 64 tiles x 64 output channels, and the alpha
+ * accumulators of a block take 8 x 64 x 64 floats: in registers, with no M in memory (the 2D
+ * tile's 36 positions leave room for 32 x 16 blocks only, docs/cuda-winograd.md).
+ *
+ * A thread block owns 64 consecutive tiles and 64 output channels, and goes through r x
+ * ceil(C / 16) steps of one filter row and 16 input channels. Warps are specialized:
+ *   - producers (warpgroups 0 and 1, 8 warps): each asks the tensor memory accelerator for the
+ *     alpha x 16 window of 8 tiles a step (its zero fill is the padding, the channels past C and
+ *     the tiles past the layer), warp 0 also for the step's U (8 x 64 x 16, laid out by the
+ *     filter transform as wgmma reads it), AHEAD steps ahead into RING buffers; then they
+ *     transform the windows on tensor cores (16 channels x 8 taps times diag(B) in m16n8k8, the
+ *     matrix split into its nearest 16-bit values and the rest, FP32 sums) and store V's planes
+ *     with stmatrix;
+ *   - consumers (warpgroups 2 and 3): wgmma m64n64k16 per alpha position, 4 positions each.
+ * mbarriers pass the steps: full (the accelerator's bytes are in), empty (producers have
+ * transformed and consumers multiplied a ring buffer), tf_full / tf_empty for V's planes. At
+ * the end the accumulators meet in shared memory and each thread applies A^T to 8 (tile,
+ * output channel) pairs, adds the bias, and writes y. */
+#include <cuda.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <type_traits>
+
+#include "cuda/tensor_core_ptx.cuh"
+#include "cuda/tensor_core_transform.cuh"
+#include "cuda/tensor_map.h"
+#include "cuda/winograd_rows.h"
+#include "cuda/winrs_tensors.cuh"
+
+static constexpr int A = ROWS_ALPHA;
+#define TILES 64 /* a block's tiles: the products' M */
+#define OUTS 64  /* a block's output channels: N */
+#define CH 16    /* input channels a step: the products' depth */
+#define THREADS 512
+#define PRODUCERS 256
+#define RING 5  /* buffers of raw windows and U, requested AHEAD steps ahead */
+#define AHEAD 3
+#define TF 2    /* buffers of V's planes */
+#define PRODUCER_REGS 96
+#define CONSUMER_REGS 160
+/* A plane of V: 64 tiles x 16 channels, and 8 elements more, so that the 8 rows of a stored
+ * matrix (8 alpha positions, one plane each) fall on distinct banks. */
+#define PLANE (TILES * CH + 8)
+#define M_PITCH (OUTS + 8) /* floats a tile's row in the accumulators' shared copy */
+#define U_STEP (A * OUTS * CH) /* elements of U a step */
+
+template <typename T> struct rows_stage {
+    T raw[TILES * A][CH]; /* tile t's column j at row t A + j, 32-byte swizzled (raw_piece) */
+    T u[A][OUTS * CH];    /* k_major_at */
+};
+template <typename T> struct rows_smem {
+    rows_stage<T> ring[RING]; /* first: 1024-byte aligned */
+    T v[TF][A][PLANE];
+};
+struct rows_barriers {
+    uint64_t full[RING], empty[RING], tf_full[TF], tf_empty[TF];
+};
+static constexpr size_t larger(size_t a, size_t b) { return a > b ? a : b; }
+template <typename T> static constexpr size_t barriers_at()
+{
+    return (larger(sizeof(rows_smem<T>), (size_t)A * TILES * M_PITCH * sizeof(float)) + 15) / 16 *
+           16;
+}
+template <typename T> static constexpr int smem_bytes()
+{
+    return (int)(barriers_at<T>() + sizeof(rows_barriers));
+}
+
+#if WINO_WGMMA
+/* Where element (row, ch) of a 16-channel K-major operand lies (V: row = tile; U: row = output
+ * channel): wgmma's layout without swizzling, 8 rows x 8 channels in 128 contiguous bytes, the
+ * second 8 channels 128 bytes on, the next 8 rows 256 bytes on (k_major_descriptor). */
+static __device__ __forceinline__ int k_major_at(int row, int ch)
+{
+    return (row >> 3) * 128 + (ch >> 3) * 64 + (row & 7) * 8 + (ch & 7);
+}
+
+/* The accelerator's 32-byte swizzle: the two 16-byte pieces of a raw row trade places in rows
+ * 4-7 of every 8, so that ldmatrix's 8 rows fall on distinct banks. */
+static __device__ __forceinline__ int raw_piece(int row, int piece) { return piece ^ (row >> 2 & 1); }
+
+/* Tile t of the layer: image, output row and first output column; n = N past the tiles (the
+ * accelerator reads zeros there). */
+struct tile_place {
+    int n, h, w0;
+};
+static __device__ __forceinline__ tile_place tile_of(const wino_rows_plan &p, int t)
+{
+    tile_place at;
+    const int row = wino_fast_divide(t, p.per_row);
+    at.n = wino_fast_divide(row, p.per_image);
+    at.h = row - at.n * p.p;
+    at.w0 = (t - row * p.tiles_w) * p.m;
+    if (t >= p.tiles)
+        at.n = p.n;
+    return at;
+}
+
+/* A K-major operand of 64 rows x 16 channels at k_major_at, for wgmma: channels 8 .. 15 128
+ * bytes on ("leading"), the next 8 rows 256 bytes on ("stride"). */
+static __device__ __forceinline__ uint64_t k_major_descriptor(const void *at)
+{
+    const uint64_t a = (unsigned)__cvta_generic_to_shared(at);
+    return (a & 0x3ffff) >> 4 | (uint64_t)(128 >> 4) << 16 | (uint64_t)(256 >> 4) << 32;
+}
+
+/* Producer warp w asks for step s (filter row i, channels c0 ..) of its tiles 8 w .. 8 w + 7
+ * (lane l < 8 for tile 8 w + l at `mine`), warp 0 also for the step's U. */
+template <typename T>
+static __device__ __forceinline__ void request_step(const wino_rows_plan &p, int s,
+                                                    const tile_place &mine, const T *u, int kb,
+                                                    const CUtensorMap &x_map, rows_stage<T> &st,
+                                                    uint64_t *full)
+{
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const int i = s % p.r, chunk = s / p.r;
+    const unsigned window = A * CH * sizeof(T);
+    if (lane == 0)
+        mbarrier_arrive_expect(full, 8 * window + (warp == 0 ? U_STEP * sizeof(T) : 0));
+    __syncwarp();
+    if (lane < 8)
+        tma_load_4d(&st.raw[(8 * warp + lane) * A][0], &x_map, chunk * CH, mine.w0 - p.pad_w,
+                    mine.h + i - p.pad_h, mine.n, full);
+    else if (warp == 0 && lane == 8)
+        bulk_load(&st.u[0][0], u + ((size_t)(kb * p.chunks + chunk) * p.r + i) * U_STEP,
+                  U_STEP * sizeof(T), full);
+}
+
+/* V of a step from its windows: a warp takes 4 groups of 16 raw rows (2 tiles' windows) x 16
+ * channels; transposed, times diag(B) they give 16 channels x 8 alphas of a tile, stored
+ * transposed (a row per alpha position, each into its plane). */
+template <typename T, bool TWO>
+static __device__ __forceinline__ void transform(unsigned hi, unsigned lo, const rows_stage<T> &st,
+                                                 T (&v)[A][PLANE])
+{
+    constexpr int JOBS = TILES * A / 16 / (PRODUCERS / 32);
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, m = lane / 8, part = m % 2;
+#pragma unroll
+    for (int j = 0; j < JOBS; j++) {
+        const int row = (warp * JOBS + j) * 16 + 8 * (m / 2) + lane % 8;
+        unsigned frag[4], out[4];
+        ldmatrix_x4_trans(frag, &st.raw[row][8 * raw_piece(row, part)]);
+#pragma unroll
+        for (int kb = 0; kb < 2; kb++) {
+            float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+            mma_k8<T>::run(acc, frag + 2 * kb, hi);
+            if (TWO)
+                mma_k8<T>::run(acc, frag + 2 * kb, lo);
+            out[2 * kb] = pack16<T>(acc[0], acc[1]);
+            out[2 * kb + 1] = pack16<T>(acc[2], acc[3]);
+        }
+        stmatrix_x4_trans(&v[row % A][k_major_at(row / A, 8 * part)], out);
+    }
+}
+
+template <typename T>
+static __device__ void produce(const wino_rows_plan &p, int tb, int kb, const T *u,
+                               const CUtensorMap &x_map, rows_smem<T> &sm, rows_barriers &bar)
+{
+    const int lane = threadIdx.x % 32;
+    const tile_place mine = tile_of(p, tb * TILES + 8 * (threadIdx.x / 32) + lane % 8);
+    unsigned hi, lo;
+    diag_fragment16<T, A>(p.bt, hi, lo);
+    const bool two = __any_sync(0xffffffffu, lo != 0u);
+    for (int s = 0; s < AHEAD && s < p.steps; s++)
+        request_step<T>(p, s, mine, u, kb, x_map, sm.ring[s], &bar.full[s]);
+    for (int s = 0; s < p.steps; s++) {
+        const int now = s % RING, slot = s % TF;
+        if (s + AHEAD < p.steps) {
+            const int next = (s + AHEAD) % RING;
+            if (s + AHEAD >= RING) /* the producers and consumers of step s + AHEAD - RING */
+                mbarrier_wait(&bar.empty[next], (unsigned)((s + AHEAD) / RING - 1) & 1u);
+            request_step<T>(p, s + AHEAD, mine, u, kb, x_map, sm.ring[next], &bar.full[next]);
+        }
+        mbarrier_wait(&bar.full[now], (unsigned)(s / RING) & 1u);
+        if (s >= TF) /* the products of step s - TF are done */
+            mbarrier_wait(&bar.tf_empty[slot], (unsigned)(s / TF - 1) & 1u);
+        if (two)
+            transform<T, true>(hi, lo, sm.ring[now], sm.v[slot]);
+        else
+            transform<T, false>(hi, lo, sm.ring[now], sm.v[slot]);
+        fence_proxy_async(); /* the products read the planes through wgmma */
+        mbarrier_arrive(&bar.tf_full[slot]);
+        __syncwarp();
+        if (lane == 0)
+            mbarrier_arrive(&bar.empty[now]);
+    }
+}
+
+/* Consumer warpgroup g multiplies alpha positions 4 g .. 4 g + 3 of every step; the
+ * accumulators end in shared memory, m[a][tile][output channel]. */
+template <typename T> static __device__ void consume(const wino_rows_plan &p, rows_smem<T> &sm,
+                                                     rows_barriers &bar, float *m)
+{
+    const int group = (threadIdx.x - PRODUCERS) / 128, lane = threadIdx.x % 32;
+    float acc[A / 2][32];
+#pragma unroll
+    for (int a = 0; a < A / 2; a++)
+#pragma unroll
+        for (int e = 0; e < 32; e++)
+            acc[a][e] = 0.0f;
+    for (int s = 0; s < p.steps; s++) {
+        const int now = s % RING, slot = s % TF;
+        mbarrier_wait(&bar.tf_full[slot], (unsigned)(s / TF) & 1u);
+        mbarrier_wait(&bar.full[now], (unsigned)(s / RING) & 1u); /* U */
+        wgmma_fence();
+#pragma unroll
+        for (int a = 0; a < A / 2; a++) {
+            const int pos = group * (A / 2) + a;
+            wgmma_op<T>::run_k_major(acc[a], k_major_descriptor(&sm.v[slot][pos][0]),
+                                     k_major_descriptor(&sm.ring[now].u[pos][0]));
+        }
+        wgmma_commit();
+        wgmma_wait<1>(); /* step s - 1's products have read their operands */
+        if (s > 0 && lane == 0) {
+            mbarrier_arrive(&bar.tf_empty[(s - 1) % TF]);
+            mbarrier_arrive(&bar.empty[(s - 1) % RING]);
+        }
+    }
+    wgmma_wait<0>();
+    named_barrier(2, THREADS - PRODUCERS); /* both groups: the accumulators go over the planes */
+    const int w = threadIdx.x / 32 % 4;
+#pragma unroll
+    for (int a = 0; a < A / 2; a++)
+#pragma unroll
+        for (int nt = 0; nt < OUTS / 8; nt++)
+            fragment_to_shared(reinterpret_cast<const float(&)[4]>(acc[a][4 * nt]),
+                               m + (group * (A / 2) + a) * TILES * M_PITCH, 16 * w, 8 * nt,
+                               M_PITCH);
+}
+
+/* A^T over the accumulators m[a][tile][k], the bias and ReLU: thread t takes output channel
+ * t % 64 of tiles t / 64 + 8 i, i < 8 (consecutive threads, consecutive channels of y). */
+template <typename T>
+static __device__ void output_transform(const wino_rows_plan &p, int tb, int kb, const float *m,
+                                        const float *bias, T *y)
+{
+    const int kl = threadIdx.x % OUTS, k = kb * OUTS + kl;
+    if (k >= p.k)
+        return;
+    const float b = bias ? bias[k] : 0.0f;
+#pragma unroll 1
+    for (int i = 0; i < TILES * OUTS / THREADS; i++) {
+        const int tl = threadIdx.x / OUTS + 8 * i, t = tb * TILES + tl;
+        if (t >= p.tiles)
+            break;
+        const tile_place at = tile_of(p, t);
+        float mv[A];
+#pragma unroll
+        for (int a = 0; a < A; a++)
+            mv[a] = m[(a * TILES + tl) * M_PITCH + kl];
+        T *row = y + (((size_t)at.n * p.p + at.h) * p.q + at.w0) * p.k + k;
+#pragma unroll
+        for (int j = 0; j < A; j++) {
+            if (j >= p.m || at.w0 + j >= p.q)
+                break;
+            float sum = b;
+#pragma unroll
+            for (int a = 0; a < A; a++)
+                sum = fmaf(p.at[j][a], mv[a], sum);
+            if (p.relu)
+                sum = fmaxf(sum, 0.0f);
+            store(row, (size_t)j * p.k, sum);
+        }
+    }
+}
+#endif
+
+template <typename T>
+__global__ void __launch_bounds__(THREADS, 1)
+    rows_fused(const __grid_constant__ wino_rows_plan p, const T *__restrict__ u,
+               const float *__restrict__ bias, T *__restrict__ y,
+               const __grid_constant__ CUtensorMap x_map)
+{
+#if WINO_WGMMA
+    extern __shared__ __align__(1024) unsigned char smem[];
+    rows_smem<T> &sm = *(rows_smem<T> *)smem;
+    rows_barriers &bar = *(rows_barriers *)(smem + barriers_at<T>());
+    const int kb = (int)(blockIdx.x % p.kblocks), tb = (int)(blockIdx.x / p.kblocks);
+    if (threadIdx.x < RING) {
+        mbarrier_init(&bar.full[threadIdx.x], PRODUCERS / 32);
+        mbarrier_init(&bar.empty[threadIdx.x], THREADS / 32);
+    }
+    if (threadIdx.x < TF) {
+        mbarrier_init(&bar.tf_full[threadIdx.x], PRODUCERS);
+        mbarrier_init(&bar.tf_empty[threadIdx.x], (THREADS - PRODUCERS) / 32);
+    }
+    __syncthreads();
+    if (threadIdx.x < PRODUCERS) {
+        registers_down<PRODUCER_REGS>();
+        produce<T>(p, tb, kb, u, x_map, sm, bar);
+        registers_up<128>();
+    } else {
+        registers_up<CONSUMER_REGS>();
+        consume<T>(p, sm, bar, (float *)smem);
+        registers_down<128>();
+    }
+    __syncthreads(); /* every accumulator is in shared memory */
+    output_transform<T>(p, tb, kb, (const float *)smem, bias, y);
+#else
+    __trap(); /* sm_90a only: wino_rows_refusal refuses other GPUs */
+#endif
+}
+
+/* U[kb][chunk][i][a][k_major_at(k, c)] = (G w[k][i][.][c])[a] for output channels kb 64 + k
+ * and input channels chunk 16 + c, zeros past K and C. */
+template <typename T>
+__global__ void rows_filter_transform(const __grid_constant__ wino_rows_plan p, const T *w, T *u,
+                                      long long count)
+{
+    const long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx >= count)
+        return;
+    const int e = (int)(idx % (OUTS * CH));
+    long long rest = idx / (OUTS * CH);
+    const int a = (int)(rest % A);
+    rest /= A;
+    const int i = (int)(rest % p.r);
+    rest /= p.r;
+    const int chunk = (int)(rest % p.chunks), kb = (int)(rest / p.chunks);
+    const int k = kb * OUTS + (e >> 7) * 8 + (e >> 3 & 7), c = chunk * CH + (e >> 6 & 1) * 8 + (e & 7);
+    float sum = 0.0f;
+    if (k < p.k && c < p.c)
+        for (int j = 0; j < p.s; j++)
+            sum = fmaf(p.g[a][j], load(w, (((size_t)k * p.r + i) * p.s + j) * p.c + c), sum);
+    store(u, (size_t)idx, sum);
+}
+
+const char *wino_rows_refusal(const struct wino_conv2d_desc *d, int device)
+{
+    if (d->dtype != WINO_DTYPE_F16 && d->dtype != WINO_DTYPE_BF16)
+        return "the ROWS variant is FP16 and BF16";
+    if (d->layout != WINO_LAYOUT_NHWC)
+        return "the ROWS variant reads NHWC tensors";
+    if (d->c % 8)
+        return "the ROWS variant needs C a multiple of 8 (rows of x on 16-byte boundaries)";
+    if (d->s < 2 || d->s > ROWS_ALPHA - 1)
+        return "the ROWS variant takes filters 2 to 7 wide (alpha 8)";
+#if WINO_CUDA_SM90A
+    int major = 0, minor = 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess)
+        return "the ROWS variant: the device's compute capability is unknown";
+    if (major != 9 || minor != 0)
+        return "the ROWS variant runs on Hopper (sm_90) only";
+    return NULL;
+#else
+    (void)device;
+    return "the ROWS variant needs the component built for sm_90 (CMAKE_CUDA_ARCHITECTURES=90)";
+#endif
+}
+
+enum wino_status wino_rows_plan_of(const struct wino_conv2d_desc *d,
+                                   const struct wino_conv_sizes *sz, int m, const double *at,
+                                   const double *g, const double *bt, int relu,
+                                   struct wino_rows_plan *p)
+{
+    memset(p, 0, sizeof *p);
+    p->n = d->n, p->c = d->c, p->h = d->h, p->w = d->w, p->k = d->k, p->p = sz->p, p->q = sz->q;
+    p->r = d->r, p->s = d->s, p->pad_h = d->pad_h, p->pad_w = d->pad_w;
+    p->m = m;
+    p->tiles_w = (sz->q - 1) / m + 1;
+    const long long tiles = (long long)d->n * sz->p * p->tiles_w;
+    const long long blocks = (tiles + TILES - 1) / TILES * ((d->k + OUTS - 1) / OUTS);
+    if (tiles > INT_MAX - TILES || blocks > INT_MAX)
+        return WINO_UNSUPPORTED;
+    p->tiles = (int)tiles;
+    p->kblocks = (d->k + OUTS - 1) / OUTS;
+    p->chunks = (d->c + CH - 1) / CH;
+    p->steps = p->chunks * d->r;
+    p->per_row = wino_fast_divisor_of(p->tiles_w);
+    p->per_image = wino_fast_divisor_of(sz->p);
+    p->relu = relu;
+    p->bf16 = d->dtype == WINO_DTYPE_BF16;
+    for (int a = 0; a < A; a++) {
+        for (int j = 0; j < m; j++)
+            p->at[j][a] = (float)at[j * A + a];
+        for (int j = 0; j < d->s; j++)
+            p->g[a][j] = (float)g[a * d->s + j];
+        for (int b = 0; b < A; b++)
+            p->bt[a][b] = (float)bt[a * A + b];
+    }
+    return WINO_SUCCESS;
+}
+
+size_t wino_rows_u_bytes(const struct wino_rows_plan *p)
+{
+    return (size_t)p->kblocks * p->chunks * p->r * U_STEP * 2;
+}
+
+cudaError_t wino_rows_filter_transform(const struct wino_rows_plan *p, const void *w, void *u,
+                                       cudaStream_t stream)
+{
+    const long long count = (long long)wino_rows_u_bytes(p) / 2;
+    const unsigned blocks = (unsigned)((count + 255) / 256);
+    if (p->bf16)
+        rows_filter_transform<__nv_bfloat16><<<blocks, 256, 0, stream>>>(
+            *p, (const __nv_bfloat16 *)w, (__nv_bfloat16 *)u, count);
+    else
+        rows_filter_transform<__half><<<blocks, 256, 0, stream>>>(*p, (const __half *)w,
+                                                                  (__half *)u, count);
+    return cudaGetLastError();
+}
+
+cudaError_t wino_rows_setup(const struct wino_rows_plan *p)
+{
+    return p->bf16 ? cudaFuncSetAttribute(rows_fused<__nv_bfloat16>,
+                                          cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          smem_bytes<__nv_bfloat16>())
+                   : cudaFuncSetAttribute(rows_fused<__half>,
+                                          cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          smem_bytes<__half>());
+}
+
+cudaError_t wino_rows_run(const struct wino_rows_plan *p, const void *u, const void *x,
+                          const float *bias, void *y, cudaStream_t stream)
+{
+    if ((uintptr_t)x % 16)
+        return cudaErrorMisalignedAddress;
+    CUtensorMap x_map;
+    const cudaError_t e = wino_nhwc_tensor_map(
+        &x_map, p->bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2,
+        x, p->n, p->h, p->w, p->c, CH, A, CU_TENSOR_MAP_SWIZZLE_32B);
+    if (e != cudaSuccess)
+        return e;
+    const unsigned blocks = (unsigned)((p->tiles + TILES - 1) / TILES * p->kblocks);
+    if (p->bf16)
+        rows_fused<__nv_bfloat16><<<blocks, THREADS, smem_bytes<__nv_bfloat16>(), stream>>>(
+            *p, (const __nv_bfloat16 *)u, bias, (__nv_bfloat16 *)y, x_map);
+    else
+        rows_fused<__half><<<blocks, THREADS, smem_bytes<__half>(), stream>>>(
+            *p, (const __half *)u, bias, (__half *)y, x_map);
+    return cudaGetLastError();
+}

@@ -1,0 +1,52 @@
+/* The ROWS variant of the CUDA forward convolution (winograd_rows.cu): one-dimensional
+ * Winograd F(m, s) along each output row, alpha = m + s - 1 = 8, with the filter's r rows and
+ * the channels as the products' depth, in one warp-specialized kernel on Hopper (sm_90a);
+ * FP16 and BF16, NHWC. C++ callers only. */
+#ifndef WINO_CUDA_WINOGRAD_ROWS_H
+#define WINO_CUDA_WINOGRAD_ROWS_H
+
+#include <cuda_runtime.h>
+#include <stddef.h>
+
+#include "base/conv_desc.h"
+#include "base/fast_divisor.h"
+#include "wino.h"
+
+#define ROWS_ALPHA 8
+
+/* A layer for the kernel: its sizes and tile, all the kernel needs but the pointers. */
+struct wino_rows_plan {
+    int n, c, h, w, k, p, q, r, s, pad_h, pad_w;
+    int m;                        /* outputs a tile: ROWS_ALPHA - s + 1 */
+    int tiles_w, tiles;           /* tiles a row (ceil(q / m)) and in all (n p tiles_w) */
+    int kblocks, chunks, steps;   /* blocks of 64 output channels, of 16 input channels; steps
+                                   * of a block: r chunks */
+    struct wino_fast_divisor per_row, per_image; /* tiles_w, p */
+    int relu;
+    int bf16;                     /* elements: BF16, else FP16 */
+    float at[ROWS_ALPHA][ROWS_ALPHA], g[ROWS_ALPHA][ROWS_ALPHA], bt[ROWS_ALPHA][ROWS_ALPHA];
+};
+
+/* Why the kernel cannot run desc on device (NULL: it can). */
+const char *wino_rows_refusal(const struct wino_conv2d_desc *desc, int device);
+
+/* The plan of desc (sizes) with F(m, s) given by its matrices (row-major doubles, at m x 8,
+ * g 8 x s, bt 8 x 8), or WINO_UNSUPPORTED with more than 2^31 tiles. */
+enum wino_status wino_rows_plan_of(const struct wino_conv2d_desc *desc,
+                                   const struct wino_conv_sizes *sizes, int m, const double *at,
+                                   const double *g, const double *bt, int relu,
+                                   struct wino_rows_plan *plan);
+
+/* The transformed filters' bytes (U), and their making from KRSC weights on stream. */
+size_t wino_rows_u_bytes(const struct wino_rows_plan *plan);
+cudaError_t wino_rows_filter_transform(const struct wino_rows_plan *plan, const void *w, void *u,
+                                       cudaStream_t stream);
+
+/* Once per operator, on its device: the kernel's shared memory limit. */
+cudaError_t wino_rows_setup(const struct wino_rows_plan *plan);
+
+/* y from x (16-byte aligned) with U, bias (K floats or NULL) and plan->relu, on stream. */
+cudaError_t wino_rows_run(const struct wino_rows_plan *plan, const void *u, const void *x,
+                          const float *bias, void *y, cudaStream_t stream);
+
+#endif

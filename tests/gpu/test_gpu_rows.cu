@@ -1,0 +1,230 @@
+/* The ROWS variant of the CUDA forward convolution (one-dimensional F(m, s) along the rows,
+ * alpha 8; src/cuda/winograd_rows.cu) against the FP64 direct reference, FP16 and BF16 NHWC:
+ *  - random layers: filters 2 to 7 wide (3 most often), C a multiple of 8 from 8 to 200, K 1 to
+ *    150, maps 1 x 1 to 40 x 40, batch 1 to 3, padding 0 to s - 1 per side, bias and ReLU drawn;
+ *    among them 1 x 1 maps with padding, one output channel, W not a multiple of m;
+ *  - medium layers: several blocks of tiles, of 64 output channels and many channel steps;
+ *  - the operator reports Winograd, the tile m = 9 - s and the ROWS variant; y is poisoned
+ *    before each of two runs; relative L1 within the bound (FP16 4e-3, BF16 3e-2: first
+ *    bounds, the measured worst errors are printed);
+ *  - reshape to another batch and image size, set_weights, then the check again;
+ *  - refusals with WINO_UNSUPPORTED: NCHW, C not a multiple of 8, FP32, a tile of another alpha;
+ *  - AUTO on FP16 and BF16 NHWC layers runs (ROWS, a 2D tile or the vendor's) within bounds.
+ * On a GPU other than Hopper every ROWS create must be refused; the test then checks that.
+ * Usage: test_gpu_rows (WINO_TEST_SEED=N to replay; WINO_GPU_TEST_SMALL=1 without the medium
+ * layers). */
+#include "gpu_test_util.h"
+
+static struct test_counts tc;
+static uint64_t base_seed;
+static double worst[2];
+static int hopper;
+
+static double bound(enum wino_dtype t) { return t == WINO_DTYPE_BF16 ? 3e-2 : 4e-3; }
+
+static struct wino_conv2d_desc nhwc(int n, int c, int h, int w, int k, int s, int pad,
+                                    enum wino_dtype t)
+{
+    struct wino_conv2d_desc d = wino_conv2d_desc_make(n, c, h, w, k, s, s, pad, pad);
+    d.layout = WINO_LAYOUT_NHWC;
+    d.dtype = t;
+    return d;
+}
+
+/* One layer with the ROWS variant (tile 0: wino's m), checked as the file comment says. */
+static void rows_case(const struct wino_conv2d_desc *d, int with_bias, int relu, int id,
+                      struct test_rng *rng, cudaStream_t stream)
+{
+    struct wino_conv2d_options o;
+    memset(&o, 0, sizeof o);
+    o.algo = WINO_ALGO_WINOGRAD;
+    o.variant = WINO_VARIANT_ROWS;
+    o.relu = relu;
+    const struct wino_context ctx = gpu_context(0, stream);
+    const uint64_t seed = test_rng_next(rng);
+    struct gpu_conv_result res;
+    gpu_conv_check(d, &o, &ctx, with_bias, seed, &res);
+    char shape[160];
+    gpu_desc_string(d, shape, sizeof shape);
+    if (!hopper) {
+        gpu_checkf(&tc, res.status == WINO_UNSUPPORTED,
+                   "case %d: %s refused off Hopper (%s: %s)", id, shape,
+                   gpu_status_name(res.status), res.error);
+        return;
+    }
+    const int t = d->dtype == WINO_DTYPE_BF16, m = 9 - d->s;
+    if (res.status == WINO_SUCCESS && !isnan(res.err) && res.err > worst[t])
+        worst[t] = res.err;
+    gpu_checkf(&tc,
+               res.status == WINO_SUCCESS && res.algo == WINO_ALGO_WINOGRAD && res.tile_m == m &&
+                   res.variant == WINO_VARIANT_ROWS && res.workspace_bytes == 0 &&
+                   res.err <= bound(d->dtype),
+               "seed %llu case %d: %s%s%s, data seed %llu: %s %s (%s); reported algo %d tile %d "
+               "variant %s workspace %zu; relative L1 %.3e, bound %.1e",
+               (unsigned long long)base_seed, id, shape, with_bias ? " bias" : "",
+               relu ? " relu" : "", (unsigned long long)seed, gpu_status_name(res.status),
+               res.call, res.error, (int)res.algo, res.tile_m, gpu_variant_name(res.variant),
+               res.workspace_bytes, res.err, bound(d->dtype));
+}
+
+static int draw(struct test_rng *rng, int lo, int hi)
+{
+    return lo + (int)(test_rng_next(rng) % (uint64_t)(hi - lo + 1));
+}
+
+static void random_cases(int count, int *id, struct test_rng *rng, cudaStream_t stream)
+{
+    static const int widths[] = {3, 3, 3, 2, 4, 5, 6, 7};
+    for (int i = 0; i < count; i++) {
+        const int s = widths[i % 8], kind = i % 5;
+        const enum wino_dtype t = i % 2 ? WINO_DTYPE_BF16 : WINO_DTYPE_F16;
+        int n = draw(rng, 1, 3), c = 8 * draw(rng, 1, 25), h = draw(rng, 1, 40);
+        int w = draw(rng, 1, 40), k = draw(rng, 1, 150), pad = draw(rng, 0, s - 1);
+        if (kind == 1) /* a 1 x 1 map with the widest padding */
+            h = w = 1, pad = s - 1;
+        if (kind == 2) /* one output channel, W one past a multiple of m */
+            k = 1, w = (9 - s) * draw(rng, 1, 4) + 1;
+        const struct wino_conv2d_desc d = nhwc(n, c, h, w, k, s, pad, t);
+        int p = 0, q = 0;
+        if (wino_conv2d_output_size(&d, &p, &q) != WINO_SUCCESS) { /* the filter does not fit */
+            i--;
+            continue;
+        }
+        rows_case(&d, (int)(test_rng_next(rng) % 2), (int)(test_rng_next(rng) % 2), (*id)++, rng,
+                  stream);
+    }
+}
+
+/* Reshape to another batch and image, new weights, and the check of the reshaped layer (the
+ * reference's weights: those of gpu_conv_check's draw for the same seed). */
+static void reshape_case(struct test_rng *rng, cudaStream_t stream)
+{
+    const struct wino_conv2d_desc d = nhwc(2, 24, 17, 19, 70, 3, 1, WINO_DTYPE_F16);
+    struct wino_conv2d_desc e = d;
+    e.n = 3, e.h = 9, e.w = 30;
+    struct wino_conv2d_options o;
+    memset(&o, 0, sizeof o);
+    o.algo = WINO_ALGO_WINOGRAD;
+    o.variant = WINO_VARIANT_ROWS;
+    const struct wino_context ctx = gpu_context(0, stream);
+    const size_t wn = (size_t)d.k * d.c * 9, xn = (size_t)e.n * e.c * e.h * e.w;
+    const size_t yn = (size_t)e.n * e.k * e.h * e.w;
+    __half *hw = (__half *)malloc(wn * 2), *hx = (__half *)malloc(xn * 2),
+           *hy = (__half *)malloc(yn * 2);
+    float *w = (float *)malloc(wn * 4), *x = (float *)malloc(xn * 4), *y = (float *)malloc(yn * 4);
+    double *ref = (double *)malloc(yn * 8);
+    for (size_t i = 0; i < wn; i++)
+        w[i] = gpu_round16(WINO_DTYPE_F16, (float)test_rng_sym(rng), hw, i);
+    for (size_t i = 0; i < xn; i++)
+        x[i] = gpu_round16(WINO_DTYPE_F16, (float)test_rng_sym(rng), hx, i);
+    void *dzero = gpu_alloc(wn * 2), *dw = gpu_upload(hw, wn * 2), *dx = gpu_upload(hx, xn * 2);
+    void *dy = gpu_alloc(yn * 2);
+    CUDA_CHECK(cudaMemset(dzero, 0, wn * 2));
+    wino_conv2d *op = NULL;
+    size_t bytes = 1;
+    enum wino_status st = wino_conv2d_create(&d, dzero, &ctx, &o, &op);
+    if (!st)
+        st = wino_conv2d_reshape(op, e.n, e.h, e.w, &bytes);
+    if (!st)
+        st = wino_conv2d_set_weights(op, dw, stream);
+    if (!st) {
+        CUDA_CHECK(cudaMemsetAsync(dy, 0xff, yn * 2, stream));
+        st = wino_conv2d_run(op, dx, dy, NULL, 0);
+    }
+    double err = NAN;
+    if (!st) {
+        CUDA_CHECK(cudaStreamSynchronize(stream));
+        CUDA_CHECK(cudaMemcpy(hy, dy, yn * 2, cudaMemcpyDeviceToHost));
+        for (size_t i = 0; i < yn; i++)
+            y[i] = __half2float(hy[i]);
+        wino_ref_conv2d_fwd(&e, x, w, ref);
+        err = wino_rel_l1_f32(y, ref, yn);
+    }
+    if (hopper)
+        gpu_checkf(&tc, st == WINO_SUCCESS && bytes == 0 && err <= bound(WINO_DTYPE_F16),
+                   "reshape 2x24x17x19 -> 3x24x9x30 and set_weights: %s (%s), workspace %zu, "
+                   "relative L1 %.3e",
+                   gpu_status_name(st), st ? wino_last_error() : "", bytes, err);
+    else
+        gpu_checkf(&tc, st == WINO_UNSUPPORTED, "reshape case refused off Hopper");
+    wino_conv2d_destroy(op);
+    CUDA_CHECK(cudaFree(dzero));
+    CUDA_CHECK(cudaFree(dw));
+    CUDA_CHECK(cudaFree(dx));
+    CUDA_CHECK(cudaFree(dy));
+    free(hw), free(hx), free(hy), free(w), free(x), free(y), free(ref);
+}
+
+/* d with the ROWS variant and tile m is refused with WINO_UNSUPPORTED. */
+static void refused(struct wino_conv2d_desc d, int m, const char *what, cudaStream_t stream)
+{
+    struct wino_conv2d_options o;
+    memset(&o, 0, sizeof o);
+    o.algo = WINO_ALGO_WINOGRAD;
+    o.variant = WINO_VARIANT_ROWS;
+    o.tile_m = m;
+    const struct wino_context ctx = gpu_context(0, stream);
+    const size_t bytes = (size_t)d.k * d.c * d.r * d.s * 4;
+    void *w = gpu_alloc(bytes);
+    CUDA_CHECK(cudaMemset(w, 0, bytes));
+    wino_conv2d *op = NULL;
+    const enum wino_status st = wino_conv2d_create(&d, w, &ctx, &o, &op);
+    gpu_checkf(&tc, st == WINO_UNSUPPORTED && !op, "ROWS refuses %s: %s (%s)", what,
+               gpu_status_name(st), wino_last_error());
+    wino_conv2d_destroy(op);
+    CUDA_CHECK(cudaFree(w));
+}
+
+/* AUTO with nothing fixed on a 16-bit NHWC layer: whatever it chooses is within bounds. */
+static void auto_case(const struct wino_conv2d_desc *d, struct test_rng *rng, cudaStream_t stream)
+{
+    struct wino_conv2d_options o;
+    memset(&o, 0, sizeof o);
+    const struct wino_context ctx = gpu_context(0, stream);
+    struct gpu_conv_result res;
+    gpu_conv_check(d, &o, &ctx, 1, test_rng_next(rng), &res);
+    char shape[160];
+    gpu_checkf(&tc, res.status == WINO_SUCCESS && res.err <= bound(d->dtype),
+               "AUTO on %s: %s (%s); algo %d tile %d variant %s, relative L1 %.3e",
+               gpu_desc_string(d, shape, sizeof shape), gpu_status_name(res.status), res.error,
+               (int)res.algo, res.tile_m, gpu_variant_name(res.variant), res.err);
+}
+
+int main(void)
+{
+    base_seed = test_seed();
+    struct test_rng rng = {base_seed};
+    cudaStream_t stream = gpu_open_device(0);
+    cudaDeviceProp prop;
+    CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+    hopper = prop.major == 9 && prop.minor == 0;
+    printf("device %s (sm_%d%d), seed %llu\n", prop.name, prop.major, prop.minor,
+           (unsigned long long)base_seed);
+    int id = 0;
+    random_cases(40, &id, &rng, stream);
+    if (!getenv("WINO_GPU_TEST_SMALL")) {
+        const struct wino_conv2d_desc medium[] = {
+            nhwc(2, 64, 56, 56, 64, 3, 1, WINO_DTYPE_F16),
+            nhwc(1, 256, 14, 14, 200, 3, 1, WINO_DTYPE_BF16),
+            nhwc(4, 128, 28, 28, 128, 3, 1, WINO_DTYPE_F16),
+            nhwc(1, 64, 33, 45, 96, 5, 2, WINO_DTYPE_F16),
+        };
+        for (size_t i = 0; i < sizeof medium / sizeof medium[0]; i++)
+            rows_case(&medium[i], (int)(i % 2), (int)(i % 3 == 0), id++, &rng, stream);
+    }
+    reshape_case(&rng, stream);
+    struct wino_conv2d_desc d = nhwc(1, 16, 8, 8, 8, 3, 1, WINO_DTYPE_F16);
+    d.layout = WINO_LAYOUT_NCHW;
+    refused(d, 0, "NCHW", stream);
+    refused(nhwc(1, 12, 8, 8, 8, 3, 1, WINO_DTYPE_F16), 0, "C = 12", stream);
+    refused(nhwc(1, 16, 8, 8, 8, 3, 1, WINO_DTYPE_F32), 0, "FP32", stream);
+    refused(nhwc(1, 16, 8, 8, 8, 3, 1, WINO_DTYPE_F16), 4, "F(4, 3) (alpha 6)", stream);
+    if (hopper) {
+        const struct wino_conv2d_desc a = nhwc(2, 64, 20, 20, 64, 3, 1, WINO_DTYPE_F16);
+        const struct wino_conv2d_desc b = nhwc(2, 64, 20, 20, 64, 3, 1, WINO_DTYPE_BF16);
+        auto_case(&a, &rng, stream);
+        auto_case(&b, &rng, stream);
+    }
+    printf("worst relative L1: FP16 %.3e, BF16 %.3e\n", worst[0], worst[1]);
+    return gpu_report(&tc);
+}
