@@ -140,6 +140,8 @@ static int test_operator_bad_input(void)
     o.variant = WINO_VARIANT_FUSED_OUTPUT; /* the CUDA backend's */
     ok &= expect(wino_conv2d_can_implement(&good, &o), WINO_UNSUPPORTED,
                  "fused-output on the CPU");
+    o.variant = WINO_VARIANT_ROWS; /* the CUDA backend's */
+    ok &= expect(wino_conv2d_can_implement(&good, &o), WINO_UNSUPPORTED, "ROWS on the CPU");
     o.variant = WINO_VARIANT_FUSED, o.algo = WINO_ALGO_DIRECT, o.tile_m = 0;
     ok &= expect(wino_conv2d_can_implement(&good, &o), bad, "variant with DIRECT");
     o.variant = WINO_VARIANT_AUTO, o.algo = WINO_ALGO_WINOGRAD, o.relu = 2;

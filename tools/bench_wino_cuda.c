@@ -144,6 +144,8 @@ static enum bench_prep finish(struct wino_cuda_state *st, enum wino_status creat
         snprintf(out->tile, sizeof out->tile, "%s", algo == WINO_ALGO_VENDOR ? "vendor" : "direct");
     else if (pb->op == BENCH_BWD_FILTER) /* WinRS: its filter-gradient tile n and unit width r */
         winrs_tile_name(st->op, out->tile, sizeof out->tile);
+    else if (v == WINO_VARIANT_ROWS) /* one-dimensional F(m, s) along the rows */
+        snprintf(out->tile, sizeof out->tile, "F%d_%d", m, pb->desc.s);
     else
         bench_tile_name(out->tile, sizeof out->tile, m, pb->desc.r, pb->desc.s);
     snprintf(out->variant, sizeof out->variant, "%s", variant_name(v));

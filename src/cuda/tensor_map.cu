@@ -24,7 +24,8 @@ static encode_tiled_fn encode_tiled(void)
 
 cudaError_t wino_nhwc_tensor_map(CUtensorMap *map, CUtensorMapDataType type, size_t elem_bytes,
                                  const void *at, int n, int rows, int cols, int channels,
-                                 int box_channels, int box_cols, CUtensorMapSwizzle swizzle)
+                                 int box_channels, int box_cols, int box_rows,
+                                 CUtensorMapSwizzle swizzle)
 {
     const encode_tiled_fn encode = encode_tiled();
     if (!encode)
@@ -34,7 +35,8 @@ cudaError_t wino_nhwc_tensor_map(CUtensorMap *map, CUtensorMapDataType type, siz
     const cuuint64_t stride[3] = {(cuuint64_t)channels * elem_bytes,
                                   (cuuint64_t)channels * cols * elem_bytes,
                                   (cuuint64_t)channels * cols * rows * elem_bytes};
-    const cuuint32_t boxes[4] = {(cuuint32_t)box_channels, (cuuint32_t)box_cols, 1, 1};
+    const cuuint32_t boxes[4] = {(cuuint32_t)box_channels, (cuuint32_t)box_cols,
+                                 (cuuint32_t)box_rows, 1};
     const cuuint32_t steps[4] = {1, 1, 1, 1};
     return encode(map, type, 4, (void *)at, size, stride, boxes, steps,
                   CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,

@@ -9,15 +9,16 @@
  * accumulators of a block take 8 x 64 x 64 floats: in registers, with no M in memory (the 2D
  * tile's 36 positions leave room for 32 x 16 blocks only, docs/cuda-winograd.md).
  *
- * A thread block owns 64 consecutive tiles and 64 output channels, and goes through r x
- * ceil(C / 16) steps of one filter row and 16 input channels. Warps are specialized:
- *   - producers (warpgroups 0 and 1, 8 warps): each asks the tensor memory accelerator for the
- *     alpha x 16 window of 8 tiles a step (its zero fill is the padding, the channels past C and
- *     the tiles past the layer), warp 0 also for the step's U (8 x 64 x 16, laid out by the
- *     filter transform as wgmma reads it), AHEAD steps ahead into RING buffers; then they
- *     transform the windows on tensor cores (16 channels x 8 taps times diag(B) in m16n8k8, the
- *     matrix split into its nearest 16-bit values and the rest, FP32 sums) and store V's planes
- *     with stmatrix;
+ * A thread block owns 64 tiles, in boxes of box_h output rows x box_w tiles (choose_boxes), and
+ * 64 output channels, and goes through r x ceil(C / 16) steps of one filter row and 16 input
+ * channels. Warps are specialized:
+ *   - producers (warpgroups 0 and 1, 8 warps): they ask the tensor memory accelerator for each
+ *     step's boxes (box_h rows x the box's columns x 16 channels; its zero fill is the padding,
+ *     the channels past C and the boxes past the layer), warp 0 also for the step's U (8 x 64 x
+ *     16, laid out by the filter transform as wgmma reads it), AHEAD steps ahead into RING
+ *     buffers; then they transform the windows on tensor cores (16 channels x 8 taps times
+ *     diag(B) in m16n8k8, the matrix split into its nearest 16-bit values and the rest, FP32
+ *     sums) and store V's planes with stmatrix;
  *   - consumers (warpgroups 2 and 3): wgmma m64n64k16 per alpha position, 4 positions each.
  * mbarriers pass the steps: full (the accelerator's bytes are in), empty (producers have
  * transformed and consumers multiplied a ring buffer), tf_full / tf_empty for V's planes. At
@@ -44,7 +45,7 @@ static constexpr int A = ROWS_ALPHA;
 #define PRODUCERS 256
 #define RING 5  /* buffers of raw windows and U, requested AHEAD steps ahead */
 #define AHEAD 3
-#define TF 2    /* buffers of V's planes */
+#define TF 3    /* buffers of V's planes: the producers transform up to two steps ahead */
 #define PRODUCER_REGS 96
 #define CONSUMER_REGS 160
 /* A plane of V: 64 tiles x 16 channels, and 8 elements more, so that the 8 rows of a stored
@@ -53,9 +54,12 @@ static constexpr int A = ROWS_ALPHA;
 #define M_PITCH (OUTS + 8) /* floats a tile's row in the accumulators' shared copy */
 #define U_STEP (A * OUTS * CH) /* elements of U a step */
 
+/* A step's raw boxes: at most 64 tiles' windows of 8 columns (a box of box_w tiles shares
+ * their overlap); boxes whose 256-byte alignment takes more are not chosen. */
+#define RAW_BYTES (TILES * A * CH * 2)
 template <typename T> struct rows_stage {
-    T raw[TILES * A][CH]; /* tile t's column j at row t A + j, 32-byte swizzled (raw_piece) */
-    T u[A][OUTS * CH];    /* k_major_at */
+    T raw[RAW_BYTES / sizeof(T)]; /* boxes, 32-byte swizzled (raw_piece) */
+    T u[A][OUTS * CH];            /* k_major_at */
 };
 template <typename T> struct rows_smem {
     rows_stage<T> ring[RING]; /* first: 1024-byte aligned */
@@ -86,21 +90,24 @@ static __device__ __forceinline__ int k_major_at(int row, int ch)
 
 /* The accelerator's 32-byte swizzle: the two 16-byte pieces of a raw row trade places in rows
  * 4-7 of every 8, so that ldmatrix's 8 rows fall on distinct banks. */
-static __device__ __forceinline__ int raw_piece(int row, int piece) { return piece ^ (row >> 2 & 1); }
-
-/* Tile t of the layer: image, output row and first output column; n = N past the tiles (the
- * accelerator reads zeros there). */
-struct tile_place {
-    int n, h, w0;
-};
-static __device__ __forceinline__ tile_place tile_of(const wino_rows_plan &p, int t)
+static __device__ __forceinline__ int raw_piece(int row, int piece)
 {
-    tile_place at;
-    const int row = wino_fast_divide(t, p.per_row);
-    at.n = wino_fast_divide(row, p.per_image);
-    at.h = row - at.n * p.p;
-    at.w0 = (t - row * p.tiles_w) * p.m;
-    if (t >= p.tiles)
+    return piece ^ (row >> 2 & 1);
+}
+
+/* Box bi of the layer: image, first output row and first tile; n = N past the boxes (the
+ * accelerator reads zeros there). */
+struct box_place {
+    int n, h0, tw0;
+};
+static __device__ __forceinline__ box_place box_of(const wino_rows_plan &p, int bi)
+{
+    box_place at;
+    const int band = wino_fast_divide(bi, p.per_band);
+    at.n = wino_fast_divide(band, p.per_image);
+    at.h0 = (band - at.n * p.boxes_h) * p.box_h;
+    at.tw0 = (bi - band * p.boxes_w) * p.box_w;
+    if (bi >= p.total)
         at.n = p.n;
     return at;
 }
@@ -113,33 +120,35 @@ static __device__ __forceinline__ uint64_t k_major_descriptor(const void *at)
     return (a & 0x3ffff) >> 4 | (uint64_t)(128 >> 4) << 16 | (uint64_t)(256 >> 4) << 32;
 }
 
-/* Producer warp w asks for step s (filter row i, channels c0 ..) of its tiles 8 w .. 8 w + 7
- * (lane l < 8 for tile 8 w + l at `mine`), warp 0 also for the step's U. */
+/* Producer warp w asks for box w + 8 l (lane l) of step s (filter row i, channels c0 ..) at
+ * `mine`, warp 0 also for the step's U. */
 template <typename T>
 static __device__ __forceinline__ void request_step(const wino_rows_plan &p, int s,
-                                                    const tile_place &mine, const T *u, int kb,
+                                                    const box_place &mine, const T *u, int kb,
                                                     const CUtensorMap &x_map, rows_stage<T> &st,
                                                     uint64_t *full)
 {
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const int i = s % p.r, chunk = s / p.r;
-    const unsigned window = A * CH * sizeof(T);
+    const int mine_count = (p.boxes - warp + 7) / 8; /* boxes w, w + 8, .. below p.boxes */
     if (lane == 0)
-        mbarrier_arrive_expect(full, 8 * window + (warp == 0 ? U_STEP * sizeof(T) : 0));
+        mbarrier_arrive_expect(full, mine_count * p.box_h * p.cols * CH * (unsigned)sizeof(T) +
+                                         (warp == 0 ? U_STEP * (unsigned)sizeof(T) : 0u));
     __syncwarp();
-    if (lane < 8)
-        tma_load_4d(&st.raw[(8 * warp + lane) * A][0], &x_map, chunk * CH, mine.w0 - p.pad_w,
-                    mine.h + i - p.pad_h, mine.n, full);
-    else if (warp == 0 && lane == 8)
+    if (lane < mine_count)
+        tma_load_4d(&st.raw[(warp + 8 * lane) * p.box_elems], &x_map, chunk * CH,
+                    mine.tw0 * p.m - p.pad_w, mine.h0 + i - p.pad_h, mine.n, full);
+    else if (warp == 0 && lane == 31)
         bulk_load(&st.u[0][0], u + ((size_t)(kb * p.chunks + chunk) * p.r + i) * U_STEP,
                   U_STEP * sizeof(T), full);
 }
 
-/* V of a step from its windows: a warp takes 4 groups of 16 raw rows (2 tiles' windows) x 16
- * channels; transposed, times diag(B) they give 16 channels x 8 alphas of a tile, stored
+/* V of a step from its windows: a warp takes 4 groups of 2 tiles' windows (8 columns each) x
+ * 16 channels; transposed, times diag(B) they give 16 channels x 8 alphas of a tile, stored
  * transposed (a row per alpha position, each into its plane). */
 template <typename T, bool TWO>
-static __device__ __forceinline__ void transform(unsigned hi, unsigned lo, const rows_stage<T> &st,
+static __device__ __forceinline__ void transform(const wino_rows_plan &p, unsigned hi,
+                                                 unsigned lo, const rows_stage<T> &st,
                                                  T (&v)[A][PLANE])
 {
     constexpr int JOBS = TILES * A / 16 / (PRODUCERS / 32);
@@ -147,8 +156,11 @@ static __device__ __forceinline__ void transform(unsigned hi, unsigned lo, const
 #pragma unroll
     for (int j = 0; j < JOBS; j++) {
         const int row = (warp * JOBS + j) * 16 + 8 * (m / 2) + lane % 8;
+        const int t = row / A, in = t & ((1 << p.lg_tiles) - 1); /* tile, its place in its box */
+        const int at = (in >> p.lg_w) * p.cols + (in & (p.box_w - 1)) * p.m + row % A;
         unsigned frag[4], out[4];
-        ldmatrix_x4_trans(frag, &st.raw[row][8 * raw_piece(row, part)]);
+        ldmatrix_x4_trans(frag, &st.raw[(t >> p.lg_tiles) * p.box_elems + at * CH +
+                                        8 * raw_piece(at, part)]);
 #pragma unroll
         for (int kb = 0; kb < 2; kb++) {
             float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
@@ -158,7 +170,7 @@ static __device__ __forceinline__ void transform(unsigned hi, unsigned lo, const
             out[2 * kb] = pack16<T>(acc[0], acc[1]);
             out[2 * kb + 1] = pack16<T>(acc[2], acc[3]);
         }
-        stmatrix_x4_trans(&v[row % A][k_major_at(row / A, 8 * part)], out);
+        stmatrix_x4_trans(&v[row % A][k_major_at(t, 8 * part)], out);
     }
 }
 
@@ -167,7 +179,7 @@ static __device__ void produce(const wino_rows_plan &p, int tb, int kb, const T 
                                const CUtensorMap &x_map, rows_smem<T> &sm, rows_barriers &bar)
 {
     const int lane = threadIdx.x % 32;
-    const tile_place mine = tile_of(p, tb * TILES + 8 * (threadIdx.x / 32) + lane % 8);
+    const box_place mine = box_of(p, tb * p.boxes + threadIdx.x / 32 + 8 * lane);
     unsigned hi, lo;
     diag_fragment16<T, A>(p.bt, hi, lo);
     const bool two = __any_sync(0xffffffffu, lo != 0u);
@@ -185,9 +197,9 @@ static __device__ void produce(const wino_rows_plan &p, int tb, int kb, const T 
         if (s >= TF) /* the products of step s - TF are done */
             mbarrier_wait(&bar.tf_empty[slot], (unsigned)(s / TF - 1) & 1u);
         if (two)
-            transform<T, true>(hi, lo, sm.ring[now], sm.v[slot]);
+            transform<T, true>(p, hi, lo, sm.ring[now], sm.v[slot]);
         else
-            transform<T, false>(hi, lo, sm.ring[now], sm.v[slot]);
+            transform<T, false>(p, hi, lo, sm.ring[now], sm.v[slot]);
         fence_proxy_async(); /* the products read the planes through wgmma */
         mbarrier_arrive(&bar.tf_full[slot]);
         __syncwarp();
@@ -227,7 +239,7 @@ template <typename T> static __device__ void consume(const wino_rows_plan &p, ro
         }
     }
     wgmma_wait<0>();
-    named_barrier(2, THREADS - PRODUCERS); /* both groups: the accumulators go over the planes */
+    __syncthreads(); /* every thread's, the producers' too: the accumulators go over the planes */
     const int w = threadIdx.x / 32 % 4;
 #pragma unroll
     for (int a = 0; a < A / 2; a++)
@@ -250,18 +262,19 @@ static __device__ void output_transform(const wino_rows_plan &p, int tb, int kb,
     const float b = bias ? bias[k] : 0.0f;
 #pragma unroll 1
     for (int i = 0; i < TILES * OUTS / THREADS; i++) {
-        const int tl = threadIdx.x / OUTS + 8 * i, t = tb * TILES + tl;
-        if (t >= p.tiles)
-            break;
-        const tile_place at = tile_of(p, t);
+        const int tl = threadIdx.x / OUTS + 8 * i, in = tl & ((1 << p.lg_tiles) - 1);
+        const box_place box = box_of(p, tb * p.boxes + (tl >> p.lg_tiles));
+        const int h = box.h0 + (in >> p.lg_w), w0 = (box.tw0 + (in & (p.box_w - 1))) * p.m;
+        if (box.n >= p.n || h >= p.p || w0 >= p.q)
+            continue;
         float mv[A];
 #pragma unroll
         for (int a = 0; a < A; a++)
             mv[a] = m[(a * TILES + tl) * M_PITCH + kl];
-        T *row = y + (((size_t)at.n * p.p + at.h) * p.q + at.w0) * p.k + k;
+        T *row = y + (((size_t)box.n * p.p + h) * p.q + w0) * p.k + k;
 #pragma unroll
         for (int j = 0; j < A; j++) {
-            if (j >= p.m || at.w0 + j >= p.q)
+            if (j >= p.m || w0 + j >= p.q)
                 break;
             float sum = b;
 #pragma unroll
@@ -298,6 +311,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     if (threadIdx.x < PRODUCERS) {
         registers_down<PRODUCER_REGS>();
         produce<T>(p, tb, kb, u, x_map, sm, bar);
+        __syncthreads(); /* the consumers' (consume): the shared memory is theirs now */
         registers_up<128>();
     } else {
         registers_up<CONSUMER_REGS>();
@@ -327,7 +341,8 @@ __global__ void rows_filter_transform(const __grid_constant__ wino_rows_plan p, 
     const int i = (int)(rest % p.r);
     rest /= p.r;
     const int chunk = (int)(rest % p.chunks), kb = (int)(rest / p.chunks);
-    const int k = kb * OUTS + (e >> 7) * 8 + (e >> 3 & 7), c = chunk * CH + (e >> 6 & 1) * 8 + (e & 7);
+    const int k = kb * OUTS + (e >> 7) * 8 + (e >> 3 & 7);
+    const int c = chunk * CH + (e >> 6 & 1) * 8 + (e & 7);
     float sum = 0.0f;
     if (k < p.k && c < p.c)
         for (int j = 0; j < p.s; j++)
@@ -359,6 +374,39 @@ const char *wino_rows_refusal(const struct wino_conv2d_desc *d, int device)
 #endif
 }
 
+/* The boxes of the plan (box_w x box_h tiles, powers of two): of those the accelerator and the
+ * shared memory take, the cheapest by a model of a step's time, max(1, requests a warp) over
+ * the fraction of the block's tiles that are outputs (the rest: past the map's edges, or of
+ * the last block). A step's products take about as long as a warp's one request; more
+ * requests a warp add up (each a round through the uniform registers). Wider boxes read the
+ * s - 1 columns that neighbouring windows share once (a quarter of their bytes' weight), and
+ * fewer boxes break ties. */
+static void choose_boxes(struct wino_rows_plan *p)
+{
+    double best = 0.0;
+    for (int lw = 0; lw <= 6; lw++)
+        for (int lh = 0; lw + lh <= 6; lh++) {
+            const int bw = 1 << lw, bh = 1 << lh, boxes = TILES >> (lw + lh);
+            const int cols = bw * p->m + p->s - 1;
+            const int elems = (bh * cols * CH + 127) / 128 * 128; /* 256-byte aligned */
+            if (cols > 256 || boxes * elems * 2 > RAW_BYTES)
+                continue;
+            const long boxes_w = (p->tiles_w + bw - 1) / bw, boxes_h = (p->p + bh - 1) / bh;
+            const long total = (long)p->n * boxes_w * boxes_h;
+            const long slots = (total + boxes - 1) / boxes * TILES;
+            const double used = (double)p->n * p->p * p->tiles_w / (double)slots;
+            const double cost = (boxes > 8 ? boxes / 8.0 : 1.0) / used *
+                                (1.0 + 0.25 * ((double)cols / (bw * p->m) - 1.0)) *
+                                (1.0 + 0.01 * boxes);
+            if (best == 0.0 || cost < best * 0.999) {
+                best = cost;
+                p->box_w = bw, p->box_h = bh, p->lg_w = lw, p->lg_tiles = lw + lh;
+                p->boxes = boxes, p->cols = cols, p->box_elems = elems;
+                p->boxes_w = (int)boxes_w, p->boxes_h = (int)boxes_h;
+            }
+        }
+}
+
 enum wino_status wino_rows_plan_of(const struct wino_conv2d_desc *d,
                                    const struct wino_conv_sizes *sz, int m, const double *at,
                                    const double *g, const double *bt, int relu,
@@ -369,16 +417,17 @@ enum wino_status wino_rows_plan_of(const struct wino_conv2d_desc *d,
     p->r = d->r, p->s = d->s, p->pad_h = d->pad_h, p->pad_w = d->pad_w;
     p->m = m;
     p->tiles_w = (sz->q - 1) / m + 1;
-    const long long tiles = (long long)d->n * sz->p * p->tiles_w;
-    const long long blocks = (tiles + TILES - 1) / TILES * ((d->k + OUTS - 1) / OUTS);
-    if (tiles > INT_MAX - TILES || blocks > INT_MAX)
+    choose_boxes(p); /* 1 x 1 boxes always fit */
+    const long long total = (long long)d->n * p->boxes_h * p->boxes_w;
+    const long long blocks = (total + p->boxes - 1) / p->boxes * ((d->k + OUTS - 1) / OUTS);
+    if (total * TILES > INT_MAX || blocks > INT_MAX)
         return WINO_UNSUPPORTED;
-    p->tiles = (int)tiles;
+    p->total = (int)total;
     p->kblocks = (d->k + OUTS - 1) / OUTS;
     p->chunks = (d->c + CH - 1) / CH;
     p->steps = p->chunks * d->r;
-    p->per_row = wino_fast_divisor_of(p->tiles_w);
-    p->per_image = wino_fast_divisor_of(sz->p);
+    p->per_band = wino_fast_divisor_of(p->boxes_w);
+    p->per_image = wino_fast_divisor_of(p->boxes_h);
     p->relu = relu;
     p->bf16 = d->dtype == WINO_DTYPE_BF16;
     for (int a = 0; a < A; a++) {
@@ -429,10 +478,10 @@ cudaError_t wino_rows_run(const struct wino_rows_plan *p, const void *u, const v
     CUtensorMap x_map;
     const cudaError_t e = wino_nhwc_tensor_map(
         &x_map, p->bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2,
-        x, p->n, p->h, p->w, p->c, CH, A, CU_TENSOR_MAP_SWIZZLE_32B);
+        x, p->n, p->h, p->w, p->c, CH, p->cols, p->box_h, CU_TENSOR_MAP_SWIZZLE_32B);
     if (e != cudaSuccess)
         return e;
-    const unsigned blocks = (unsigned)((p->tiles + TILES - 1) / TILES * p->kblocks);
+    const unsigned blocks = (unsigned)((p->total + p->boxes - 1) / p->boxes * p->kblocks);
     if (p->bf16)
         rows_fused<__nv_bfloat16><<<blocks, THREADS, smem_bytes<__nv_bfloat16>(), stream>>>(
             *p, (const __nv_bfloat16 *)u, bias, (__nv_bfloat16 *)y, x_map);

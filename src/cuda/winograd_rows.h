@@ -18,10 +18,17 @@
 struct wino_rows_plan {
     int n, c, h, w, k, p, q, r, s, pad_h, pad_w;
     int m;                        /* outputs a tile: ROWS_ALPHA - s + 1 */
-    int tiles_w, tiles;           /* tiles a row (ceil(q / m)) and in all (n p tiles_w) */
+    int tiles_w;                  /* tiles a row: ceil(q / m) */
+    /* A block's 64 tiles come in `boxes` boxes of box_h output rows x box_w tiles (powers of
+     * two, log2 lg_w and lg_tiles of box_w and box_w box_h), each one request to the tensor
+     * memory accelerator a step: box_h rows x cols input columns x 16 channels, box_elems
+     * elements apart in shared memory. The boxes tile each image, boxes_w a band of box_h rows,
+     * boxes_h bands; total in all. */
+    int box_w, box_h, lg_w, lg_tiles, boxes, cols, box_elems;
+    int boxes_w, boxes_h, total;
+    struct wino_fast_divisor per_band, per_image; /* boxes_w, boxes_h */
     int kblocks, chunks, steps;   /* blocks of 64 output channels, of 16 input channels; steps
                                    * of a block: r chunks */
-    struct wino_fast_divisor per_row, per_image; /* tiles_w, p */
     int relu;
     int bf16;                     /* elements: BF16, else FP16 */
     float at[ROWS_ALPHA][ROWS_ALPHA], g[ROWS_ALPHA][ROWS_ALPHA], bt[ROWS_ALPHA][ROWS_ALPHA];

@@ -935,7 +935,7 @@ static cudaError_t tensor_map(CUtensorMap *map, const T *at, int n, int rows, in
     const CUtensorMapDataType type = std::is_same<T, __half>::value
                                          ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
                                          : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
-    return wino_nhwc_tensor_map(map, type, sizeof(T), at, n, rows, cols, channels, BLOCK, box,
+    return wino_nhwc_tensor_map(map, type, sizeof(T), at, n, rows, cols, channels, BLOCK, box, 1,
                                 CU_TENSOR_MAP_SWIZZLE_128B);
 }
 

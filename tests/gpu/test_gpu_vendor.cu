@@ -7,11 +7,11 @@
  *    dtype's rounding bound (inputs rounded to the dtype for the reference);
  *  - the same through unaligned tensors (offset by one element: the plan for element-aligned
  *    tensors);
- *  - WINO_ALGO_AUTO where wino's kernels refuse the layer (stride 2, BF16 forward): algo VENDOR,
- *    a reason naming cuDNN; AUTO on 3x3 layers: WINOGRAD or VENDOR, a reason that gives both
- *    times, the same choice on a second create of the layer, correct either way; AUTO's forward
- *    choice on a small layer, FP32 and FP16: the vendor's or one of the tiles it times (FP32
- *    F(2x2) to F(7x7), FP16 to F(4x4)), reported by wino_conv2d_algo and named in the reason
+ *  - WINO_ALGO_AUTO where wino's kernels refuse the layer (stride 2, BF16 NCHW forward): algo
+ *    VENDOR, a reason naming cuDNN; AUTO on 3x3 layers: WINOGRAD or VENDOR, a reason that gives
+ *    both times, the same choice on a second create of the layer, correct either way; AUTO's
+ *    forward choice on a small layer, FP32 and FP16: the vendor's or one of the tiles it times
+ *    (FP32 F(2x2) to F(7x7), FP16 to F(4x4)), reported by wino_conv2d_algo and named in the reason
  *    beside every tile's time;
  *  - AUTO with a tuning cache (layers created nowhere else in the process, so that its memory
  *    of choices does not answer first): a first create times and writes a valid entry; hand-
@@ -381,16 +381,25 @@ static void check_auto_tiles(const struct wino_context *ctx)
         char chosen[64], last[16], beyond[16];
         snprintf(last, sizeof last, ", %d: ", largest);
         snprintf(beyond, sizeof beyond, ", %d: ", largest + 1);
-        const int listed = strstr(why, "(m 2: ") && strstr(why, last) && !strstr(why, beyond);
+        /* FP16 on Hopper: also the ROWS kernel's F(6, 3) (test_gpu_rows), last in the list */
+        cudaDeviceProp prop;
+        CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+        const int rows = t && prop.major == 9 && prop.minor == 0;
+        const int listed = strstr(why, "(m 2: ") && strstr(why, last) && !strstr(why, beyond) &&
+                           (!rows || strstr(why, ", 6: "));
         int ok = op && !wino_conv2d_algo(op, &algo, &m) && listed;
-        snprintf(chosen, sizeof chosen, "AUTO: Winograd F(%dx%d, 3x3) at ", m, m);
+        if (rows && m == 6)
+            snprintf(chosen, sizeof chosen, "AUTO: Winograd ROWS F(6, 3) at ");
+        else
+            snprintf(chosen, sizeof chosen, "AUTO: Winograd F(%dx%d, 3x3) at ", m, m);
         ok = ok && (algo == WINO_ALGO_VENDOR ? m == 0 && !strncmp(why, "AUTO: the vendor's", 18)
                                              : algo == WINO_ALGO_WINOGRAD && m >= 2 &&
-                                                   m <= largest && !strncmp(why, chosen,
-                                                                            strlen(chosen)));
+                                                   (m <= largest || (rows && m == 6)) &&
+                                                   !strncmp(why, chosen, strlen(chosen)));
         printf("  AUTO forward %s, created in %.1f ms: %s\n", dtype_name(d.dtype), took, why);
         gpu_checkf(&tc, ok, "AUTO forward %s: algo %d tile %d is one of the candidates and the "
-                   "reason names it beside every tile timed (m 2 to %d): %s", dtype_name(d.dtype),
+                   "reason names it beside every tile timed (m 2 to %d, and 6 for ROWS on Hopper "
+                   "in FP16): %s", dtype_name(d.dtype),
                    (int)algo, m, largest, why);
         wino_conv2d_destroy(op);
         problem_free(&p);
@@ -701,8 +710,7 @@ int main(void)
     for (int kind = 0; kind < 3; kind++)
         check_auto(&strided, (enum wino_conv2d_kind)kind, &ctx, WINO_ALGO_VENDOR);
     struct wino_conv2d_desc bf16 = wino_conv2d_desc_make(2, 32, 16, 16, 32, 3, 3, 1, 1);
-    bf16.layout = WINO_LAYOUT_NHWC;
-    bf16.dtype = WINO_DTYPE_BF16;
+    bf16.dtype = WINO_DTYPE_BF16; /* NCHW: the ROWS kernel takes NHWC BF16 only */
     check_auto(&bf16, WINO_CONV2D_FORWARD, &ctx, WINO_ALGO_VENDOR);
     /* AUTO on layers both serve: either, with both times in the reason */
     for (int t = 0; t < 2; t++) {
