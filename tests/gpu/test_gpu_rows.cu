@@ -31,15 +31,23 @@ static struct wino_conv2d_desc nhwc(int n, int c, int h, int w, int k, int s, in
     return d;
 }
 
-/* One layer with the ROWS variant (tile 0: wino's m), checked as the file comment says. */
-static void rows_case(const struct wino_conv2d_desc *d, int with_bias, int relu, int id,
-                      struct test_rng *rng, cudaStream_t stream)
+/* WINOGRAD with the ROWS variant, tile m (0: wino's) and relu. */
+static struct wino_conv2d_options rows_options(int m, int relu)
 {
     struct wino_conv2d_options o;
     memset(&o, 0, sizeof o);
     o.algo = WINO_ALGO_WINOGRAD;
     o.variant = WINO_VARIANT_ROWS;
+    o.tile_m = m;
     o.relu = relu;
+    return o;
+}
+
+/* One layer with the ROWS variant (tile 0: wino's m), checked as the file comment says. */
+static void rows_case(const struct wino_conv2d_desc *d, int with_bias, int relu, int id,
+                      struct test_rng *rng, cudaStream_t stream)
+{
+    const struct wino_conv2d_options o = rows_options(0, relu);
     const struct wino_context ctx = gpu_context(0, stream);
     const uint64_t seed = test_rng_next(rng);
     struct gpu_conv_result res;
@@ -102,10 +110,7 @@ static void reshape_case(struct test_rng *rng, cudaStream_t stream)
     const struct wino_conv2d_desc d = nhwc(2, 24, 17, 19, 70, 3, 1, WINO_DTYPE_F16);
     struct wino_conv2d_desc e = d;
     e.n = 3, e.h = 9, e.w = 30;
-    struct wino_conv2d_options o;
-    memset(&o, 0, sizeof o);
-    o.algo = WINO_ALGO_WINOGRAD;
-    o.variant = WINO_VARIANT_ROWS;
+    const struct wino_conv2d_options o = rows_options(0, 0);
     const struct wino_context ctx = gpu_context(0, stream);
     const size_t wn = (size_t)d.k * d.c * 9, xn = (size_t)e.n * e.c * e.h * e.w;
     const size_t yn = (size_t)e.n * e.k * e.h * e.w;
@@ -158,11 +163,7 @@ static void reshape_case(struct test_rng *rng, cudaStream_t stream)
 /* d with the ROWS variant and tile m is refused with WINO_UNSUPPORTED. */
 static void refused(struct wino_conv2d_desc d, int m, const char *what, cudaStream_t stream)
 {
-    struct wino_conv2d_options o;
-    memset(&o, 0, sizeof o);
-    o.algo = WINO_ALGO_WINOGRAD;
-    o.variant = WINO_VARIANT_ROWS;
-    o.tile_m = m;
+    const struct wino_conv2d_options o = rows_options(m, 0);
     const struct wino_context ctx = gpu_context(0, stream);
     const size_t bytes = (size_t)d.k * d.c * d.r * d.s * 4;
     void *w = gpu_alloc(bytes);
