@@ -24,6 +24,7 @@ def worker(rank, world, init_file, argv):
                             world_size=world)
     try:
         ddp.run(ddp.parse(argv), rank, world)
+        dist.barrier()  # both ranks past their last collective before either tears gloo down
     finally:
         dist.destroy_process_group()
 

@@ -258,6 +258,7 @@ def main():
     dist.init_process_group(backend)  # torchrun's environment: RANK, WORLD_SIZE, MASTER_ADDR
     try:
         ok = run(args, dist.get_rank(), dist.get_world_size())
+        dist.barrier()  # every rank past its last collective before any tears the group down
     finally:
         dist.destroy_process_group()
     sys.exit(0 if ok else 1)
