@@ -122,7 +122,7 @@ sed -nE 's/^(input|filter|output) +([^:]+): (PASS|FAIL) \(worst error \/ scale (
 # compute-sanitizer's memcheck and racecheck over the backend's tests, as rows "TEST (TOOL)".
 if [ "$tests" = 1 ] && [ "${WINO_GPU_SANITIZE:-1}" != 0 ] && command -v compute-sanitizer >/dev/null; then
   for t in test_gpu_bad_input test_gpu_int8 test_gpu_conv2d test_gpu_graph test_gpu_streams \
-    test_gpu_backward_data test_gpu_backward_filter test_gpu_vendor; do
+    test_gpu_backward_data test_gpu_backward_filter test_gpu_vendor test_gpu_rows; do
     [[ $t =~ $only ]] || continue
     for tool in memcheck racecheck; do
       start=$(date +%s%N)
