@@ -345,6 +345,45 @@ static void test_awkward(struct test_counts *tc, struct test_rng *rng)
         }
 }
 
+/* AUTO on 3 x 3 filters of stride 1 takes the 2D tile F(3x3, 4x4): random layers (1 x 1 maps,
+ * padding up to 3, one channel, both layouts, accumulate, 1 and 2 threads) and one of many tiles
+ * (its products in several chunks of tiles into all of M, where the others make M in blocks). */
+static void test_tiles_2d(struct test_counts *tc, struct test_rng *rng)
+{
+    int failed = 0;
+    double worst = 0.0;
+    for (int t = 0; t < 25; t++) {
+        const int big = t == 24;
+        struct wino_conv2d_desc d = wino_conv2d_desc_make(
+            big ? 8 : 1 + (int)(test_rng_next(rng) % 3), big ? 64 : 1 + (int)(test_rng_next(rng) % 40),
+            big ? 56 : 1 + (int)(test_rng_next(rng) % 30), big ? 56 : 1 + (int)(test_rng_next(rng) % 30),
+            big ? 64 : 1 + (int)(test_rng_next(rng) % 40), 3, 3, (int)(test_rng_next(rng) % 4),
+            (int)(test_rng_next(rng) % 4));
+        d.layout = t % 2 ? WINO_LAYOUT_NHWC : WINO_LAYOUT_NCHW;
+        if (wino_conv2d_output_size(&d, NULL, NULL) != WINO_SUCCESS) {
+            t--;
+            continue;
+        }
+        struct wino_conv2d_options o = {0};
+        struct wino_context ctx = {0};
+        ctx.threads = 1 + t % 2;
+        wino_conv2d *op = NULL;
+        struct wino_winrs_info info = {0};
+        int ok = !wino_conv2d_backward_filter_create(&d, &ctx, &o, &op) &&
+                 !wino_conv2d_backward_filter_info(op, &info) && info.kernels == 1 &&
+                 info.n[0] == 3 && info.r[0] == 4 && info.alpha[0] == 6;
+        wino_conv2d_destroy(op);
+        double err = 0.0;
+        ok = ok && api_check(&d, WINO_ALGO_AUTO, (t / 2) % 2, ctx.threads, rng, &err) &&
+             err <= 1e-5;
+        worst = err > worst ? err : worst;
+        if (!ok && failed++ < 5)
+            bwd_print_desc("F(3x3, 4x4) failed", &d);
+    }
+    printf("F(3x3, 4x4) backward-filter: worst rel L1 %.3e\n", worst);
+    test_check(tc, !failed, "AUTO's F(3x3, 4x4) on 25 random 3 x 3 layers, within 1e-5");
+}
+
 static void test_bad_input(struct test_counts *tc)
 {
     const struct wino_conv2d_desc good = wino_conv2d_desc_make(1, 2, 6, 6, 3, 3, 3, 1, 1);
@@ -464,6 +503,7 @@ int main(void)
     test_ragged_plans(&tc);
     test_api_random(&tc, &rng);
     test_awkward(&tc, &rng);
+    test_tiles_2d(&tc, &rng);
     test_bad_input(&tc);
     return test_report(&tc);
 }

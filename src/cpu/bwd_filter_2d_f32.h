@@ -1,0 +1,44 @@
+/* FP32 backward-filter convolution of 3 x 3 filters (stride 1, dilation 1) on the CPU with the 2D
+ * Winograd tile F(3x3, 4x4): dy in 4 x 4 tiles is the "filter" of a forward F(3x3, 4x4) over the
+ * 6 x 6 window of x at each tile, so that
+ *     dW = A^T [ sum over the tiles of (G dy G^T) (.) (B^T x B) ] A,
+ * 36 products per (tile, k, c) where direct convolution takes 144 and WinRS's F(3, 6) 64. The
+ * sum is 36 GEMMs M[pos] += U[pos]^T V[pos] (K x tiles by tiles x C, WinRS's GEMM) over chunks
+ * of tiles transformed in parallel; A^T . A of M at the end. NCHW tensors are first copied to
+ * NHWC in the workspace. */
+#ifndef WINO_CPU_BWD_FILTER_2D_F32_H
+#define WINO_CPU_BWD_FILTER_2D_F32_H
+
+#include <stddef.h>
+
+#include "cpu/transform_table.h"
+#include "cpu/winrs_f32.h"
+#include "wino.h"
+
+struct wino_f32_bwd_filter_2d {
+    int threads, accumulate;
+    enum wino_isa isa;
+    struct wino_f32_transforms tf; /* F(3x3, 4x4) */
+    int kp, cp;                    /* K and C padded to 16 */
+    int tiles_h, tiles_w, chunk;   /* dy's tiles an image; tiles transformed at a time */
+    int one_chunk;                 /* every tile in one chunk: M in blocks, never all of it */
+    long tiles;
+    /* the workspace: V and U of a chunk, M, each thread's staging, NHWC copies (NCHW) */
+    size_t off_v, off_u, off_m, off_stage, off_nhwc, stage_bytes, bytes;
+};
+
+/* 1 when the tile serves desc: 3 x 3 filters, stride 1, dilation 1. */
+int wino_f32_bwd_filter_2d_takes(const struct wino_conv2d_desc *desc);
+
+/* Plans a validated FP32 descriptor (output p x q) that the tile serves; threads >= 1. */
+enum wino_status wino_f32_bwd_filter_2d_prepare(struct wino_f32_bwd_filter_2d *e,
+                                                const struct wino_conv2d_desc *desc, int p, int q,
+                                                int threads, int accumulate);
+size_t wino_f32_bwd_filter_2d_workspace_bytes(const struct wino_f32_bwd_filter_2d *e);
+
+/* dw (overwritten, or added to with accumulate) from x and dy; ws 64-byte aligned. */
+void wino_f32_bwd_filter_2d_run(const struct wino_f32_bwd_filter_2d *e,
+                                const struct wino_conv2d_desc *desc, int p, int q, const float *x,
+                                const float *dy, float *dw, void *ws);
+
+#endif
