@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "cpu/backward_layout.h"
+#include "cpu/layout_f32.h"
 #include "cpu/thread_pool.h"
 
 #define ALPHA 6
@@ -165,16 +167,14 @@ static void multiply(void *arg, long begin, long end, int worker)
 static void put_taps(const struct run *r, int k, int c0, int cols, const float *m,
                      ptrdiff_t pos_stride, float *taps)
 {
-    const struct wino_conv2d_desc *d = r->d;
-    const int nhwc = d->layout == WINO_LAYOUT_NHWC, end = d->c - c0 < cols ? d->c - c0 : cols;
+    const struct wino_strides4 s = wino_w_strides(r->d);
+    const int end = r->d->c - c0 < cols ? r->d->c - c0 : cols;
     r->e->tf.output(m, ALPHA * pos_stride, pos_stride, taps, (ptrdiff_t)OUT * cols, cols, cols);
     for (int i = 0; i < OUT; i++)
         for (int j = 0; j < OUT; j++)
             for (int cc = 0; cc < end; cc++) {
-                const long c = c0 + cc;
                 const float t = taps[(i * OUT + j) * cols + cc];
-                float *at = r->dw + (nhwc ? (((long)k * OUT + i) * OUT + j) * d->c + c
-                                          : (((long)k * d->c + c) * OUT + i) * OUT + j);
+                float *at = r->dw + k * s.a + (c0 + cc) * s.b + i * s.c + j * s.d;
                 *at = r->e->accumulate ? *at + t : t;
             }
 }
@@ -216,26 +216,6 @@ static void multiply_and_output(void *arg, long begin, long end, int worker)
     }
 }
 
-/* NCHW to NHWC, images [begin, end) of a map of `channels` x plane pixels. */
-struct to_nhwc {
-    const float *in;
-    float *out;
-    int channels;
-    long plane;
-};
-static void nchw_to_nhwc(void *arg, long begin, long end, int worker)
-{
-    const struct to_nhwc *t = arg;
-    (void)worker;
-    for (long n = begin; n < end; n++) {
-        const float *in = t->in + n * t->channels * t->plane;
-        float *out = t->out + n * t->channels * t->plane;
-        for (long px = 0; px < t->plane; px++)
-            for (int c = 0; c < t->channels; c++)
-                out[px * t->channels + c] = in[c * t->plane + px];
-    }
-}
-
 void wino_f32_bwd_filter_2d_run(const struct wino_f32_bwd_filter_2d *e,
                                 const struct wino_conv2d_desc *d, int p, int q, const float *x,
                                 const float *dy, float *dw, void *ws)
@@ -244,10 +224,8 @@ void wino_f32_bwd_filter_2d_run(const struct wino_f32_bwd_filter_2d *e,
     if (d->layout == WINO_LAYOUT_NCHW) {
         float *xn = (float *)(r.ws + e->off_nhwc);
         float *dyn = xn + round64(sizeof(float) * ((size_t)d->n * d->c * d->h * d->w)) / 4;
-        struct to_nhwc tx = {x, xn, d->c, (long)d->h * d->w};
-        struct to_nhwc tdy = {dy, dyn, d->k, (long)p * q};
-        wino_parallel_for(e->threads, d->n, 1, nchw_to_nhwc, &tx);
-        wino_parallel_for(e->threads, d->n, 1, nchw_to_nhwc, &tdy);
+        wino_f32_transpose_batched(x, xn, d->n, (size_t)d->c, (size_t)d->h * d->w, e->threads);
+        wino_f32_transpose_batched(dy, dyn, d->n, (size_t)d->k, (size_t)p * q, e->threads);
         r.x = xn, r.dy = dyn;
     }
     if (e->one_chunk) {
