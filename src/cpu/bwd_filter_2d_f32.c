@@ -88,6 +88,10 @@ struct run {
     char *ws;
     long t0; /* the chunk's first tile */
     int tn;  /* its tiles */
+    /* V at v[pos * v_pos + tile * v_tile + c], U likewise: plane by plane with one chunk (the
+     * products read every plane once for each block of M), else tile by tile (the transforms'
+     * stores go to one place a tile instead of 36 streams; the products read it once) */
+    ptrdiff_t v_pos, v_tile, u_pos, u_tile;
 };
 
 /* The staging of worker (worker < threads): a 6 x 6 window of x, a 4 x 4 tile of dy, 3 x 3 taps,
@@ -116,7 +120,9 @@ static void gather(const float *map, int h, int w, int channels, int h0, int w0,
 }
 
 /* Tiles [begin, end) of the chunk: V (B^T x B of the 6 x 6 window) and U (G dy G^T of the 4 x 4
- * tile), [position][tile][channel]. */
+ * tile), [position][tile][channel]. Windows and tiles inside their maps are read in place; the
+ * others are gathered with their zeros. Lanes past C (K) are left as they are: they reach only
+ * the columns (rows) of M that no tap is taken from. */
 static void transform_tiles(void *arg, long begin, long end, int worker)
 {
     const struct run *r = arg;
@@ -126,18 +132,30 @@ static void transform_tiles(void *arg, long begin, long end, int worker)
     float *xs = stage, *ds = stage + (size_t)ALPHA * ALPHA * e->cp;
     float *v = (float *)(r->ws + e->off_v), *u = (float *)(r->ws + e->off_u);
     const int per_image = e->tiles_h * e->tiles_w;
+    const ptrdiff_t v_row = ALPHA * r->v_pos, u_row = ALPHA * r->u_pos;
     for (long tl = begin; tl < end; tl++) {
         const long t = r->t0 + tl;
         const int n = (int)(t / per_image), rest = (int)(t % per_image);
-        const int ty = rest / e->tiles_w, tx = rest % e->tiles_w;
-        gather(r->x + (size_t)n * d->h * d->w * d->c, d->h, d->w, d->c, ty * TILE - d->pad_h,
-               tx * TILE - d->pad_w, ALPHA, ALPHA, e->cp, xs);
-        gather(r->dy + (size_t)n * r->p * r->q * d->k, r->p, r->q, d->k, ty * TILE, tx * TILE,
-               TILE, TILE, e->kp, ds);
-        e->tf.input(xs, (ptrdiff_t)ALPHA * e->cp, e->cp, v + tl * e->cp,
-                    (ptrdiff_t)ALPHA * r->tn * e->cp, (ptrdiff_t)r->tn * e->cp, e->cp);
-        e->tf.filter(ds, (ptrdiff_t)TILE * e->kp, e->kp, u + tl * e->kp,
-                     (ptrdiff_t)ALPHA * r->tn * e->kp, (ptrdiff_t)r->tn * e->kp, e->kp);
+        const int h0 = rest / e->tiles_w * TILE, w0 = rest % e->tiles_w * TILE;
+        const int xh = h0 - d->pad_h, xw = w0 - d->pad_w;
+        const float *x = r->x + (size_t)n * d->h * d->w * d->c;
+        if (xh >= 0 && xw >= 0 && xh + ALPHA <= d->h && xw + ALPHA <= d->w)
+            e->tf.input(x + ((size_t)xh * d->w + xw) * d->c, (ptrdiff_t)d->w * d->c, d->c,
+                        v + tl * r->v_tile, v_row, r->v_pos, d->c);
+        else {
+            gather(x, d->h, d->w, d->c, xh, xw, ALPHA, ALPHA, e->cp, xs);
+            e->tf.input(xs, (ptrdiff_t)ALPHA * e->cp, e->cp, v + tl * r->v_tile, v_row, r->v_pos,
+                        e->cp);
+        }
+        const float *dy = r->dy + (size_t)n * r->p * r->q * d->k;
+        if (h0 + TILE <= r->p && w0 + TILE <= r->q)
+            e->tf.filter(dy + ((size_t)h0 * r->q + w0) * d->k, (ptrdiff_t)r->q * d->k, d->k,
+                         u + tl * r->u_tile, u_row, r->u_pos, d->k);
+        else {
+            gather(dy, r->p, r->q, d->k, h0, w0, TILE, TILE, e->kp, ds);
+            e->tf.filter(ds, (ptrdiff_t)TILE * e->kp, e->kp, u + tl * r->u_tile, u_row, r->u_pos,
+                         e->kp);
+        }
     }
 }
 
@@ -156,27 +174,37 @@ static void multiply(void *arg, long begin, long end, int worker)
         const int pos = (int)(item / blocks), k0 = (int)(item % blocks) * BLOCK;
         const int rows = e->kp - k0 < BLOCK ? e->kp - k0 : BLOCK;
         wino_f32_winrs_gemm(e->isa, rows, e->cp, 1, &span,
-                            u + (size_t)pos * r->tn * e->kp + k0, e->kp,
-                            v + (size_t)pos * r->tn * e->cp, e->cp,
+                            u + pos * r->u_pos + k0, r->u_tile, v + pos * r->v_pos,
+                            r->v_tile,
                             m + ((size_t)pos * e->kp + k0) * e->cp, e->cp);
     }
 }
 
 /* dw[k][c0 .. c0 + cols) = A^T m A (written, or added to with accumulate) in dw's layout, from
- * m at element (position 0, k, c0), positions pos_stride apart; taps: OUT x OUT x cols floats. */
+ * m at element (position 0, k, c0), positions pos_stride apart; taps: OUT x OUT x cols floats.
+ * KRSC (NHWC) written over takes the taps straight from the transform. */
 static void put_taps(const struct run *r, int k, int c0, int cols, const float *m,
                      ptrdiff_t pos_stride, float *taps)
 {
     const struct wino_strides4 s = wino_w_strides(r->d);
     const int end = r->d->c - c0 < cols ? r->d->c - c0 : cols;
-    r->e->tf.output(m, ALPHA * pos_stride, pos_stride, taps, (ptrdiff_t)OUT * cols, cols, cols);
+    float *dw = r->dw + k * s.a + c0 * s.b;
+    if (s.b == 1 && !r->e->accumulate) {
+        r->e->tf.output(m, ALPHA * pos_stride, pos_stride, dw, s.c, s.d, end);
+        return;
+    }
+    r->e->tf.output(m, ALPHA * pos_stride, pos_stride, taps, (ptrdiff_t)OUT * cols, cols, end);
     for (int i = 0; i < OUT; i++)
-        for (int j = 0; j < OUT; j++)
-            for (int cc = 0; cc < end; cc++) {
-                const float t = taps[(i * OUT + j) * cols + cc];
-                float *at = r->dw + k * s.a + (c0 + cc) * s.b + i * s.c + j * s.d;
-                *at = r->e->accumulate ? *at + t : t;
-            }
+        for (int j = 0; j < OUT; j++) {
+            const float *t = taps + (i * OUT + j) * cols;
+            float *at = dw + i * s.c + j * s.d;
+            if (r->e->accumulate)
+                for (int cc = 0; cc < end; cc++)
+                    at[cc * s.b] += t[cc];
+            else
+                for (int cc = 0; cc < end; cc++)
+                    at[cc * s.b] = t[cc];
+        }
 }
 
 /* Output channels [begin, end): dw[k] from all of M. */
@@ -208,8 +236,8 @@ static void multiply_and_output(void *arg, long begin, long end, int worker)
         memset(m, 0, sizeof(float) * (size_t)POS * BLOCK * BLOCK);
         for (int pos = 0; pos < POS; pos++)
             wino_f32_winrs_gemm(e->isa, rows, cols, 1, &span,
-                                u + (size_t)pos * r->tn * e->kp + k0, e->kp,
-                                v + (size_t)pos * r->tn * e->cp + c0, e->cp,
+                                u + pos * r->u_pos + k0, r->u_tile,
+                                v + pos * r->v_pos + c0, r->v_tile,
                                 m + (size_t)pos * BLOCK * BLOCK, cols);
         for (int kk = 0; kk < rows && k0 + kk < r->d->k; kk++)
             put_taps(r, k0 + kk, c0, cols, m + (size_t)kk * cols, (ptrdiff_t)BLOCK * BLOCK, taps);
@@ -220,7 +248,7 @@ void wino_f32_bwd_filter_2d_run(const struct wino_f32_bwd_filter_2d *e,
                                 const struct wino_conv2d_desc *d, int p, int q, const float *x,
                                 const float *dy, float *dw, void *ws)
 {
-    struct run r = {e, d, p, q, x, dy, dw, (char *)ws, 0, 0};
+    struct run r = {e, d, p, q, x, dy, dw, (char *)ws, 0, 0, 0, 0, 0, 0};
     if (d->layout == WINO_LAYOUT_NCHW) {
         float *xn = (float *)(r.ws + e->off_nhwc);
         float *dyn = xn + round64(sizeof(float) * ((size_t)d->n * d->c * d->h * d->w)) / 4;
@@ -230,6 +258,8 @@ void wino_f32_bwd_filter_2d_run(const struct wino_f32_bwd_filter_2d *e,
     }
     if (e->one_chunk) {
         r.tn = (int)e->tiles;
+        r.v_pos = (ptrdiff_t)r.tn * e->cp, r.v_tile = e->cp;
+        r.u_pos = (ptrdiff_t)r.tn * e->kp, r.u_tile = e->kp;
         wino_parallel_for(e->threads, r.tn, 1, transform_tiles, &r);
         const long blocks = (long)((e->kp + BLOCK - 1) / BLOCK) * ((e->cp + BLOCK - 1) / BLOCK);
         wino_parallel_for(e->threads, blocks, 1, multiply_and_output, &r);
@@ -237,6 +267,8 @@ void wino_f32_bwd_filter_2d_run(const struct wino_f32_bwd_filter_2d *e,
     }
     memset(r.ws + e->off_m, 0, sizeof(float) * (size_t)POS * e->kp * e->cp);
     const long items = (long)POS * ((e->kp + BLOCK - 1) / BLOCK);
+    r.v_pos = e->cp, r.v_tile = (ptrdiff_t)POS * e->cp;
+    r.u_pos = e->kp, r.u_tile = (ptrdiff_t)POS * e->kp;
     for (r.t0 = 0; r.t0 < e->tiles; r.t0 += e->chunk) {
         r.tn = (int)(e->tiles - r.t0 < e->chunk ? e->tiles - r.t0 : e->chunk);
         wino_parallel_for(e->threads, r.tn, 1, transform_tiles, &r);
