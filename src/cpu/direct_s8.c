@@ -11,10 +11,18 @@
 
 /* Output pixels per block: the rows of one GEMM (a multiple of the AMX tile's 16 rows). */
 #define ROWS 64
+/* Output channels of a group: a multiple of the VNNI kernel's two 16-column panels. */
+#define GROUP_ALIGN 32
 
 static size_t round64(size_t n)
 {
     return (n + 63) / 64 * 64;
+}
+
+/* Output channels of group g. */
+static int group_width(const struct wino_s8_direct *e, int k, int g)
+{
+    return k - g * e->group_k < e->group_k ? k - g * e->group_k : e->group_k;
 }
 
 enum wino_status wino_s8_direct_prepare(struct wino_s8_direct *e,
@@ -31,12 +39,19 @@ enum wino_status wino_s8_direct_prepare(struct wino_s8_direct *e,
     e->depth = d->r * d->s * d->c;
     e->lda = wino_s8_gemm_lda(e->depth);
     const int K = d->k;
-    if (posix_memalign(&e->packed_w, 64, wino_s8_gemm_packed_b_bytes(isa, e->depth, K)) ||
+    /* a group a thread, each a multiple of the VNNI kernel's 32 columns */
+    const int per_thread = (K + threads - 1) / threads;
+    e->group_k = (per_thread + GROUP_ALIGN - 1) / GROUP_ALIGN * GROUP_ALIGN;
+    e->groups = (K + e->group_k - 1) / e->group_k;
+    e->group_bytes = round64(wino_s8_gemm_packed_b_bytes(isa, e->depth, e->group_k));
+    if (posix_memalign(&e->packed_w, 64, e->group_bytes * (size_t)e->groups) ||
         !(e->offset = calloc((size_t)K, sizeof *e->offset))) {
         wino_s8_direct_release(e);
         return wino_fail(WINO_OUT_OF_MEMORY, "INT8 direct: out of memory");
     }
-    wino_s8_gemm_pack_b(isa, e->depth, K, e->layer.uq, K, e->packed_w);
+    for (int g = 0; g < e->groups; g++)
+        wino_s8_gemm_pack_b(isa, e->depth, group_width(e, K, g), e->layer.uq + g * e->group_k, K,
+                            (char *)e->packed_w + e->group_bytes * (size_t)g);
     if (!e->layer.x_signed) /* A holds x itself: the GEMM's (x - 128) Wq needs 128 Wq back */
         for (size_t t = 0; t < (size_t)e->depth; t++)
             for (int k = 0; k < K; k++)
@@ -75,6 +90,7 @@ struct run {
     const void *x;
     void *y;
     char *ws;
+    long block; /* output pixels a block, at most ROWS */
 };
 
 /* Row `row` of A: output pixel m's window, channel-fastest as Wq's rows, each byte x + 128 for
@@ -104,7 +120,8 @@ static void gather(const struct run *r, long m, uint8_t *row)
     }
 }
 
-/* Blocks [begin, end) of ROWS output pixels, in the worker's own buffers. */
+/* Items [begin, end), item b groups + g: block b of output pixels and output channel group
+ * g, in the worker's own buffers; a block is gathered once for consecutive items. */
 static void blocks(void *arg, long begin, long end, int worker)
 {
     const struct run *r = arg;
@@ -116,22 +133,31 @@ static void blocks(void *arg, long begin, long end, int worker)
     int32_t *c = (int32_t *)(mine + a_bytes);
     void *scratch = mine + a_bytes + c_bytes;
     const long pixels = (long)r->d->n * r->p * r->q;
-    for (long b = begin; b < end; b++) {
-        const long m0 = b * ROWS;
-        const int rows = (int)(pixels - m0 < ROWS ? pixels - m0 : ROWS);
+    long gathered = -1;
+    for (long item = begin; item < end; item++) {
+        const long b = item / e->groups, m0 = b * r->block;
+        const int g = (int)(item % e->groups), k0 = g * e->group_k;
+        const int rows = (int)(pixels - m0 < r->block ? pixels - m0 : r->block);
+        if (b != gathered)
+            for (int i = 0; i < rows; i++)
+                gather(r, m0 + i, a + (size_t)i * e->lda);
+        gathered = b;
+        const int width = group_width(e, K, g);
+        wino_s8_gemm(e->isa, rows, width, e->depth, a, (ptrdiff_t)e->lda,
+                     (const char *)e->packed_w + e->group_bytes * (size_t)g, c + k0, K, scratch);
         for (int i = 0; i < rows; i++)
-            gather(r, m0 + i, a + (size_t)i * e->lda);
-        wino_s8_gemm(e->isa, rows, K, e->depth, a, (ptrdiff_t)e->lda, e->packed_w, c, K, scratch);
-        for (int i = 0; i < rows; i++)
-            wino_s8_requantize_row(e->vector_isa, &e->layer, c + (size_t)i * K, e->offset,
-                                   (uint8_t *)r->y + (size_t)(m0 + i) * K);
+            wino_s8_requantize_row(e->vector_isa, &e->layer, c + (size_t)i * K, e->offset, k0,
+                                   k0 + width, (uint8_t *)r->y + (size_t)(m0 + i) * K);
     }
 }
 
 void wino_s8_direct_run(const struct wino_s8_direct *e, const struct wino_conv2d_desc *d, int p,
                         int q, const void *x, void *y, void *ws)
 {
-    const struct run r = {e, d, p, q, x, y, ws};
-    const long pixels = (long)d->n * p * q, n = (pixels + ROWS - 1) / ROWS;
-    wino_parallel_for(e->threads, n, 1, blocks, (void *)&r);
+    const long pixels = (long)d->n * p * q;
+    const struct run r = {e, d, p, q, x, y, ws, wino_balanced_block(pixels, ROWS, e->threads)};
+    const long n = (pixels + r.block - 1) / r.block;
+    /* whole blocks a chunk while there are enough of them for the threads: one gather each */
+    const long grain = n >= e->threads ? e->groups : 1;
+    wino_parallel_for(e->threads, n * e->groups, grain, blocks, (void *)&r);
 }

@@ -1,8 +1,8 @@
 /* The CPU INT8 direct convolution (docs/int8-winograd.md, "Direct"), any filter, stride,
  * dilation and padding: blocks of output pixels gathered (im2col) into the A operand of the
- * int8 GEMM (src/cpu/gemm_s8.h: AMX, AVX512-VNNI, AVX2 or scalar), one GEMM with the packed
- * weights, then the requantization; blocks threaded by src/cpu/thread_pool.h. Bit-exact against
- * src/ref/int8_direct_ref.c. */
+ * int8 GEMM (src/cpu/gemm_s8.h: AMX, AVX512-VNNI, AVX2 or scalar), a GEMM with the packed
+ * weights of each group of output channels, then the requantization; (block, group) items
+ * threaded by src/cpu/thread_pool.h. Bit-exact against src/ref/int8_direct_ref.c. */
 #ifndef WINO_CPU_DIRECT_S8_H
 #define WINO_CPU_DIRECT_S8_H
 
@@ -17,7 +17,11 @@ struct wino_s8_direct {
     struct wino_int8_layer layer; /* owned: Wq and the requantization constants */
     enum wino_s8_isa isa;
     enum wino_isa vector_isa; /* of the requantization */
-    void *packed_w;  /* Wq (R S C x K) packed for the GEMM */
+    void *packed_w;  /* Wq (R S C x K) packed for the GEMM, in groups of output channels */
+    int groups, group_k; /* group g: output channels g group_k up to (g + 1) group_k or K,
+                          * packed on its own, group_bytes apart, so that threads can share
+                          * the channels of a layer of few pixels */
+    size_t group_bytes;
     int32_t *offset; /* K: what the GEMM's -128 on A takes from a uint8 x (128 sum Wq), or 0 */
     size_t lda;      /* bytes per gathered row */
     int depth, threads;

@@ -9,9 +9,9 @@
 #include "cpu/gemm_f32.h" /* enum wino_isa */
 #include "op/int8_layer.h"
 
-/* out[k] = the low byte of requantize(y[k] + offset[k]) for k < L->k (the same bits for int8
- * and uint8 outputs); offset may be NULL (no offset). isa <= wino_cpu_isa(). */
+/* out[k] = the low byte of requantize(y[k] + offset[k]) for k0 <= k < k1 <= L->k (the same
+ * bits for int8 and uint8 outputs); offset may be NULL (no offset). isa <= wino_cpu_isa(). */
 void wino_s8_requantize_row(enum wino_isa isa, const struct wino_int8_layer *L, const int32_t *y,
-                            const int32_t *offset, uint8_t *out);
+                            const int32_t *offset, int k0, int k1, uint8_t *out);
 
 #endif

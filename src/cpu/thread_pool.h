@@ -26,6 +26,19 @@ void wino_thread_pool_reserve(int threads);
  * on the calling thread alone. */
 void wino_parallel_for(int threads, long n, long grain, wino_parallel_fn *fn, void *arg);
 
+/* Items per block for `items` cut into blocks of at most `most`: where that makes at least a
+ * block per thread, the blocks are made equal and their count a multiple of the threads (196
+ * items in blocks of 64 or 80 leave a thread idle for a block; four blocks of 49 do not). Never
+ * more than `most`. */
+static inline long wino_balanced_block(long items, long most, int threads)
+{
+    const long blocks = (items + most - 1) / most;
+    if (blocks < threads)
+        return most;
+    const long balanced = (blocks + threads - 1) / threads * threads;
+    return (items + balanced - 1) / balanced;
+}
+
 #ifdef __cplusplus
 }
 #endif

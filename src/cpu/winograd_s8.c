@@ -66,21 +66,13 @@ static int plan_buffers(const struct wino_s8_engine *e, const struct wino_conv2d
 }
 
 /* Tiles per block: A (alpha^2 x tb x lda) and M (alpha^2 x tb x K x 4) in about 1 MiB of L2,
- * first a multiple of 16 (the AMX tile's rows). Where the layer has at least a block per thread,
- * the blocks are then made equal and their count a multiple of the threads (196 tiles in blocks
- * of 80 left one of two threads idle for a block; four blocks of 49 do not); this never enlarges
- * a block. */
+ * first a multiple of 16 (the AMX tile's rows), then balanced over the threads. */
 static int block_tiles(int alpha, size_t lda, int k, long tiles, int threads)
 {
     long tb = (1L << 20) / ((long)alpha * alpha * ((long)lda + 4L * k));
     tb = tb / 16 * 16;
     tb = tb < 16 ? 16 : tb > 512 ? 512 : tb;
-    const long blocks = (tiles + tb - 1) / tb;
-    if (blocks >= threads) {
-        const long balanced = (blocks + threads - 1) / threads * threads;
-        tb = (tiles + balanced - 1) / balanced;
-    }
-    return (int)tb;
+    return (int)wino_balanced_block(tiles, tb, threads);
 }
 
 enum wino_status wino_s8_engine_prepare(struct wino_s8_engine *e,
@@ -172,7 +164,7 @@ static void output_tile(const struct wino_s8_engine *e, const struct wino_conv2d
     for (int i = 0; i < m && p0 + i < p; i++)
         for (int j = 0; j < m && q0 + j < q; j++)
             wino_s8_requantize_row(e->vector_isa, &e->layer, tmp + (size_t)(i * m + j) * kp, NULL,
-                                   (uint8_t *)y + (((size_t)n * p + p0 + i) * q + q0 + j) * K);
+                                   0, K, (uint8_t *)y + (((size_t)n * p + p0 + i) * q + q0 + j) * K);
 }
 
 /* One thread's buffers. */
