@@ -253,6 +253,10 @@ static void check_reproducible(void)
     test_check(&counts, int8 && matches_committed(WINO_INT8_TABLES_PATH, int8),
                WINO_INT8_TABLES_PATH " is what the generator emits now");
     free(int8);
+    char *recipes = wino_gen_int8_recipes();
+    test_check(&counts, recipes && matches_committed(WINO_INT8_RECIPES_PATH, recipes),
+               WINO_INT8_RECIPES_PATH " is what the generator emits now");
+    free(recipes);
     char *tiles = wino_gen_recorded_tiles();
     test_check(&counts, tiles && matches_committed(WINO_RECORDED_TILES_PATH, tiles),
                WINO_RECORDED_TILES_PATH " is what the generator emits now");

@@ -1,7 +1,6 @@
 #include "cpu/winograd_s8_transforms.h"
 
-
-#include "cpu/generated/int8_tiles.h"
+#include "cpu/generated/int8_recipes.h"
 
 /* Each transform is built for AVX-512 (BW for 16-bit lanes), AVX2 and the baseline; the caller
  * picks one (normally wino_cpu_isa()). */
@@ -102,18 +101,17 @@ typedef uint8_t v16b_u __attribute__((vector_size(16), aligned(1), may_alias));
             _Pragma("GCC unroll 8") for (int i = 0; i < A; i++)                                    \
                 _Pragma("GCC unroll 8") for (int j = 0; j < A; j++)                                \
                     d[i][j] = LOAD(v32s_u, win + (size_t)(i * A + j) * cp + c0);                         \
-            _Pragma("GCC unroll 8") for (int i = 0; i < A; i++)                                    \
-                _Pragma("GCC unroll 8") for (int j = 0; j < A; j++) {                              \
-                v32s s = {0};                                                                      \
-                _Pragma("GCC unroll 8") for (int u = 0; u < A; u++) if (wino_int8_bt_f##M[i][u])   \
-                    s += (int16_t)wino_int8_bt_f##M[i][u] * d[u][j];                               \
-                t[i][j] = s;                                                                       \
+            _Pragma("GCC unroll 8") for (int j = 0; j < A; j++) {                                  \
+                v32s col[A], res[A];                                                               \
+                _Pragma("GCC unroll 8") for (int u = 0; u < A; u++) col[u] = d[u][j];              \
+                WINO_S8_BT_F##M(v32s, col, res);                                                   \
+                _Pragma("GCC unroll 8") for (int i = 0; i < A; i++) t[i][j] = res[i];              \
             }                                                                                      \
-            _Pragma("GCC unroll 8") for (int i = 0; i < A; i++)                                    \
+            _Pragma("GCC unroll 8") for (int i = 0; i < A; i++) {                                  \
+                v32s row[A];                                                                       \
+                WINO_S8_BT_F##M(v32s, t[i], row);                                                  \
                 _Pragma("GCC unroll 8") for (int j = 0; j < A; j++) {                              \
-                v32s s = {0};                                                                      \
-                _Pragma("GCC unroll 8") for (int u = 0; u < A; u++) if (wino_int8_bt_f##M[j][u])   \
-                    s += (int16_t)wino_int8_bt_f##M[j][u] * t[i][u];                               \
+                const v32s s = row[j];                                                             \
                 uint8_t *o_ = out + (size_t)(i * A + j) * pos_stride + c0;                         \
                 const v16s lo_ = __builtin_shufflevector(s, s, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,   \
                                                          11, 12, 13, 14, 15);                      \
@@ -121,6 +119,7 @@ typedef uint8_t v16b_u __attribute__((vector_size(16), aligned(1), may_alias));
                                                          25, 26, 27, 28, 29, 30, 31);              \
                 QUANTIZE_STORE##ISA(__builtin_convertvector(lo_, v16i), f_a, o_);                  \
                 QUANTIZE_STORE##ISA(__builtin_convertvector(hi_, v16i), f_a, o_ + 16);             \
+                }                                                                                  \
             }                                                                                      \
         }                                                                                          \
     }
@@ -137,19 +136,17 @@ typedef uint8_t v16b_u __attribute__((vector_size(16), aligned(1), may_alias));
                 d[i][j] = __builtin_convertvector(                                                 \
                     LOAD(v16s_u, win + (size_t)(i * A + j) * cp + c0), v16i);                      \
             }                                                                                      \
-            _Pragma("GCC unroll 8") for (int i = 0; i < A; i++)                                    \
-                _Pragma("GCC unroll 8") for (int j = 0; j < A; j++) {                              \
-                v16i s = {0};                                                                      \
-                _Pragma("GCC unroll 8") for (int u = 0; u < A; u++) if (wino_int8_bt_f##M[i][u])   \
-                    s += wino_int8_bt_f##M[i][u] * d[u][j];                                        \
-                t[i][j] = s;                                                                       \
+            _Pragma("GCC unroll 8") for (int j = 0; j < A; j++) {                                  \
+                v16i col[A], res[A];                                                               \
+                _Pragma("GCC unroll 8") for (int u = 0; u < A; u++) col[u] = d[u][j];              \
+                WINO_S8_BT_F##M(v16i, col, res);                                                   \
+                _Pragma("GCC unroll 8") for (int i = 0; i < A; i++) t[i][j] = res[i];              \
             }                                                                                      \
-            _Pragma("GCC unroll 8") for (int i = 0; i < A; i++)                                    \
-                _Pragma("GCC unroll 8") for (int j = 0; j < A; j++) {                              \
-                v16i s = {0};                                                                      \
-                _Pragma("GCC unroll 8") for (int u = 0; u < A; u++) if (wino_int8_bt_f##M[j][u])   \
-                    s += wino_int8_bt_f##M[j][u] * t[i][u];                                        \
-                QUANTIZE_STORE##ISA(s, f_a, out + (size_t)(i * A + j) * pos_stride + c0);          \
+            _Pragma("GCC unroll 8") for (int i = 0; i < A; i++) {                                  \
+                v16i row[A];                                                                       \
+                WINO_S8_BT_F##M(v16i, t[i], row);                                                  \
+                _Pragma("GCC unroll 8") for (int j = 0; j < A; j++)                                \
+                    QUANTIZE_STORE##ISA(row[j], f_a, out + (size_t)(i * A + j) * pos_stride + c0); \
             }                                                                                      \
         }                                                                                          \
     }
@@ -160,20 +157,18 @@ typedef uint8_t v16b_u __attribute__((vector_size(16), aligned(1), may_alias));
     {                                                                                              \
         for (int k0 = 0; k0 < kp; k0 += 16) {                                                      \
             v16i t[M][A];                                                                          \
-            _Pragma("GCC unroll 8") for (int i = 0; i < M; i++)                                    \
-                _Pragma("GCC unroll 8") for (int s = 0; s < A; s++) {                              \
-                v16i acc = {0};                                                                    \
-                _Pragma("GCC unroll 8") for (int u = 0; u < A; u++) if (wino_int8_at_f##M[i][u])   \
-                    acc += wino_int8_at_f##M[i][u] *                                               \
-                           LOAD(v16i_u, m_rows + (size_t)(u * A + s) * pos_stride + k0);           \
-                t[i][s] = acc;                                                                     \
+            _Pragma("GCC unroll 8") for (int s = 0; s < A; s++) {                                  \
+                v16i col[A], res[M];                                                               \
+                _Pragma("GCC unroll 8") for (int u = 0; u < A; u++)                                \
+                    col[u] = LOAD(v16i_u, m_rows + (size_t)(u * A + s) * pos_stride + k0);         \
+                WINO_S8_AT_F##M(v16i, col, res);                                                   \
+                _Pragma("GCC unroll 8") for (int i = 0; i < M; i++) t[i][s] = res[i];              \
             }                                                                                      \
-            _Pragma("GCC unroll 8") for (int i = 0; i < M; i++)                                    \
-                _Pragma("GCC unroll 8") for (int j = 0; j < M; j++) {                              \
-                v16i acc = {0};                                                                    \
-                _Pragma("GCC unroll 8") for (int s = 0; s < A; s++) if (wino_int8_at_f##M[j][s])   \
-                    acc += wino_int8_at_f##M[j][s] * t[i][s];                                      \
-                *(v16i_u *)(y + (size_t)(i * M + j) * kp + k0) = acc;                              \
+            _Pragma("GCC unroll 8") for (int i = 0; i < M; i++) {                                  \
+                v16i row[M];                                                                       \
+                WINO_S8_AT_F##M(v16i, t[i], row);                                                  \
+                _Pragma("GCC unroll 8") for (int j = 0; j < M; j++)                                \
+                    *(v16i_u *)(y + (size_t)(i * M + j) * kp + k0) = row[j];                       \
             }                                                                                      \
         }                                                                                          \
     }

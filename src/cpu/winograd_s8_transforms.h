@@ -1,6 +1,6 @@
-/* The integer transforms of the INT8 Winograd engine for F(2,3), F(4,3), F(6,3): the matrices
- * are compile-time constants (src/cpu/generated/int8_tiles.h), so each transform compiles to
- * straight-line vector code over channel lanes (AVX-512 / AVX2 / baseline, picked at load). */
+/* The integer transforms of the INT8 Winograd engine for F(2,3), F(4,3), F(6,3): the
+ * generator's straight-line recipes (src/cpu/generated/int8_recipes.h) on vectors of channel
+ * lanes, built for AVX-512 / AVX2 / the baseline and picked at load. */
 #ifndef WINO_CPU_WINOGRAD_S8_TRANSFORMS_H
 #define WINO_CPU_WINOGRAD_S8_TRANSFORMS_H
 

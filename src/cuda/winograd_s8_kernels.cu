@@ -117,23 +117,23 @@ __global__ void __launch_bounds__(256)
             p1[i][j] = s8_pack_pair<X>(word, 1);
         }
     }
-    int b0[A][A], b1[A][A];
-    int_left<s8_bt<M>, A, A, A>(p0, b0);
-    int_left<s8_bt<M>, A, A, A>(p1, b1);
+    int b0[A][A], b1[A][A]; /* B'^T of the windows; each row's B' as it is quantized */
+    s8_columns<M, false, A>(p0, b0);
+    s8_columns<M, false, A>(p1, b1);
     const long long plane = (long long)s.tn * s.cp;
     int8_t *out = v + (long long)tl * s.cp + c0;
 #pragma unroll
     for (int i = 0; i < A; i++) {
-        int r0[1][A], r1[1][A]; /* row i of B'^T d B' */
-        int_right_t<s8_bt<M>, 1, A, A>(&b0[i], r0);
-        int_right_t<s8_bt<M>, 1, A, A>(&b1[i], r1);
+        int r0[A], r1[A]; /* row i of B'^T d B' */
+        s8_apply<M, false>(b0[i], r0);
+        s8_apply<M, false>(b1[i], r1);
 #pragma unroll
         for (int j = 0; j < A; j++) {
             /* lo = the low halfword sign-extended; hi = (packed + 2^15) >> 16 */
-            const unsigned q0 = s8_quantize_bits((int)(short)r0[0][j], f_a);
-            const unsigned q1 = s8_quantize_bits((r0[0][j] + 0x8000) >> 16, f_a);
-            const unsigned q2 = s8_quantize_bits((int)(short)r1[0][j], f_a);
-            const unsigned q3 = s8_quantize_bits((r1[0][j] + 0x8000) >> 16, f_a);
+            const unsigned q0 = s8_quantize_bits((int)(short)r0[j], f_a);
+            const unsigned q1 = s8_quantize_bits((r0[j] + 0x8000) >> 16, f_a);
+            const unsigned q2 = s8_quantize_bits((int)(short)r1[j], f_a);
+            const unsigned q3 = s8_quantize_bits((r1[j] + 0x8000) >> 16, f_a);
             *(unsigned *)(out + (i * A + j) * plane) =
                 __byte_perm(__byte_perm(q0, q1, 0x40), __byte_perm(q2, q3, 0x40), 0x5410);
         }

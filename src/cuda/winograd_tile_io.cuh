@@ -1,6 +1,6 @@
 /* Per-tile device code shared by the non-fused and the fused Winograd kernels: the generated
  * float transforms by template argument, window gathers and output stores in NCHW or NHWC, and
- * the INT8 pipeline's integer transforms with B'^T and A'^T as compile-time constants. */
+ * the INT8 pipeline's integer transforms (the generator's straight-line recipes). */
 #ifndef WINO_CUDA_WINOGRAD_TILE_IO_CUH
 #define WINO_CUDA_WINOGRAD_TILE_IO_CUH
 
@@ -11,11 +11,7 @@
 #include "cuda/generated/wino_f32_tiles.cuh"
 #include "cuda/winograd_kernels.h"
 
-/* The tables are read in kernels: in device memory, constant, so that reads at unrolled indices
- * fold into the instructions and the zeros of B'^T and A'^T cost nothing. */
-#define WINO_INT8_TABLE static __device__ const
-#include "cpu/generated/int8_tiles.h"
-#undef WINO_INT8_TABLE
+#include "cpu/generated/int8_recipes.h"
 
 /* The generated transforms of F(m x m, r x r), by template argument. */
 template <int M, int R> struct tile_fn;
@@ -111,58 +107,67 @@ static __device__ __forceinline__ void store_output_tile(T *y, const struct wino
         }
 }
 
-/* out = L in, with L (ROWS x A) given by L::at(i, u): exact int32 products with constants. */
-template <class L, int ROWS, int A, int COLS>
-static __device__ __forceinline__ void int_left(const int in[A][COLS], int out[ROWS][COLS])
-{
-#pragma unroll
-    for (int i = 0; i < ROWS; i++)
-#pragma unroll
-        for (int j = 0; j < COLS; j++) {
-            int acc = 0;
-#pragma unroll
-            for (int u = 0; u < A; u++)
-                acc += L::at(i, u) * in[u][j];
-            out[i][j] = acc;
-        }
-}
-
-/* out = in L^T, with L (COLS x A) given by L::at(j, u). */
-template <class L, int ROWS, int A, int COLS>
-static __device__ __forceinline__ void int_right_t(const int in[ROWS][A], int out[ROWS][COLS])
-{
-#pragma unroll
-    for (int i = 0; i < ROWS; i++)
-#pragma unroll
-        for (int j = 0; j < COLS; j++) {
-            int acc = 0;
-#pragma unroll
-            for (int u = 0; u < A; u++)
-                acc += in[i][u] * L::at(j, u);
-            out[i][j] = acc;
-        }
-}
-
-/* B'^T and A'^T of the INT8 tile F(M, 3), as int_left's and int_right_t's L. */
-template <int M> struct s8_bt;
-template <int M> struct s8_at;
-#define WINO_S8_TABLES(tm)                                                                     \
-    template <> struct s8_bt<tm> {                                                             \
-        static __device__ __forceinline__ int at(int i, int j)                                 \
+/* The generated recipes of B'^T (alpha x alpha) and A'^T (m x alpha) of the INT8 tile F(M, 3)
+ * (src/cpu/generated/int8_recipes.h) on int lanes: int32 values, or two 16-bit lanes packed as
+ * lo + 65536 hi, since the recipes are exact in wrapping arithmetic. */
+template <int M> struct s8_recipe;
+#define WINO_S8_RECIPE(tm)                                                                     \
+    template <> struct s8_recipe<tm> {                                                         \
+        static __device__ __forceinline__ void bt(const int (&x)[tm + 2], int (&y)[tm + 2])   \
         {                                                                                      \
-            return wino_int8_bt_f##tm[i][j];                                                   \
+            WINO_S8_BT_F##tm(int, x, y);                                                       \
         }                                                                                      \
-    };                                                                                         \
-    template <> struct s8_at<tm> {                                                             \
-        static __device__ __forceinline__ int at(int i, int j)                                 \
+        static __device__ __forceinline__ void at(const int (&x)[tm + 2], int (&y)[tm])       \
         {                                                                                      \
-            return wino_int8_at_f##tm[i][j];                                                   \
+            WINO_S8_AT_F##tm(int, x, y);                                                       \
         }                                                                                      \
     };
-WINO_S8_TABLES(2)
-WINO_S8_TABLES(4)
-WINO_S8_TABLES(6)
-#undef WINO_S8_TABLES
+WINO_S8_RECIPE(2)
+WINO_S8_RECIPE(4)
+WINO_S8_RECIPE(6)
+#undef WINO_S8_RECIPE
+
+/* One recipe of F(M, 3): A'^T (AT) or B'^T. */
+template <int M, bool AT>
+static __device__ __forceinline__ void s8_apply(const int (&x)[M + 2], int (&y)[AT ? M : M + 2])
+{
+    if constexpr (AT)
+        s8_recipe<M>::at(x, y);
+    else
+        s8_recipe<M>::bt(x, y);
+}
+
+/* L x for each column j of x (alpha x COLS): out[.][j], L = A'^T (AT) or B'^T. */
+template <int M, bool AT, int COLS>
+static __device__ __forceinline__ void s8_columns(const int x[M + 2][COLS],
+                                                  int out[AT ? M : M + 2][COLS])
+{
+    enum { A = M + 2, R = AT ? M : M + 2 };
+#pragma unroll
+    for (int j = 0; j < COLS; j++) {
+        int col[A], res[R];
+#pragma unroll
+        for (int u = 0; u < A; u++)
+            col[u] = x[u][j];
+        s8_apply<M, AT>(col, res);
+#pragma unroll
+        for (int i = 0; i < R; i++)
+            out[i][j] = res[i];
+    }
+}
+
+/* out = L x L^T (x alpha x alpha), L = A'^T (AT) or B'^T: the recipe on the columns, then on
+ * the rows. */
+template <int M, bool AT>
+static __device__ __forceinline__ void s8_transform_2d(const int x[M + 2][M + 2],
+                                                       int out[AT ? M : M + 2][AT ? M : M + 2])
+{
+    int lx[AT ? M : M + 2][M + 2];
+    s8_columns<M, AT, M + 2>(x, lx);
+#pragma unroll
+    for (int i = 0; i < (AT ? M : M + 2); i++)
+        s8_apply<M, AT>(lx[i], out[i]);
+}
 
 /* The specification's roundings without conversion instructions (a quarter of the issue rate
  * on sm_90): adding 1.5 * 2^23 to a float of magnitude below 2^22 rounds it to an integer, ties
@@ -195,9 +200,8 @@ static __device__ __forceinline__ void s8_input_tile(const int d[M + 2][M + 2], 
                                                      int8_t v[M + 2][M + 2])
 {
     enum { A = M + 2 };
-    int bd[A][A], bdb[A][A];
-    int_left<s8_bt<M>, A, A, A>(d, bd);
-    int_right_t<s8_bt<M>, A, A, A>(bd, bdb);
+    int bdb[A][A];
+    s8_transform_2d<M, false>(d, bdb);
 #pragma unroll
     for (int i = 0; i < A; i++)
 #pragma unroll
@@ -211,10 +215,8 @@ static __device__ __forceinline__ void s8_output_tile(const int mm[M + 2][M + 2]
                                                       float bias, float lo, float hi,
                                                       int q[M][M])
 {
-    enum { A = M + 2 };
-    int am[M][A], ama[M][M];
-    int_left<s8_at<M>, M, A, A>(mm, am);
-    int_right_t<s8_at<M>, M, A, M>(am, ama);
+    int ama[M][M];
+    s8_transform_2d<M, true>(mm, ama);
 #pragma unroll
     for (int i = 0; i < M; i++)
 #pragma unroll

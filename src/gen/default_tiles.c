@@ -215,6 +215,12 @@ int wino_gen_write_defaults(const char *repo_root)
     if (!st)
         st = write_file(repo_root, WINO_INT8_TABLES_PATH, int8);
     free(int8);
+    char *recipes = st ? NULL : wino_gen_int8_recipes();
+    if (!st && !recipes)
+        st = WINO_OUT_OF_MEMORY;
+    if (!st)
+        st = write_file(repo_root, WINO_INT8_RECIPES_PATH, recipes);
+    free(recipes);
     char *tiles = st ? NULL : wino_gen_recorded_tiles();
     if (!st && !tiles)
         st = WINO_OUT_OF_MEMORY;

@@ -5,6 +5,7 @@
 
 #include "base/error.h"
 #include "base/int8_tile.h"
+#include "gen/recipe.h"
 #include "gen/strbuf.h"
 
 #define BANNER                                                                                   \
@@ -157,6 +158,19 @@ static void put_matrix(struct wino_strbuf *sb, const char *name, int m, const in
     wino_strbuf_printf(sb, "};\n");
 }
 
+/* The balanced INT8 tile F(m, 3) (integer B'^T and A'^T), or nonzero with the reason recorded. */
+static enum wino_status int8_tile(int m, struct wino_int8_tile *t)
+{
+    double storage[STORAGE];
+    struct wino_tile_matrices exact;
+    const enum wino_status st = tile_matrices(m, 3, wino_int8_tile_points(m),
+                                              WINO_TILE_INTEGER_BT | WINO_TILE_INTEGER_AT,
+                                              storage, &exact);
+    if (!st)
+        wino_int8_tile_balance(&exact, t);
+    return st;
+}
+
 char *wino_gen_int8_tables(void)
 {
     struct wino_strbuf sb = {0};
@@ -170,18 +184,130 @@ char *wino_gen_int8_tables(void)
                             "#define WINO_INT8_TABLE static const\n"
                             "#endif\n");
     for (int m = 2; m <= 6; m += 2) {
-        double storage[STORAGE];
-        struct wino_tile_matrices exact;
-        if (tile_matrices(m, 3, wino_int8_tile_points(m),
-                          WINO_TILE_INTEGER_BT | WINO_TILE_INTEGER_AT, storage, &exact)) {
+        struct wino_int8_tile t;
+        if (int8_tile(m, &t)) {
             wino_strbuf_free(&sb);
             return NULL;
         }
-        struct wino_int8_tile t;
-        wino_int8_tile_balance(&exact, &t);
         wino_strbuf_printf(&sb, "\n");
         put_matrix(&sb, "bt", m, &t.bt[0][0], t.alpha, t.alpha, WINO_INT8_MAX_ALPHA);
         put_matrix(&sb, "at", m, &t.at[0][0], m, t.alpha, WINO_INT8_MAX_ALPHA);
+    }
+    wino_strbuf_printf(&sb, "\n#endif\n");
+    if (sb.failed) {
+        wino_fail(WINO_OUT_OF_MEMORY, "out of memory");
+        wino_strbuf_free(&sb);
+    }
+    return sb.text;
+}
+
+/* Recipes of integer matrices keep integer constants: without the factoring pass, which may
+ * take a row's coefficient out as 1/c. */
+#define INT_PASSES (WINO_PASS_TRIVIAL | WINO_PASS_CSE | WINO_PASS_SYMMETRIC)
+
+static void put_int_value(struct wino_strbuf *sb, const wino_recipe *rc, int v)
+{
+    if (v < 0)
+        wino_strbuf_printf(sb, "0");
+    else
+        wino_strbuf_printf(sb, "%c%d_", v < rc->n_in ? 'x' : 't', v < rc->n_in ? v : v - rc->n_in);
+}
+
+/* The macro NAME(T, x, y) of the recipe of the integer matrix v (rows x cols, row stride
+ * stride), with its counts against the dense product; -1 when out of memory or when a constant
+ * is not an integer (never for the INT8 tiles: test_emit). */
+static int put_recipe_macro(struct wino_strbuf *sb, const char *what, const char *name,
+                            const int *v, int rows, int cols, int stride)
+{
+    wino_qmat mat = {0};
+    wino_recipe rc = {0};
+    if (wino_qmat_init(&mat, rows, cols))
+        return -1;
+    long dense_add = 0, dense_mul = 0;
+    for (int i = 0; i < rows; i++) {
+        int terms = 0;
+        for (int j = 0; j < cols; j++) {
+            const int c = v[i * stride + j];
+            mpq_set_si(wino_qmat_at(&mat, i, j), c, 1);
+            terms += c != 0;
+            dense_mul += c != 0 && c != 1 && c != -1;
+        }
+        dense_add += terms > 1 ? terms - 1 : 0;
+    }
+    int bad = wino_recipe_build(&rc, &mat, INT_PASSES);
+    wino_qmat_clear(&mat);
+    for (int k = 0; !bad && k < rc.n_inst; k++)
+        bad = rc.inst[k].op == WINO_ROP_FMA ||
+              (rc.inst[k].op == WINO_ROP_MUL && mpz_cmp_ui(mpq_denref(rc.inst[k].c), 1) != 0);
+    if (bad) {
+        wino_recipe_clear(&rc);
+        return -1;
+    }
+    struct wino_op_counts n;
+    wino_recipe_counts(&rc, &n);
+    wino_strbuf_printf(sb,
+                       "\n/* %s: %ld additions, %ld multiplications (the dense product: %ld, %ld) "
+                       "*/\n#define %s(T, x, y) \\\n    do { \\\n",
+                       what, n.add, n.mul, dense_add, dense_mul, name);
+    for (int j = 0; j < cols; j++)
+        wino_strbuf_printf(sb, "        const T x%d_ = (x)[%d]; \\\n", j, j);
+    for (int k = 0; k < rc.n_inst; k++) {
+        const struct wino_rinst *x = &rc.inst[k];
+        wino_strbuf_printf(sb, "        const T t%d_ = ", k);
+        if (x->op == WINO_ROP_ADD) {
+            put_int_value(sb, &rc, x->a);
+            wino_strbuf_printf(sb, " %c ", x->sb > 0 ? '+' : '-');
+            put_int_value(sb, &rc, x->b);
+        } else if (x->op == WINO_ROP_MUL) {
+            wino_strbuf_printf(sb, "%ld * ", mpz_get_si(mpq_numref(x->c)));
+            put_int_value(sb, &rc, x->a);
+        } else { /* NEG */
+            wino_strbuf_printf(sb, "-");
+            put_int_value(sb, &rc, x->a);
+        }
+        wino_strbuf_printf(sb, "; \\\n");
+    }
+    for (int i = 0; i < rows; i++) {
+        wino_strbuf_printf(sb, "        (y)[%d] = ", i);
+        put_int_value(sb, &rc, rc.out[i]);
+        wino_strbuf_printf(sb, "; \\\n");
+    }
+    wino_strbuf_printf(sb, "    } while (0)\n");
+    wino_recipe_clear(&rc);
+    return 0;
+}
+
+char *wino_gen_int8_recipes(void)
+{
+    struct wino_strbuf sb = {0};
+    wino_strbuf_printf(
+        &sb, BANNER
+        "/* The integer transforms of the INT8 tiles F(2,3), F(4,3), F(6,3) as straight-line\n"
+        " * code: WINO_S8_BT_F<m>(T, x, y) sets y[0 .. alpha) = B'^T x and WINO_S8_AT_F<m>(T, x, y)\n"
+        " * y[0 .. m) = A'^T x, for x[0 .. alpha) (B'^T and A'^T of int8_tiles.h), in an integer\n"
+        " * type T, scalar or vector, whose arithmetic wraps around. The recipes (zero terms\n"
+        " * dropped, pairs of terms shared by rows extracted once, symmetric row pairs) are exact\n"
+        " * over the integers, so the result is exact wherever it fits in T, whatever the\n"
+        " * intermediate values. For C and CUDA. */\n"
+        "#ifndef WINO_CPU_GENERATED_INT8_RECIPES_H\n"
+        "#define WINO_CPU_GENERATED_INT8_RECIPES_H\n");
+    for (int m = 2; m <= 6; m += 2) {
+        struct wino_int8_tile t;
+        char what[64], name[32];
+        int failed = int8_tile(m, &t) != WINO_SUCCESS;
+        snprintf(what, sizeof what, "B'^T of F(%d,3)", m);
+        snprintf(name, sizeof name, "WINO_S8_BT_F%d", m);
+        failed = failed || put_recipe_macro(&sb, what, name, &t.bt[0][0], t.alpha, t.alpha,
+                                            WINO_INT8_MAX_ALPHA);
+        snprintf(what, sizeof what, "A'^T of F(%d,3)", m);
+        snprintf(name, sizeof name, "WINO_S8_AT_F%d", m);
+        failed = failed ||
+                 put_recipe_macro(&sb, what, name, &t.at[0][0], m, t.alpha, WINO_INT8_MAX_ALPHA);
+        if (failed) {
+            wino_fail(WINO_INTERNAL_ERROR, "the recipes of the INT8 tile F(%d,3)", m);
+            wino_strbuf_free(&sb);
+            return NULL;
+        }
     }
     wino_strbuf_printf(&sb, "\n#endif\n");
     if (sb.failed) {

@@ -22,4 +22,11 @@ char *wino_gen_recorded_tiles(void);
  * straight-line code. */
 char *wino_gen_int8_tables(void);
 
+#define WINO_INT8_RECIPES_PATH "src/cpu/generated/int8_recipes.h"
+
+/* The text of WINO_INT8_RECIPES_PATH (malloc'ed), or NULL with the reason recorded: B'^T and
+ * A'^T of the three INT8 tiles as straight-line integer code (macros for C and CUDA), built by
+ * the transform optimizer (gen/recipe.h) without its factoring and FMA passes. */
+char *wino_gen_int8_recipes(void);
+
 #endif
