@@ -143,7 +143,8 @@ struct wino_context {
                                * on their calling thread alone) */
     const char *tuning_cache; /* a file written by wino_tune (`wino tune`), or NULL. With
                                * WINO_ALGO_AUTO and no tile, points or variant given, create()
-                               * uses the entry measured for this layer, ISA and thread count;
+                               * uses the entry measured for this layer, ISA and thread count
+                               * (wino_conv2d_create_int8 too, since 0.3: see there);
                                * a missing or corrupt file, a path that is not a regular file
                                * (never opened: a FIFO would block) and a stale entry (one that
                                * wino_tune could not have written, e.g. a tile it does not time)
@@ -243,14 +244,25 @@ typedef struct wino_conv2d wino_conv2d;
 struct wino_tuning_choice {
     enum wino_algo algo;       /* WINO_ALGO_DIRECT or WINO_ALGO_WINOGRAD */
     int tile_m;                /* Winograd output tile (0 for direct) */
-    enum wino_variant variant; /* Winograd variant (AUTO for direct) */
+    enum wino_variant variant; /* Winograd variant (AUTO for direct and for INT8) */
     double ms;                 /* its median time */
 };
 
-/* Times every candidate for desc (FP32) on this machine with ctx->threads: direct, and Winograd
- * with each generated tile m in 2..6 in both variants; reps >= 1 timed runs each (median), on
- * random data. Stores the fastest in ctx->tuning_cache (created or updated atomically: a new
- * file renamed over the old) when that is not NULL, and returns it in *choice (optional). */
+/* Times every candidate for desc on this machine with ctx->threads; reps >= 1 timed runs each
+ * (median), on random data. FP32: direct, and Winograd with each generated tile m in 2..6 in
+ * both variants. INT8 (since 0.3; desc->dtype WINO_DTYPE_S8 or U8, NHWC, ctx on the CPU
+ * backend): wino_conv2d_create_int8's INT8 direct convolution and, for 3 x 3 filters of stride
+ * 1 and dilation 1, its Winograd tiles m = 2, 4 and 6 (variant AUTO), with weights uniform in
+ * (-1, 1) quantized over their whole range (alpha_tw: their largest transformed value for each
+ * tile, as a calibration sets it; x_scale 1/64, alpha_ta 16, y_scale 1/4, int8 output, no
+ * ReLU): a tile that create refuses for such weights (the int32 bounds: F(6,3) beyond a few
+ * dozen channels) is skipped, as it would be refused for a calibrated layer. Stores the
+ * fastest in ctx->tuning_cache
+ * (created or updated atomically: a new file renamed over the old) when that is not NULL, keyed
+ * by the ISA of the kernels timed, the thread count and desc, and returns it in *choice
+ * (optional).
+ * WINO_UNSUPPORTED for other types, INT8 in NCHW or on another backend, and when no candidate
+ * can run the layer. */
 WINO_API enum wino_status wino_tune(const struct wino_conv2d_desc *desc,
                                     const struct wino_context *ctx, int reps,
                                     struct wino_tuning_choice *choice);
@@ -260,9 +272,12 @@ WINO_API enum wino_status wino_tune(const struct wino_conv2d_desc *desc,
  * follows it); WINO_UNSUPPORTED when it does not exist; WINO_INVALID_ARGUMENT when it is not a
  * regular file (a FIFO, device or directory: never read), is corrupt or of another format
  * version, or holds a stale entry that create() ignores: a second entry of the same key; for
- * the CPU an unknown ISA, threads outside [1, WINO_MAX_THREADS], an invalid or non-FP32 layer,
- * or a choice wino_tune does not time (direct with a tile or variant; Winograd other than m =
- * 2..6 with generated transforms, NON_FUSED or FUSED, for a layer Winograd serves); for CUDA an
+ * the CPU an unknown ISA, threads outside [1, WINO_MAX_THREADS], an invalid layer or one
+ * neither FP32 nor INT8, or a choice wino_tune does not time (direct with a tile or variant;
+ * FP32 Winograd other than m = 2..6 with generated transforms, NON_FUSED or FUSED, for a layer
+ * Winograd serves; INT8, of an NHWC layer with the INT8 ISA (0 scalar, 1 AVX2, 2 AVX-512 VNNI,
+ * 3 AMX), Winograd other than m = 2, 4, 6, variant AUTO, for a 3 x 3 filter of stride 1 and
+ * dilation 1); for CUDA an
  * unknown kind, an invalid layer or one not FP32, FP16 or BF16, options the kind does not take,
  * a choice not timed, or a tile that AUTO does not time for the layer. wino_last_error() names
  * the first line at fault and why. */
@@ -528,7 +543,17 @@ struct wino_int8_params {
  * relu; points must be left 0, and variant too on the CPU. algo WINO_ALGO_DIRECT, or AUTO on
  * any other shape (any R x S, stride, dilation; weights K x R x S x C; tile_m ignored), creates
  * the CPU's INT8 direct convolution instead: alpha_tw then clips the weights themselves,
- * alpha_ta is unused (docs/int8-winograd.md, "Direct"). Run it with
+ * alpha_ta is unused (docs/int8-winograd.md, "Direct"). On the CPU, AUTO with no tile, points
+ * or variant given follows the entry that wino_tune wrote into ctx->tuning_cache for this layer,
+ * INT8 ISA and thread count (since 0.3): direct, or Winograd with the entry's tile, whatever
+ * the shape rule above says (without an entry, or with a stale one, the rule holds). The
+ * parameters depend on what runs: alpha_ta and alpha_tw clip the transformed values of one
+ * tile, and the weights themselves for direct, so a caller who passes a tuning cache calibrates
+ * for what wino_int8_auto_choice answers (Winograd: wino_int8_calibrate with its tile; direct:
+ * alpha_tw of the weights themselves); a tile that these
+ * weights would overflow is refused (WINO_UNSUPPORTED), never replaced by another behind the
+ * calibration. wino_conv2d_algo reports what runs (WINOGRAD and the tile, or DIRECT and 0),
+ * wino_conv2d_reason whether the cache chose it. Run it with
  * wino_conv2d_run (x and y int8 or uint8 in NHWC). On the CUDA backend weights, x and y are in
  * device memory, variant may be FUSED or FUSED_OUTPUT (tile_m 2 or 4) or NON_FUSED (AUTO: the
  * fastest, timed at create), and the results are the same bits as on the CPU. WINO_UNSUPPORTED when a
@@ -541,6 +566,18 @@ WINO_API enum wino_status wino_conv2d_create_int8(const struct wino_conv2d_desc 
                                                   const struct wino_context *ctx,
                                                   const struct wino_conv2d_options *options,
                                                   wino_conv2d **op);
+
+/* What wino_conv2d_create_int8 with WINO_ALGO_AUTO and no tile, points or variant would run
+ * for desc and ctx (may be NULL), with no side effects: *algo WINO_ALGO_WINOGRAD and *tile_m
+ * its tile, or WINO_ALGO_DIRECT and 0; on the CPU the tuning cache's entry when
+ * ctx->tuning_cache holds a valid one for this layer, INT8 ISA and thread count, else the
+ * shape rule (F(4x4, 3x3) for 3 x 3 filters of stride 1 and dilation 1, direct otherwise); on
+ * CUDA F(4x4, 3x3). Calibrate for that tile before creating. WINO_INVALID_ARGUMENT for NULL
+ * pointers, an invalid desc or ctx and a dtype other than S8 or U8; WINO_UNSUPPORTED for NCHW,
+ * the OpenCL backend and, on CUDA, other shapes. Since 0.3. */
+WINO_API enum wino_status wino_int8_auto_choice(const struct wino_conv2d_desc *desc,
+                                                const struct wino_context *ctx,
+                                                enum wino_algo *algo, int *tile_m);
 
 /* The matrices of the INT8 tile F(tile_m, 3), tile_m 2, 4 or 6, exactly as the INT8 engines
  * use them (docs/int8-winograd.md): integer A'^T (its columns times the shifts) and B'^T, and

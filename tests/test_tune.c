@@ -61,7 +61,8 @@ static void stale_entries(struct test_counts *c, const char *path)
         "7 1 0 0 1 8 13 11 6 3 3 1 1 1 1 1 1 1 0 0 0.5\n",       /* unknown ISA */
         "2 0 0 0 1 8 13 11 6 3 3 1 1 1 1 1 1 1 0 0 0.5\n",       /* threads 0 */
         "2 1025 0 0 1 8 13 11 6 3 3 1 1 1 1 1 1 1 0 0 0.5\n",    /* threads > maximum */
-        "2 1 2 1 1 8 13 11 6 3 3 1 1 1 1 1 1 1 0 0 0.5\n",       /* INT8: not tuned */
+        "2 1 1 1 1 8 13 11 6 3 3 1 1 1 1 1 1 1 0 0 0.5\n",       /* FP16: not tuned */
+        "2 1 2 0 1 8 13 11 6 3 3 1 1 1 1 1 1 1 0 0 0.5\n",       /* INT8 in NCHW */
         "2 1 0 0 0 8 13 11 6 3 3 1 1 1 1 1 1 1 0 0 0.5\n",       /* N = 0 */
         "2 1 0 0 1 8 13 11 6 3 3 1 1 2 2 1 1 2 4 1 0.5\n",       /* Winograd with stride 2 */
         "2 1 0 0 1 8 13 11 6 3 3 1 1 1 1 1 1 1 0 0 inf\n",       /* infinite time */
@@ -199,11 +200,11 @@ int main(void)
     ok &= conv_check(&d, &auto_opts, &ctx, &rng, 0, NULL) <= 1e-5;
     test_check(&c, ok, "an entry create() cannot follow is ignored");
 
-    struct wino_conv2d_desc int8 = d;
-    int8.dtype = WINO_DTYPE_S8;
+    struct wino_conv2d_desc f16 = d; /* INT8 layers: tests/test_tune_int8.c */
+    f16.dtype = WINO_DTYPE_F16;
     test_check(&c, wino_tune(NULL, &ctx, 3, NULL) == WINO_INVALID_ARGUMENT &&
                        wino_tune(&d, &ctx, 0, NULL) == WINO_INVALID_ARGUMENT &&
-                       wino_tune(&int8, &ctx, 3, NULL) == WINO_UNSUPPORTED &&
+                       wino_tune(&f16, &ctx, 3, NULL) == WINO_UNSUPPORTED &&
                        wino_tuning_cache_check(NULL) == WINO_INVALID_ARGUMENT,
                "bad arguments");
     struct wino_context nowhere = {.threads = 1, .tuning_cache = "/nonexistent-dir/cache"};

@@ -211,12 +211,14 @@ enum bench_prep bench_wino_prepare(const struct bench_problem *pb, enum wino_alg
 enum bench_prep bench_wino_backward_prepare(const struct bench_problem *pb, enum wino_algo algo,
                                             int tile_m, struct bench_runner *out);
 
-/* wino's INT8 Winograd F(tile_m, 3), or with tile_m 0 its INT8 direct convolution
- * (tools/bench_wino_int8.c): Winograd's alpha_ta and alpha_tw calibrated at the 99.9th
- * percentile on the layer's own input, direct's weights clipped at their largest magnitude;
- * prepare checks the result against the integer specification byte for byte. */
-enum bench_prep bench_wino_int8_prepare(const struct bench_problem *pb, int tile_m,
-                                        struct bench_runner *out);
+/* wino's INT8 operator of algo (tools/bench_wino_int8.c): WINO_ALGO_WINOGRAD F(tile_m, 3),
+ * WINO_ALGO_DIRECT its INT8 direct convolution, WINO_ALGO_AUTO what the library chooses with
+ * pb->tuning_cache (tile_m ignored), calibrated for what wino_int8_auto_choice answers.
+ * Winograd's alpha_ta and alpha_tw are calibrated at the 99.9th percentile on the layer's own
+ * input, direct's weights clipped at their largest magnitude; prepare checks the result against
+ * the integer specification byte for byte. */
+enum bench_prep bench_wino_int8_prepare(const struct bench_problem *pb, enum wino_algo algo,
+                                        int tile_m, struct bench_runner *out);
 
 /* oneDNN (tools/bench_onednn.c): the primitive of pb->op (convolution forward_inference,
  * backward_data or backward_weights); winograd selects convolution_winograd over

@@ -1,8 +1,9 @@
-/* `wino bench --dtype int8` runner for wino's INT8 Winograd and INT8 direct convolution:
- * Winograd's alpha_ta and alpha_tw calibrated at the 99.9th percentile on the layer's own input
- * (NHWC, quantized with the problem's x_scale), direct's weights clipped at their largest
- * magnitude; create and a byte-for-byte check against the integer specification happen at
- * prepare, outside the timing. */
+/* `wino bench --dtype int8` runner for wino's INT8 Winograd and INT8 direct convolution, and
+ * for the library's AUTO choice between them (what wino_int8_auto_choice answers, with the
+ * problem's tuning cache): Winograd's alpha_ta and alpha_tw calibrated at the 99.9th percentile
+ * on the layer's own input (NHWC, quantized with the problem's x_scale), direct's weights
+ * clipped at their largest magnitude; create and a byte-for-byte check against the integer
+ * specification happen at prepare, outside the timing. */
 #define _POSIX_C_SOURCE 200112L /* posix_memalign */
 
 #include <math.h>
@@ -83,12 +84,20 @@ static int matches_spec(const struct int8_state *st, const struct wino_conv2d_de
     return rc;
 }
 
-enum bench_prep bench_wino_int8_prepare(const struct bench_problem *pb, int tile_m,
-                                        struct bench_runner *out)
+enum bench_prep bench_wino_int8_prepare(const struct bench_problem *pb, enum wino_algo algo,
+                                        int tile_m, struct bench_runner *out)
 {
     memset(out, 0, sizeof *out);
     struct wino_conv2d_desc d = pb->desc;
     d.layout = WINO_LAYOUT_NHWC;
+    d.dtype = WINO_DTYPE_U8;
+    const struct wino_context ctx = {
+        .threads = pb->threads, .tuning_cache = algo == WINO_ALGO_AUTO ? pb->tuning_cache : NULL};
+    enum wino_algo ran = algo;
+    if (algo == WINO_ALGO_AUTO && wino_int8_auto_choice(&d, &ctx, &ran, &tile_m)) {
+        snprintf(out->info, sizeof out->info, "%s", wino_last_error());
+        return BENCH_FAIL;
+    }
     if (tile_m && (d.r != 3 || d.s != 3 || d.stride_h != 1 || d.stride_w != 1)) {
         snprintf(out->info, sizeof out->info, "INT8 Winograd needs a 3x3 filter and stride 1");
         return BENCH_SKIP;
@@ -119,10 +128,9 @@ enum bench_prep bench_wino_int8_prepare(const struct bench_problem *pb, int tile
     q.y_dtype = WINO_DTYPE_S8;
     q.clip_c = 0.0f;
     int8_data_quantize_u8(xf, xn, q.x_scale, st->x);
-    d.dtype = WINO_DTYPE_U8;
-    const struct wino_context ctx = {.threads = pb->threads};
-    const struct wino_conv2d_options o = {.algo = tile_m ? WINO_ALGO_WINOGRAD : WINO_ALGO_DIRECT,
-                                          .tile_m = tile_m};
+    /* AUTO asks for nothing: the operator is the library's own choice, calibrated for it */
+    const struct wino_conv2d_options o = {.algo = algo,
+                                          .tile_m = algo == WINO_ALGO_AUTO ? 0 : tile_m};
     const enum wino_status s = wino_conv2d_create_int8(&d, w, &q, &ctx, &o, &st->op);
     if (s == WINO_UNSUPPORTED) { /* e.g. the int32 bound of F(6,3) */
         snprintf(out->info, sizeof out->info, "%s", wino_last_error());
@@ -134,14 +142,24 @@ enum bench_prep bench_wino_int8_prepare(const struct bench_problem *pb, int tile
         snprintf(out->info, sizeof out->info, "%s", s ? wino_last_error() : "out of memory");
         goto done;
     }
+    enum wino_algo created;
+    int created_m;
+    wino_conv2d_algo(st->op, &created, &created_m);
+    if (created != ran || created_m != tile_m) {
+        snprintf(out->info, sizeof out->info, "AUTO created tile %d, not the %d it answered",
+                 created_m, tile_m);
+        goto done;
+    }
     if (matches_spec(st, &d, tile_m, w, &q, yn)) {
         snprintf(out->info, sizeof out->info, "differs from the integer specification");
         goto done;
     }
     if (tile_m)
         bench_tile_name(out->tile, sizeof out->tile, tile_m, 3, 3);
-    snprintf(out->info, sizeof out->info, "int8 %s, %s GEMMs, NHWC, = spec",
-             tile_m ? "winograd" : "direct", wino_s8_isa_name(wino_s8_isa()));
+    snprintf(out->info, sizeof out->info, "int8 %s, %s GEMMs, NHWC, = spec%s%s",
+             tile_m ? "winograd" : "direct", wino_s8_isa_name(wino_s8_isa()),
+             algo == WINO_ALGO_AUTO ? "; " : "",
+             algo == WINO_ALGO_AUTO ? wino_conv2d_reason(st->op) : "");
     out->state = st;
     out->run = int8_run;
     out->output = int8_output;

@@ -54,15 +54,16 @@ static int impl_available(enum impl i)
     return 1;
 }
 
-/* Whether implementation i has rows for this op and dtype: no INT8 choice in the library (no
- * INT8 wino-auto), no backward im2col baseline; best-measured is computed from the others. */
+/* Whether implementation i has rows for this op and dtype: INT8 wino-auto only with a tuning
+ * cache (without one AUTO's rule runs what a wino-winograd or wino-direct row runs), no
+ * backward im2col baseline; best-measured is computed from the others. */
 static int impl_measured(const struct bench_args *a, enum impl i)
 {
     if (i == IMPL_BEST_MEASURED)
         return 0;
     if (a->op != BENCH_FWD)
         return i != IMPL_OPENBLAS;
-    return !(a->dtype == BENCH_INT8 && i == IMPL_WINO_AUTO);
+    return !(a->dtype == BENCH_INT8 && i == IMPL_WINO_AUTO && !a->tuning_cache);
 }
 
 /* The wino-winograd rows of an op: forward and backward-data one per tile m (backward-data
@@ -97,7 +98,9 @@ static void usage(FILE *out)
             "as int8 (scale max |y| / 127); wino runs its INT8 Winograd tiles and its INT8 direct\n"
             "convolution (each checked byte for byte against the integer specification), oneDNN\n"
             "u8s8 with per-channel weight scales; errors are of the dequantized output (at most\n"
-            "%g). The library has no measured INT8 choice yet (wino-auto is FP32 only);\n"
+            "%g). With --tuning-cache F (written by `wino tune --dtype int8`), wino-auto is the\n"
+            "library's own INT8 AUTO operator following F, calibrated for the tile it takes\n"
+            "(none without F: AUTO's shape rule runs F(4x4, 3x3) or direct, as those rows do);\n"
             "best-measured is the faster of wino's best tile and oneDNN's direct kernel in this\n"
             "run (a per-layer choice, Mori et al. Table 3's \"Best\"): it names the kernel it\n"
             "copies and is never a wino row.\n"
@@ -115,7 +118,8 @@ static void usage(FILE *out)
             "  --op OP          fwd (default), bwd-data or bwd-filter (FP32, --backend cpu)\n"
             BENCH_LAYER_USAGE
             "  --tuning-cache F wino-auto follows the choices `wino tune` recorded in F (refused\n"
-            "                   when F is missing, not a regular file or not a valid cache)\n"
+            "                   when F is missing, not a regular file or not a valid cache);\n"
+            "                   --dtype int8: those of `wino tune --dtype int8`\n"
             "  --batch N        override every layer's batch size\n"
             "  --dtype T        f32 (default) or int8\n"
             "  --threads T      threads of every implementation (default: wino's, OMP_NUM_THREADS\n"
@@ -288,25 +292,23 @@ static int measured_choice(const struct bench_args *a, const struct row *rows, i
 static enum bench_prep prepare(enum impl impl, int tile_m, const struct bench_problem *pb,
                                struct bench_runner *r)
 {
-    if (pb->int8 && impl != IMPL_WINO_WINOGRAD && impl != IMPL_WINO_DIRECT &&
-        impl != IMPL_ONEDNN_DIRECT && impl != IMPL_ONEDNN_WINOGRAD) {
+    if (pb->int8 && impl == IMPL_OPENBLAS) {
         memset(r, 0, sizeof *r);
         snprintf(r->info, sizeof r->info, "no INT8 path");
         return BENCH_SKIP;
     }
-    if (pb->int8 && (impl == IMPL_WINO_WINOGRAD || impl == IMPL_WINO_DIRECT))
-        return bench_wino_int8_prepare(pb, impl == IMPL_WINO_WINOGRAD ? tile_m : 0, r);
-    if (pb->op != BENCH_FWD && impl <= IMPL_WINO_DIRECT) {
-        const enum wino_algo algo = impl == IMPL_WINO_AUTO       ? WINO_ALGO_AUTO
-                                    : impl == IMPL_WINO_WINOGRAD ? WINO_ALGO_WINOGRAD
-                                                                 : WINO_ALGO_DIRECT;
-        const int backward_tile = algo == WINO_ALGO_WINOGRAD && pb->op == BENCH_BWD_DATA;
-        return bench_wino_backward_prepare(pb, algo, backward_tile ? tile_m : 0, r);
-    }
+    const enum wino_algo algo = impl == IMPL_WINO_AUTO       ? WINO_ALGO_AUTO
+                                : impl == IMPL_WINO_WINOGRAD ? WINO_ALGO_WINOGRAD
+                                                             : WINO_ALGO_DIRECT;
+    const int wino_tile = algo == WINO_ALGO_WINOGRAD ? tile_m : 0; /* wino's rows' */
+    if (pb->int8 && impl <= IMPL_WINO_DIRECT)
+        return bench_wino_int8_prepare(pb, algo, wino_tile, r);
+    if (pb->op != BENCH_FWD && impl <= IMPL_WINO_DIRECT)
+        return bench_wino_backward_prepare(pb, algo, pb->op == BENCH_BWD_DATA ? wino_tile : 0, r);
     switch (impl) {
-    case IMPL_WINO_AUTO: return bench_wino_prepare(pb, WINO_ALGO_AUTO, 0, r);
-    case IMPL_WINO_WINOGRAD: return bench_wino_prepare(pb, WINO_ALGO_WINOGRAD, tile_m, r);
-    case IMPL_WINO_DIRECT: return bench_wino_prepare(pb, WINO_ALGO_DIRECT, 0, r);
+    case IMPL_WINO_AUTO:
+    case IMPL_WINO_WINOGRAD:
+    case IMPL_WINO_DIRECT: return bench_wino_prepare(pb, algo, wino_tile, r);
     case IMPL_ONEDNN_DIRECT: return bench_onednn_prepare(pb, 0, r);
     case IMPL_ONEDNN_WINOGRAD: return bench_onednn_prepare(pb, 1, r);
     default: return bench_openblas_prepare(pb, r);

@@ -1,5 +1,6 @@
 /* `wino tune`: measure the algorithm, tile and variant of each layer of a set and record the
- * fastest in a tuning cache that wino_conv2d_create reads (struct wino_context.tuning_cache);
+ * fastest in a tuning cache that wino_conv2d_create and, with --dtype int8,
+ * wino_conv2d_create_int8 read (struct wino_context.tuning_cache);
  * with --backend opencl, search the OpenCL kernels' parameters and variant of each layer into
  * an OpenCL tuning database (src/op/opencl_tuning.h) that the OpenCL create reads the same way. */
 #include <stdio.h>
@@ -13,7 +14,8 @@
 
 static const char *const usage_text =
     "usage: wino tune --cache FILE --set NAME|FILE [--layer L ...] [--batch N]\n"
-    "                 [--layout nchw|nhwc] [--threads T] [--reps R] [--sets-dir DIR]\n"
+    "                 [--layout nchw|nhwc] [--dtype f32|int8|u8|s8] [--threads T] [--reps R]\n"
+    "                 [--sets-dir DIR]\n"
     "       wino tune --backend opencl --cache FILE --set NAME|FILE [--layer L ...]\n"
     "                 [--batch N] [--layout nchw|nhwc] [--dtype f32|f16] [--cl-device D]\n"
     "                 [--budget S] [--candidates N] [--reps R] [--sets-dir DIR]\n"
@@ -21,6 +23,11 @@ static const char *const usage_text =
     "  Times direct convolution and Winograd with each generated tile m in 2..6, fused and\n"
     "  non-fused, for every layer (FP32, median of R runs, default 10), and records the fastest\n"
     "  per layer, ISA and thread count in FILE (updated atomically).\n"
+    "  --dtype int8 (or u8: uint8 inputs, what `wino bench --dtype int8` runs; s8: int8\n"
+    "  inputs) times instead the INT8 direct convolution and, for 3x3 filters of stride 1,\n"
+    "  the INT8 Winograd tiles m = 2, 4, 6 (a tile the int32 bounds refuse is skipped), NHWC,\n"
+    "  keyed by the INT8 kernels' ISA; wino_conv2d_create_int8 with AUTO follows the entry\n"
+    "  (calibrate for the tile wino_int8_auto_choice answers).\n"
     "  --backend opencl searches instead the tile and the OpenCL kernels' parameters (GEMM\n"
     "  work-group tile, outputs per work-item, channel step, local-memory staging, chunk; fused\n"
     "  tile, channels per work-item, channel step) and variant of each layer on one OpenCL\n"
@@ -37,7 +44,8 @@ static const char *const usage_text =
     "  time, the candidates timed, the default tile's default and the tuned times and the\n"
     "  speed-up.\n"
     "  Layers the backend cannot run are skipped with a note. --layout defaults to nhwc there\n"
-    "  (what `wino bench --backend opencl` runs), nchw on the CPU.\n"
+    "  (what `wino bench --backend opencl` runs) and for INT8 (its only layout), nchw for FP32\n"
+    "  on the CPU.\n"
     BENCH_LAYER_USAGE
     "  --threads T defaults to wino's (OMP_NUM_THREADS, else the CPUs of the affinity mask).\n"
     "  --cl-device D  the OpenCL device's index over every platform's devices (default:\n"
@@ -49,15 +57,20 @@ static const char *choice_name(const struct wino_tuning_choice *c, char *buf, si
 {
     if (c->algo != WINO_ALGO_WINOGRAD)
         return "direct";
-    snprintf(buf, cap, "winograd m=%d %s", c->tile_m,
-             c->variant == WINO_VARIANT_FUSED ? "fused" : "non-fused");
+    snprintf(buf, cap, "winograd m=%d%s", c->tile_m,
+             c->variant == WINO_VARIANT_FUSED       ? " fused"
+             : c->variant == WINO_VARIANT_NON_FUSED ? " non-fused"
+                                                    : ""); /* INT8: no variants */
     return buf;
 }
+
+/* The index of --dtype f32|f16|int8|u8|s8 (int8 is u8, as `wino bench --dtype int8` runs). */
+enum tune_dtype { TUNE_F32, TUNE_F16, TUNE_INT8, TUNE_U8, TUNE_S8 };
 
 /* --backend opencl's options beyond the layers. */
 struct opencl_args {
     long cl_device, budget, candidates, reps;
-    int dtype; /* -1: unset, 0: f32, 1: f16 */
+    int f16; /* FP16 layers instead of FP32 */
 };
 
 /* Searches every layer on the OpenCL device into cache. Returns the exit status. */
@@ -85,7 +98,7 @@ static int tune_opencl(const char *set, struct bench_layer *layers, int count, i
     for (int i = 0; i < count && !rc; i++) {
         struct wino_conv2d_desc d = bench_layer_desc(&layers[i]);
         d.layout = nhwc ? WINO_LAYOUT_NHWC : WINO_LAYOUT_NCHW;
-        d.dtype = o->dtype == 1 ? WINO_DTYPE_F16 : WINO_DTYPE_F32;
+        d.dtype = o->f16 ? WINO_DTYPE_F16 : WINO_DTYPE_F32;
         struct wino_opencl_tuning t;
         const enum wino_status st = wino_opencl_tune(&d, &ctx, 0, &search, &t);
         if (st == WINO_UNSUPPORTED) {
@@ -118,8 +131,8 @@ int wino_cmd_tune(int argc, char **argv)
     struct bench_layer_args layer_args;
     const char *cache = NULL, *check = NULL;
     long batch = 0, threads = 0, reps = 10;
-    int backend = 0, layout = -1; /* -1: the backend's */
-    struct opencl_args o = {-1, -1, -1, 0, -1};
+    int backend = 0, layout = -1, dtype = -1; /* -1: the backend's */
+    struct opencl_args o = {-1, -1, -1, 0, 0};
     enum { TUNE = 1, CHECK = 2 };
     memset(&layer_args, 0, sizeof layer_args);
     const struct cli_option options[] = {
@@ -128,7 +141,7 @@ int wino_cmd_tune(int argc, char **argv)
         BENCH_LAYER_OPTIONS(&layer_args, TUNE),
         {"--batch", CLI_LONG, &batch, TUNE, 1, 1 << 20, NULL, NULL},
         {"--layout", CLI_CHOICE, &layout, TUNE, 0, 0, "nchw|nhwc", NULL},
-        {"--dtype", CLI_CHOICE, &o.dtype, TUNE, 0, 0, "f32|f16", NULL},
+        {"--dtype", CLI_CHOICE, &dtype, TUNE, 0, 0, "f32|f16|int8|u8|s8", NULL},
         {"--threads", CLI_LONG, &threads, TUNE, 1, WINO_MAX_THREADS, NULL, NULL},
         {"--reps", CLI_LONG, &reps, TUNE, 1, 1 << 20, NULL, NULL},
         {"--cl-device", CLI_LONG, &o.cl_device, TUNE, 0, 1023, NULL, NULL},
@@ -139,12 +152,17 @@ int wino_cmd_tune(int argc, char **argv)
     const int parsed = cli_parse_verb("tune", options, argc, argv, usage_text);
     if (parsed >= 0)
         return parsed;
-    const int opencl = backend == 1;
-    if (!opencl && (o.cl_device >= 0 || o.budget >= 0 || o.candidates >= 0 || o.dtype >= 0))
-        return cli_usage_error("tune", "--cl-device, --budget, --candidates and --dtype are "
-                                       "--backend opencl's");
+    const int opencl = backend == 1, int8 = dtype >= TUNE_INT8;
+    if (!opencl && (o.cl_device >= 0 || o.budget >= 0 || o.candidates >= 0))
+        return cli_usage_error("tune", "--cl-device, --budget and --candidates are --backend "
+                                       "opencl's");
+    if (opencl ? int8 : dtype == TUNE_F16)
+        return cli_usage_error("tune", "--dtype %s --backend %s's",
+                               int8 ? "int8, u8 and s8 are" : "f16 is", int8 ? "cpu" : "opencl");
     if (opencl && threads)
         return cli_usage_error("tune", "--threads is --backend cpu's");
+    if (int8 && layout == 0)
+        return cli_usage_error("tune", "--dtype int8 runs NHWC only (--layout nhwc)");
     if (check) {
         enum wino_status st = wino_tuning_cache_check(check);
         if (st) {
@@ -168,6 +186,7 @@ int wino_cmd_tune(int argc, char **argv)
         o.budget = o.budget < 0 ? BENCH_CL_BUDGET : o.budget;
         o.candidates = o.candidates < 0 ? BENCH_CL_CANDIDATES : o.candidates;
         o.reps = reps;
+        o.f16 = dtype == TUNE_F16;
         rc = tune_opencl(set, layers, count, layout < 0 || layout == 1, cache, &o);
         free(layers);
         return rc;
@@ -175,7 +194,9 @@ int wino_cmd_tune(int argc, char **argv)
     const struct wino_context ctx = {.threads = (int)threads, .tuning_cache = cache};
     for (int i = 0; i < count && !rc; i++) {
         struct wino_conv2d_desc d = bench_layer_desc(&layers[i]);
-        d.layout = layout == 1 ? WINO_LAYOUT_NHWC : WINO_LAYOUT_NCHW;
+        d.layout = layout == 1 || int8 ? WINO_LAYOUT_NHWC : WINO_LAYOUT_NCHW;
+        if (int8)
+            d.dtype = dtype == TUNE_S8 ? WINO_DTYPE_S8 : WINO_DTYPE_U8;
         struct wino_tuning_choice c;
         char name[64];
         if (wino_tune(&d, &ctx, (int)reps, &c)) {

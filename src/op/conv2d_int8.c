@@ -1,11 +1,19 @@
 /* wino_conv2d_create_int8: an operator running the INT8 Winograd engine, or on the CPU the INT8
- * direct convolution for the layers Winograd does not take. */
+ * direct convolution for the layers Winograd does not take or the tuning cache gives it;
+ * wino_int8_auto_choice: what AUTO takes. */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "op/conv2d_impl.h"
 #include "base/error.h"
 #include "base/threads.h"
 #include "cpu/direct_s8.h"
+#include "cpu/gemm_s8.h"
+#include "op/int8_layer.h"
+#include "op/tuning_cache.h"
+
+/* The tile AUTO's rule takes for the Winograd shape. */
+#define DEFAULT_TILE_M 4
 
 /* A host copy of device weights (NULL when there is nothing to copy: the layer's checks then
  * refuse the arguments). */
@@ -155,45 +163,16 @@ static enum wino_status create_on_cuda(const struct wino_conv2d_desc *desc,
     return WINO_SUCCESS;
 }
 
-static enum wino_status create_int8_planned(const struct wino_conv2d_desc *desc,
-                                            const void *weights,
-                                            const struct wino_int8_params *params,
-                                            const struct wino_context *ctx,
-                                            const struct wino_conv2d_options *options,
-                                            wino_conv2d **op)
+/* The INT8 Winograd operator of tile_m (CPU or CUDA as ctx says). */
+static enum wino_status create_winograd(const struct wino_conv2d_desc *desc, const void *weights,
+                                        const struct wino_int8_params *params,
+                                        const struct wino_context *ctx,
+                                        const struct wino_conv2d_options *options, int tile_m,
+                                        wino_conv2d **op)
 {
-    wino_ok();
-    if (!op)
-        return wino_fail(WINO_INVALID_ARGUMENT, "wino_conv2d_create_int8: op is NULL");
-    *op = NULL;
-    enum wino_status st = wino_context_check(ctx);
-    if (st)
-        return st;
-    if (ctx && ctx->backend == WINO_BACKEND_OPENCL)
-        return wino_fail(WINO_UNSUPPORTED, "INT8 runs on the CPU and CUDA backends");
-    if (options && (st = wino_conv2d_check_options(options)))
-        return st;
-    const enum wino_algo algo = options ? options->algo : WINO_ALGO_AUTO;
-    if (algo == WINO_ALGO_VENDOR)
-        return wino_fail(WINO_UNSUPPORTED, "INT8: no vendor path (wino's INT8 specification is "
-                                           "its own; the vendor's INT8 would round otherwise)");
     const int cuda = ctx && ctx->backend == WINO_BACKEND_CUDA;
     const enum wino_variant variant = options ? options->variant : WINO_VARIANT_AUTO;
-    /* AUTO decides by the shape alone, so that the caller knows what alpha_tw clips: Winograd
-     * (tile_m) for 3 x 3 filters of stride 1 and dilation 1, direct (on the CPU) for every other
-     * one, as the FP32 path falls back */
-    const int winograd_shape = desc && desc->r == 3 && desc->s == 3 && desc->stride_h == 1 &&
-                               desc->stride_w == 1 && desc->dilation_h == 1 &&
-                               desc->dilation_w == 1;
-    if (algo == WINO_ALGO_DIRECT || (algo == WINO_ALGO_AUTO && !winograd_shape && !cuda)) {
-        if (cuda)
-            return wino_fail(WINO_UNSUPPORTED, "INT8 direct convolution runs on the CPU (CUDA: "
-                                               "Winograd only)");
-        if (variant != WINO_VARIANT_AUTO || (options && options->matrices))
-            return wino_fail(WINO_INVALID_ARGUMENT, "INT8 direct: no variant or matrices (leave "
-                                                    "them 0)");
-        return create_direct(desc, weights, params, ctx, options, op);
-    }
+    enum wino_status st;
     if (options && options->matrices)
         return wino_fail(WINO_INVALID_ARGUMENT, "INT8 Winograd: the tiles are fixed (leave "
                                                 "options.matrices NULL)");
@@ -202,7 +181,6 @@ static enum wino_status create_int8_planned(const struct wino_conv2d_desc *desc,
                    variant != WINO_VARIANT_FUSED_OUTPUT)))
         return wino_fail(WINO_INVALID_ARGUMENT, "INT8 Winograd: the variant is fixed on the "
                                                 "CPU (leave it 0); any variant on CUDA");
-    const int tile_m = options && options->tile_m ? options->tile_m : 4;
     void *host_weights = NULL; /* the layer is prepared on the host from a copy */
     if (cuda && (st = weights_to_host(desc, weights, params, ctx, &host_weights)))
         return st;
@@ -240,6 +218,109 @@ static enum wino_status create_int8_planned(const struct wino_conv2d_desc *desc,
     }
     *op = o;
     return WINO_SUCCESS;
+}
+
+/* The algorithm (as asked, or AUTO's: WINOGRAD or DIRECT) and the Winograd tile that create
+ * runs for desc (not NULL) with ctx (checked) and options (NULL: the defaults); *cached is the
+ * tuning cache's entry that AUTO followed, else its ms is -1. AUTO on the CPU follows the entry
+ * of (wino_s8_isa(), threads, desc) in ctx->tuning_cache when the options leave every choice
+ * to wino. Without one it decides by the shape alone, so that the caller knows what alpha_tw
+ * clips: Winograd (options->tile_m, else DEFAULT_TILE_M) for 3 x 3 filters of stride 1 and
+ * dilation 1, direct for every other one, as the FP32 path falls back. AUTO on CUDA is
+ * Winograd (its variant timed at create). */
+static void int8_plan(const struct wino_conv2d_desc *desc, const struct wino_context *ctx,
+                      const struct wino_conv2d_options *options, enum wino_algo *algo,
+                      int *tile_m, struct wino_tuning_choice *cached)
+{
+    const int cpu = !ctx || ctx->backend == WINO_BACKEND_CPU;
+    *algo = options ? options->algo : WINO_ALGO_AUTO;
+    *tile_m = options && options->tile_m ? options->tile_m : DEFAULT_TILE_M;
+    cached->ms = -1.0;
+    if (*algo != WINO_ALGO_AUTO)
+        return;
+    if (cpu && ctx && ctx->tuning_cache && (!options || wino_options_leave_choice(options)) &&
+        wino_tuning_lookup(ctx->tuning_cache, (int)wino_s8_isa(), wino_context_threads(ctx),
+                           desc, cached)) {
+        *algo = cached->algo;
+        *tile_m = cached->tile_m;
+        return;
+    }
+    *algo = cpu && !wino_int8_winograd_shape(desc) ? WINO_ALGO_DIRECT : WINO_ALGO_WINOGRAD;
+}
+
+enum wino_status wino_int8_auto_choice(const struct wino_conv2d_desc *desc,
+                                       const struct wino_context *ctx, enum wino_algo *algo,
+                                       int *tile_m)
+{
+    wino_ok();
+    if (!algo || !tile_m)
+        return wino_fail(WINO_INVALID_ARGUMENT, "wino_int8_auto_choice: algo or tile_m is NULL");
+    struct wino_conv2d_desc nominal;
+    const struct wino_conv2d_desc *planned = wino_desc_for_planning(desc, &nominal);
+    struct wino_conv_sizes sizes;
+    enum wino_status st = wino_conv_desc_check(planned, &sizes);
+    if (st || (st = wino_context_check(ctx)))
+        return st;
+    if (desc->dtype != WINO_DTYPE_S8 && desc->dtype != WINO_DTYPE_U8)
+        return wino_fail(WINO_INVALID_ARGUMENT,
+                         "wino_int8_auto_choice: desc->dtype must be WINO_DTYPE_S8 or U8");
+    if (desc->layout != WINO_LAYOUT_NHWC)
+        return wino_fail(WINO_UNSUPPORTED, "INT8 runs NHWC tensors only");
+    if (ctx && ctx->backend == WINO_BACKEND_OPENCL)
+        return wino_fail(WINO_UNSUPPORTED, "INT8 runs on the CPU and CUDA backends");
+    if (ctx && ctx->backend == WINO_BACKEND_CUDA && !wino_int8_winograd_shape(desc))
+        return wino_fail(WINO_UNSUPPORTED, "INT8 on CUDA: Winograd only, for 3x3 filters of "
+                                           "stride 1 and dilation 1");
+    struct wino_tuning_choice cached;
+    int8_plan(planned, ctx, NULL, algo, tile_m, &cached);
+    if (*algo == WINO_ALGO_DIRECT)
+        *tile_m = 0;
+    return wino_ok(); /* a stale cache entry skipped is no error of this call */
+}
+
+static enum wino_status create_int8_planned(const struct wino_conv2d_desc *desc,
+                                            const void *weights,
+                                            const struct wino_int8_params *params,
+                                            const struct wino_context *ctx,
+                                            const struct wino_conv2d_options *options,
+                                            wino_conv2d **op)
+{
+    wino_ok();
+    if (!op)
+        return wino_fail(WINO_INVALID_ARGUMENT, "wino_conv2d_create_int8: op is NULL");
+    *op = NULL;
+    if (!desc)
+        return wino_fail(WINO_INVALID_ARGUMENT, "wino_conv2d_create_int8: desc is NULL");
+    enum wino_status st = wino_context_check(ctx);
+    if (st)
+        return st;
+    if (ctx && ctx->backend == WINO_BACKEND_OPENCL)
+        return wino_fail(WINO_UNSUPPORTED, "INT8 runs on the CPU and CUDA backends");
+    if (options && (st = wino_conv2d_check_options(options)))
+        return st;
+    if (options && options->algo == WINO_ALGO_VENDOR)
+        return wino_fail(WINO_UNSUPPORTED, "INT8: no vendor path (wino's INT8 specification is "
+                                           "its own; the vendor's INT8 would round otherwise)");
+    const int cuda = ctx && ctx->backend == WINO_BACKEND_CUDA;
+    const enum wino_variant variant = options ? options->variant : WINO_VARIANT_AUTO;
+    enum wino_algo algo;
+    int tile_m;
+    struct wino_tuning_choice cached;
+    int8_plan(desc, ctx, options, &algo, &tile_m, &cached);
+    if (algo == WINO_ALGO_DIRECT) {
+        if (cuda)
+            return wino_fail(WINO_UNSUPPORTED, "INT8 direct convolution runs on the CPU (CUDA: "
+                                               "Winograd only)");
+        if (variant != WINO_VARIANT_AUTO || (options && options->matrices))
+            return wino_fail(WINO_INVALID_ARGUMENT, "INT8 direct: no variant or matrices (leave "
+                                                    "them 0)");
+        st = create_direct(desc, weights, params, ctx, options, op);
+    } else
+        st = create_winograd(desc, weights, params, ctx, options, tile_m, op);
+    if (!st && cached.ms >= 0.0)
+        snprintf((*op)->reason, sizeof (*op)->reason,
+                 "AUTO: the tuning cache's choice for this layer (%.4f ms when tuned)", cached.ms);
+    return st;
 }
 
 enum wino_status wino_conv2d_create_int8(const struct wino_conv2d_desc *desc, const void *weights,

@@ -40,6 +40,12 @@ static enum wino_status check_types(const struct wino_conv2d_desc *d, const void
     return WINO_SUCCESS;
 }
 
+int wino_int8_winograd_shape(const struct wino_conv2d_desc *d)
+{
+    return d->r == 3 && d->s == 3 && d->stride_h == 1 && d->stride_w == 1 && d->dilation_h == 1 &&
+           d->dilation_w == 1;
+}
+
 /* The layer's shape and types. */
 static enum wino_status check_desc(const struct wino_conv2d_desc *d, const void *weights,
                                    int tile_m, int relu, const struct wino_int8_params *q)
@@ -47,8 +53,7 @@ static enum wino_status check_desc(const struct wino_conv2d_desc *d, const void 
     enum wino_status st = check_types(d, weights, relu, q, "INT8 Winograd");
     if (st)
         return st;
-    if (d->r != 3 || d->s != 3 || d->stride_h != 1 || d->stride_w != 1 || d->dilation_h != 1 ||
-        d->dilation_w != 1)
+    if (!wino_int8_winograd_shape(d))
         return wino_fail(WINO_UNSUPPORTED,
                          "INT8 Winograd needs a 3x3 filter, stride 1 and dilation 1 (got %dx%d, "
                          "stride %dx%d, dilation %dx%d)",

@@ -33,6 +33,9 @@ struct wino_int8_layer {
     float lo, hi;           /* output clamp before rounding */
 };
 
+/* 1 when INT8 Winograd serves desc's filter: 3 x 3, stride 1, dilation 1. */
+int wino_int8_winograd_shape(const struct wino_conv2d_desc *desc);
+
 /* Checks params and options for desc (see wino_conv2d_create_int8) and prepares the layer:
  * WINO_SUCCESS, WINO_INVALID_ARGUMENT, WINO_UNSUPPORTED (incl. the int32 overflow bounds) or
  * WINO_OUT_OF_MEMORY, with the reason recorded. */

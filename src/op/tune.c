@@ -1,16 +1,66 @@
 /* wino_tune: time every candidate algorithm / tile / variant of one layer and keep the fastest
- * (Mazaheri et al. (EuroSys'20) section 3.3, brute force over a small space). */
+ * (Mazaheri et al. (EuroSys'20) section 3.3, brute force over a small space). FP32 layers time
+ * wino_conv2d_create's candidates, INT8 (S8, U8) layers wino_conv2d_create_int8's. */
 #define _POSIX_C_SOURCE 200112L /* clock_gettime, posix_memalign */
 
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "op/conv2d_impl.h"
 #include "base/error.h"
+#include "base/int8_tile.h"
 #include "base/threads.h"
 #include "op/tuning_cache.h"
 #include "cpu/gemm_f32.h"
+#include "cpu/gemm_s8.h"
+
+/* The INT8 layer wino_tune times: the weights uniform in (-1, 1) (float), x any byte, S8 output
+ * without ReLU, which every input type takes; x_scale, alpha_ta and y_scale only need to be
+ * valid (the kernels' speed does not depend on their values). alpha_tw: 1 for the direct
+ * convolution; for a Winograd tile the largest |G' w G'^T| (tile_params), so that the weights
+ * are quantized over their whole range as a calibration leaves real ones, and a tile whose
+ * int32 bound such weights break (F(6,3) beyond a few dozen channels) is refused here as it
+ * would be for a real layer: the cache never names it. */
+static const struct wino_int8_params tune_int8_params = {
+    .x_scale = 1.0f / 64, .alpha_ta = 16.0f, .alpha_tw = 1.0f, .y_scale = 0.25f,
+    .y_dtype = WINO_DTYPE_S8};
+
+/* tune_int8_params with alpha_tw the largest |G' w G'^T| of tile F(m, 3) over the K C filters
+ * of w (K x 3 x 3 x C). */
+static enum wino_status tile_params(int m, const struct wino_conv2d_desc *d, const float *w,
+                                    struct wino_int8_params *p)
+{
+    enum { DOUBLES = (WINO_INT8_MAX_M + 3 + WINO_INT8_MAX_ALPHA) * WINO_INT8_MAX_ALPHA };
+    double storage[DOUBLES];
+    struct wino_tile_matrices t;
+    const enum wino_status st = wino_int8_tile_matrices(m, storage, DOUBLES, &t);
+    if (st)
+        return st;
+    const int a = m + 2;
+    double largest = 0.0;
+    for (int k = 0; k < d->k; k++)
+        for (int c = 0; c < d->c; c++) {
+            double gw[WINO_INT8_MAX_ALPHA][3]; /* G' w */
+            for (int i = 0; i < a; i++)
+                for (int j = 0; j < 3; j++) {
+                    gw[i][j] = 0.0;
+                    for (int u = 0; u < 3; u++)
+                        gw[i][j] += t.g[i * 3 + u] * w[(((size_t)k * 3 + u) * 3 + j) * d->c + c];
+                }
+            for (int i = 0; i < a; i++)
+                for (int j = 0; j < a; j++) {
+                    const double u = gw[i][0] * t.g[j * 3] + gw[i][1] * t.g[j * 3 + 1] +
+                                     gw[i][2] * t.g[j * 3 + 2];
+                    largest = fabs(u) > largest ? fabs(u) : largest;
+                }
+        }
+    *p = tune_int8_params;
+    p->alpha_tw = largest > 0.0 ? (float)largest : 1.0f;
+    return WINO_SUCCESS;
+}
 
 static double now_ms(void)
 {
@@ -25,31 +75,51 @@ static int compare_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Median ms of reps runs of one candidate, or a negative value when it cannot run. */
-static double time_candidate(const struct wino_conv2d_desc *d, const struct wino_context *ctx,
-                             const struct wino_conv2d_options *o, const float *x, const float *w,
-                             float *y, int reps, double *times)
+/* One layer's timing setup: its data, the context timed, and the INT8 parameters (NULL for an
+ * FP32 layer). */
+struct tune_layer {
+    const struct wino_conv2d_desc *desc;
+    const struct wino_context *ctx;
+    const struct wino_int8_params *int8;
+    const void *x, *w;
+    void *y;
+};
+
+/* The median ms of reps runs of the candidate o into *ms (scratch: times), or the status of the
+ * create or warm-up run that failed (the candidate does not apply), *ms untouched. */
+static enum wino_status time_candidate(const struct tune_layer *l,
+                                       const struct wino_conv2d_options *o, int reps,
+                                       double *times, double *ms)
 {
     wino_conv2d *op = NULL;
     size_t bytes = 0;
     void *ws = NULL;
-    double median = -1.0;
-    if (wino_conv2d_create(d, w, ctx, o, &op) || wino_conv2d_workspace_size(op, &bytes) ||
-        posix_memalign(&ws, 64, bytes ? bytes : 64) || wino_conv2d_run(op, x, y, ws, bytes)) {
-        wino_conv2d_destroy(op);
-        free(ws);
-        return median; /* the warm-up run above failed or the candidate does not apply */
-    }
-    for (int i = 0; i < reps; i++) {
+    enum wino_status st =
+        l->int8 ? wino_conv2d_create_int8(l->desc, l->w, l->int8, l->ctx, o, &op)
+                : wino_conv2d_create(l->desc, l->w, l->ctx, o, &op);
+    if (!st)
+        st = wino_conv2d_workspace_size(op, &bytes);
+    if (!st && posix_memalign(&ws, 64, bytes ? bytes : 64))
+        st = wino_fail(WINO_OUT_OF_MEMORY, "wino_tune: out of memory");
+    if (!st)
+        st = wino_conv2d_run(op, l->x, l->y, ws, bytes); /* the warm-up */
+    for (int i = 0; !st && i < reps; i++) {
         const double t0 = now_ms();
-        wino_conv2d_run(op, x, y, ws, bytes);
+        wino_conv2d_run(op, l->x, l->y, ws, bytes);
         times[i] = now_ms() - t0;
     }
-    qsort(times, (size_t)reps, sizeof *times, compare_double);
-    median = times[reps / 2];
+    if (!st) {
+        qsort(times, (size_t)reps, sizeof *times, compare_double);
+        *ms = times[reps / 2];
+    }
     wino_conv2d_destroy(op);
     free(ws);
-    return median;
+    return st;
+}
+
+static unsigned next_random(unsigned *seed)
+{
+    return *seed = *seed * 1103515245u + 12345u;
 }
 
 enum wino_status wino_tune(const struct wino_conv2d_desc *desc, const struct wino_context *ctx,
@@ -62,40 +132,60 @@ enum wino_status wino_tune(const struct wino_conv2d_desc *desc, const struct win
         return st;
     if (reps < 1)
         return wino_fail(WINO_INVALID_ARGUMENT, "wino_tune: reps = %d must be >= 1", reps);
-    if (desc->dtype != WINO_DTYPE_F32)
-        return wino_fail(WINO_UNSUPPORTED, "wino_tune: only FP32 is implemented so far");
+    struct wino_tuning_choice best = {WINO_ALGO_DIRECT, 0, WINO_VARIANT_AUTO, -1.0};
+    const char *why = wino_tuning_choice_refusal(desc, &best); /* the layer's own refusal */
+    if (why)
+        return wino_fail(WINO_UNSUPPORTED, "%s", why);
     if ((st = wino_context_check(ctx)))
         return st;
-    if (ctx && ctx->backend == WINO_BACKEND_OPENCL)
-        return wino_fail(WINO_UNSUPPORTED, "wino_tune times the CPU's choices");
-    float *x = malloc(sizeof(float) * sz.x_elems), *w = malloc(sizeof(float) * sz.w_elems);
-    float *y = malloc(sizeof(float) * sz.y_elems);
+    const int int8 = desc->dtype == WINO_DTYPE_S8 || desc->dtype == WINO_DTYPE_U8;
+    if (ctx && (ctx->backend == WINO_BACKEND_OPENCL || (int8 && ctx->backend != WINO_BACKEND_CPU)))
+        return wino_fail(WINO_UNSUPPORTED, "wino_tune times the CPU's choices%s",
+                         int8 ? " (INT8: the CPU backend only)" : "");
+    const size_t element = int8 ? 1 : sizeof(float);
+    unsigned char *x = malloc(element * sz.x_elems), *y = malloc(element * sz.y_elems);
+    float *w = malloc(sizeof(float) * sz.w_elems);
     double *times = malloc(sizeof(double) * (size_t)reps);
     if (!x || !w || !y || !times) {
         free(x), free(w), free(y), free(times);
         return wino_fail(WINO_OUT_OF_MEMORY, "wino_tune: out of memory");
     }
     unsigned seed = 12345u; /* random data: timings on zeros can flatter */
-    for (size_t i = 0; i < sz.x_elems; i++)
-        x[i] = (float)((seed = seed * 1103515245u + 12345u) >> 9) / 8388608.0f - 1.0f;
+    for (size_t i = 0; i < sz.x_elems; i++) {
+        const unsigned r = next_random(&seed);
+        if (int8)
+            x[i] = (unsigned char)(r >> 24);
+        else
+            ((float *)x)[i] = (float)(r >> 9) / 8388608.0f - 1.0f;
+    }
     for (size_t i = 0; i < sz.w_elems; i++)
-        w[i] = (float)((seed = seed * 1103515245u + 12345u) >> 9) / 8388608.0f - 1.0f;
+        w[i] = (float)(next_random(&seed) >> 9) / 8388608.0f - 1.0f;
 
     /* the thread count timed is the one recorded; never read the cache here */
     const struct wino_context plain = {.threads = wino_context_threads(ctx)};
-    struct wino_tuning_choice best = {WINO_ALGO_DIRECT, 0, WINO_VARIANT_AUTO, -1.0};
-    struct wino_conv2d_options o = {.algo = WINO_ALGO_DIRECT};
-    best.ms = time_candidate(desc, &plain, &o, x, w, y, reps, times);
+    const struct tune_layer layer = {desc, &plain, int8 ? &tune_int8_params : NULL, x, w, y};
+    const struct wino_conv2d_options direct = {.algo = WINO_ALGO_DIRECT};
+    const enum wino_status direct_st = time_candidate(&layer, &direct, reps, times, &best.ms);
+    char direct_why[256]; /* what the later candidates' failures would overwrite */
+    snprintf(direct_why, sizeof direct_why, "%s", wino_last_error());
     for (int m = WINO_TUNE_MIN_M; m <= WINO_TUNE_MAX_M; m++)
-        for (int v = WINO_VARIANT_NON_FUSED; v <= WINO_VARIANT_FUSED; v++) {
+        for (int v = WINO_VARIANT_AUTO; v <= WINO_VARIANT_FUSED; v++) {
             const struct wino_tuning_choice c = {WINO_ALGO_WINOGRAD, m, (enum wino_variant)v,
                                                  -1.0};
             if (wino_tuning_choice_refusal(desc, &c)) /* the cache accepts what is timed here */
                 continue;
             const struct wino_conv2d_options wo = {.algo = c.algo, .tile_m = m,
                                                    .variant = c.variant};
-            const double ms = time_candidate(desc, &plain, &wo, x, w, y, reps, times);
-            if (ms >= 0.0 && (best.ms < 0.0 || ms < best.ms)) {
+            struct wino_int8_params tile_int8;
+            struct tune_layer tile_layer = layer;
+            if (int8) {
+                if (tile_params(m, desc, w, &tile_int8))
+                    continue;
+                tile_layer.int8 = &tile_int8;
+            }
+            double ms;
+            if (!time_candidate(&tile_layer, &wo, reps, times, &ms) &&
+                (best.ms < 0.0 || ms < best.ms)) {
                 best = c;
                 best.ms = ms;
             }
@@ -103,11 +193,11 @@ enum wino_status wino_tune(const struct wino_conv2d_desc *desc, const struct win
     free(x), free(w), free(y), free(times);
     wino_ok(); /* candidates that did not apply leave no error behind */
     if (best.ms < 0.0)
-        return wino_fail(WINO_INTERNAL_ERROR, "wino_tune: no candidate ran");
+        return wino_fail(direct_st ? direct_st : WINO_INTERNAL_ERROR,
+                         "wino_tune: no candidate ran (direct convolution: %s)", direct_why);
     if (ctx && ctx->tuning_cache) {
-        st = wino_tuning_store(ctx->tuning_cache, (int)wino_cpu_isa(), plain.threads, desc,
-                               &best);
-        if (st)
+        const int isa = int8 ? (int)wino_s8_isa() : (int)wino_cpu_isa();
+        if ((st = wino_tuning_store(ctx->tuning_cache, isa, plain.threads, desc, &best)))
             return st;
     }
     if (choice)

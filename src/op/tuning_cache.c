@@ -14,6 +14,10 @@
 
 #include "op/conv2d_impl.h"
 #include "base/error.h"
+#include "base/tile_matrices.h"
+#include "cpu/gemm_f32.h"
+#include "cpu/gemm_s8.h"
+#include "op/int8_layer.h"
 
 #define HEADER "wino-tuning-cache 1\n"
 #define CUDA_TAG "cuda\t" /* what begins a CUDA line */
@@ -212,17 +216,34 @@ static int read_entries(const char *path, struct entry **out, int *bad_line)
     return n;
 }
 
+static int int8_dtype(long dtype)
+{
+    return dtype == WINO_DTYPE_S8 || dtype == WINO_DTYPE_U8;
+}
+
 const char *wino_tuning_choice_refusal(const struct wino_conv2d_desc *d,
                                        const struct wino_tuning_choice *c)
 {
-    if (d->dtype != WINO_DTYPE_F32)
-        return "wino_tune times FP32 layers only";
+    const int int8 = int8_dtype(d->dtype);
+    if (d->dtype != WINO_DTYPE_F32 && !int8)
+        return "wino_tune times FP32 and INT8 (S8, U8) layers only";
+    if (int8 && d->layout != WINO_LAYOUT_NHWC)
+        return "INT8 layers run NHWC only";
     if (c->algo == WINO_ALGO_DIRECT)
         return c->tile_m || c->variant != WINO_VARIANT_AUTO
                    ? "direct convolution has no tile and no variant (both 0)"
                    : NULL;
     if (c->tile_m < WINO_TUNE_MIN_M || c->tile_m > WINO_TUNE_MAX_M)
         return "wino_tune times Winograd tiles m = 2 to 6 only";
+    if (int8) {
+        if (c->variant != WINO_VARIANT_AUTO)
+            return "the CPU's INT8 Winograd has no variants (0)";
+        if (!wino_int8_exact_tile(c->tile_m))
+            return "INT8 Winograd runs m = 2, 4 and 6 only";
+        return wino_int8_winograd_shape(d) ? NULL
+                                           : "INT8 Winograd needs a 3x3 filter, stride 1 and "
+                                             "dilation 1";
+    }
     if (c->variant != WINO_VARIANT_NON_FUSED && c->variant != WINO_VARIANT_FUSED)
         return "wino_tune times the NON_FUSED (1) and FUSED (2) variants only";
     const char *why = wino_winograd_refusal(d, c->tile_m);
@@ -298,7 +319,10 @@ static const char *entry_refusal(const struct entry *all, int i)
             return "unknown kind (0 forward, 1 backward-data, 2 backward-filter)";
         why = layer_refusal(k + 1, &d);
     } else {
-        if (k[0] != WINO_ISA_SCALAR && k[0] != WINO_ISA_AVX2 && k[0] != WINO_ISA_AVX512)
+        /* the ISA of the kernels timed: wino_s8_isa() for INT8 layers, wino_cpu_isa() else */
+        if (int8_dtype(k[2]) && (k[0] < WINO_S8_SCALAR || k[0] > WINO_S8_AMX))
+            return "unknown INT8 ISA (0 scalar, 1 AVX2, 2 AVX-512 VNNI, 3 AMX)";
+        if (!int8_dtype(k[2]) && (k[0] < WINO_ISA_SCALAR || k[0] > WINO_ISA_AVX512))
             return "unknown ISA (0 scalar, 1 AVX2, 2 AVX-512)";
         if (k[1] < 1 || k[1] > WINO_MAX_THREADS)
             return "threads outside [1, WINO_MAX_THREADS]";

@@ -6,7 +6,13 @@
  *   cuda<TAB>DEVICE<TAB>KIND DTYPE LAYOUT N C H W K R S PAD_H PAD_W STRIDE_H STRIDE_W DIL_H DIL_W
  *       TF32 ACCUMULATE BIAS RELU VENDOR M WINO_MS VENDOR_MS
  * (all integers but the times; a CUDA entry is one line). A CPU line is keyed by the ISA and
- * thread count. A CUDA line is keyed by DEVICE, "GPU NAME / cuDNN X.Y.Z" ("/ no cuDNN" where it
+ * thread count: for FP32 layers (DTYPE 0) wino_cpu_isa() (0 scalar, 1 AVX2, 2 AVX-512), for
+ * INT8 layers (DTYPE 2 S8 or 3 U8, LAYOUT 1 NHWC) that of the INT8 kernels, wino_s8_isa() (0
+ * scalar, 1 AVX2, 2 AVX-512 VNNI, 3 AMX). Its choice is ALGO (1 direct, 2 Winograd), M and
+ * VARIANT: direct with M 0 and VARIANT 0; FP32 Winograd with m = 2..6 of generated transforms,
+ * VARIANT 1 (NON_FUSED) or 2 (FUSED); INT8 Winograd with m = 2, 4 or 6 and VARIANT 0, for 3 x 3
+ * filters of stride 1 and dilation 1 only (INT8 lines since 0.3; older versions take them for
+ * stale ones). A CUDA line is keyed by DEVICE, "GPU NAME / cuDNN X.Y.Z" ("/ no cuDNN" where it
  * is not to be had), the kind (0 forward, 1 backward-data, 2 backward-filter) and the options
  * that change the choice (0 or 1; BIAS: one was given); its choice is VENDOR (1: the vendor's
  * engine, 0: wino's own operator), M wino's fastest tile (0 for backward-filter's WinRS, or
@@ -24,8 +30,9 @@
 
 #include "wino.h"
 
-/* The Winograd tiles wino_tune times: m in [WINO_TUNE_MIN_M, WINO_TUNE_MAX_M] with generated
- * transforms, each NON_FUSED and FUSED. */
+/* The Winograd tiles wino_tune times: m in [WINO_TUNE_MIN_M, WINO_TUNE_MAX_M], for FP32 those
+ * with generated transforms, each NON_FUSED and FUSED, for INT8 the tiles of the INT8 engine
+ * (2, 4, 6) with variant AUTO. */
 #define WINO_TUNE_MIN_M 2
 #define WINO_TUNE_MAX_M 6
 
