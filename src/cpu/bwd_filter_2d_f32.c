@@ -101,14 +101,14 @@ static float *stage_of(const struct run *r, int worker)
     return (float *)(r->ws + r->e->off_stage + r->e->stage_bytes * (size_t)worker);
 }
 
-/* rows x cols pixels of an NHWC map of `channels` from (h0, w0), zero outside rows x cols of
- * the map (height h, width w) and past `channels` up to `pitch`: out[i][j][0 .. pitch). */
-static void gather(const float *map, int h, int w, int channels, int h0, int w0, int rows,
-                   int cols, int pitch, float *out)
+/* size x size pixels of an NHWC map of `channels` from (h0, w0), zero outside the map (height
+ * h, width w) and past `channels` up to `pitch`: out[i][j][0 .. pitch). */
+static void gather(const float *map, int h, int w, int channels, int h0, int w0, int size,
+                   int pitch, float *out)
 {
-    for (int i = 0; i < rows; i++)
-        for (int j = 0; j < cols; j++) {
-            float *o = out + ((size_t)i * cols + j) * pitch;
+    for (int i = 0; i < size; i++)
+        for (int j = 0; j < size; j++) {
+            float *o = out + ((size_t)i * size + j) * pitch;
             const int hh = h0 + i, ww = w0 + j;
             if (hh < 0 || hh >= h || ww < 0 || ww >= w) {
                 memset(o, 0, sizeof(float) * (size_t)pitch);
@@ -119,10 +119,25 @@ static void gather(const float *map, int h, int w, int channels, int h0, int w0,
         }
 }
 
+/* fn over the size x size square of an NHWC map (h x w x channels) from (h0, w0) into out
+ * (rows out_row, columns out_col apart): read in place when it lies inside the map, else
+ * gathered with its zeros into stage (pitch lanes). Lanes past `channels` are left as they
+ * are in place: they reach only the rows or columns of M that no tap is taken from. */
+static void transform_square(wino_f32_transform_fn *fn, const float *map, int h, int w,
+                             int channels, int h0, int w0, int size, int pitch, float *stage,
+                             float *out, ptrdiff_t out_row, ptrdiff_t out_col)
+{
+    if (h0 >= 0 && w0 >= 0 && h0 + size <= h && w0 + size <= w) {
+        fn(map + ((size_t)h0 * w + w0) * channels, (ptrdiff_t)w * channels, channels, out,
+           out_row, out_col, channels);
+        return;
+    }
+    gather(map, h, w, channels, h0, w0, size, pitch, stage);
+    fn(stage, (ptrdiff_t)size * pitch, pitch, out, out_row, out_col, pitch);
+}
+
 /* Tiles [begin, end) of the chunk: V (B^T x B of the 6 x 6 window) and U (G dy G^T of the 4 x 4
- * tile), [position][tile][channel]. Windows and tiles inside their maps are read in place; the
- * others are gathered with their zeros. Lanes past C (K) are left as they are: they reach only
- * the columns (rows) of M that no tap is taken from. */
+ * tile), at v_pos, v_tile and u_pos, u_tile. */
 static void transform_tiles(void *arg, long begin, long end, int worker)
 {
     const struct run *r = arg;
@@ -132,30 +147,15 @@ static void transform_tiles(void *arg, long begin, long end, int worker)
     float *xs = stage, *ds = stage + (size_t)ALPHA * ALPHA * e->cp;
     float *v = (float *)(r->ws + e->off_v), *u = (float *)(r->ws + e->off_u);
     const int per_image = e->tiles_h * e->tiles_w;
-    const ptrdiff_t v_row = ALPHA * r->v_pos, u_row = ALPHA * r->u_pos;
     for (long tl = begin; tl < end; tl++) {
         const long t = r->t0 + tl;
         const int n = (int)(t / per_image), rest = (int)(t % per_image);
         const int h0 = rest / e->tiles_w * TILE, w0 = rest % e->tiles_w * TILE;
-        const int xh = h0 - d->pad_h, xw = w0 - d->pad_w;
-        const float *x = r->x + (size_t)n * d->h * d->w * d->c;
-        if (xh >= 0 && xw >= 0 && xh + ALPHA <= d->h && xw + ALPHA <= d->w)
-            e->tf.input(x + ((size_t)xh * d->w + xw) * d->c, (ptrdiff_t)d->w * d->c, d->c,
-                        v + tl * r->v_tile, v_row, r->v_pos, d->c);
-        else {
-            gather(x, d->h, d->w, d->c, xh, xw, ALPHA, ALPHA, e->cp, xs);
-            e->tf.input(xs, (ptrdiff_t)ALPHA * e->cp, e->cp, v + tl * r->v_tile, v_row, r->v_pos,
-                        e->cp);
-        }
-        const float *dy = r->dy + (size_t)n * r->p * r->q * d->k;
-        if (h0 + TILE <= r->p && w0 + TILE <= r->q)
-            e->tf.filter(dy + ((size_t)h0 * r->q + w0) * d->k, (ptrdiff_t)r->q * d->k, d->k,
-                         u + tl * r->u_tile, u_row, r->u_pos, d->k);
-        else {
-            gather(dy, r->p, r->q, d->k, h0, w0, TILE, TILE, e->kp, ds);
-            e->tf.filter(ds, (ptrdiff_t)TILE * e->kp, e->kp, u + tl * r->u_tile, u_row, r->u_pos,
-                         e->kp);
-        }
+        transform_square(e->tf.input, r->x + (size_t)n * d->h * d->w * d->c, d->h, d->w, d->c,
+                         h0 - d->pad_h, w0 - d->pad_w, ALPHA, e->cp, xs, v + tl * r->v_tile,
+                         ALPHA * r->v_pos, r->v_pos);
+        transform_square(e->tf.filter, r->dy + (size_t)n * r->p * r->q * d->k, r->p, r->q, d->k,
+                         h0, w0, TILE, e->kp, ds, u + tl * r->u_tile, ALPHA * r->u_pos, r->u_pos);
     }
 }
 
