@@ -23,71 +23,60 @@ typedef int32_t v16i_u __attribute__((vector_size(64), aligned(4), may_alias));
 typedef uint8_t v16b_u __attribute__((vector_size(16), aligned(1), may_alias));
 #define LOAD(type, p) (*(const type *)(p))
 
-/* dst = quantize_v(v) + 128 (docs/int8-winograd.md step 2) lane-wise. v is first limited to
- * +-vlim, vlim = floor(128 / f_a) + 1, which changes no result (beyond it the product exceeds
- * 128 and clamps to 127 anyway) and keeps |t| <= 255; vlim itself is at most 2^24 + 1, beyond
- * every |V| (< 2^24), so that a tiny f_a cannot overflow its conversion to int32; then (float)v exact, one rounding of the
- * product (this file is built without contraction), round half to even by the float adder
- * itself (t + 1.5 * 2^23 - 1.5 * 2^23 is exact for |t| < 2^22), clamp to +-127. Comparisons
- * give all-ones lanes: selects are mask operations. */
+/* dst = quantize_v(v) + 128 (docs/int8-winograd.md step 2) lane-wise: (float)v exact (|v| <
+ * 2^24), one rounding of the product (this file is built without contraction), the clamp to
+ * +-127 on the product, then the rounding to nearest even (the clamp may come first: the
+ * rounding is monotone and +-127 are integers; it also keeps every value small for the
+ * conversions). */
 #define ROUND_MAGIC 12582912.0f
-#define V_LIMIT(f_a) ((int32_t)(128.0f / (f_a) < 16777216.0f ? 128.0f / (f_a) : 16777216.0f) + 1)
 #define QUANTIZE_STORE_base QUANTIZE_STORE
 #ifdef X86
 #include <immintrin.h>
-/* The same steps on two halves of 8 lanes with AVX2's rounding conversion and integer min/max;
- * the bytes (1..255) are narrowed by unsigned saturating packs, whose lane interleaving one
- * 64-bit permute undoes. */
+/* The same steps on two halves of 8 lanes with AVX2's rounding conversion; the bytes (1..255)
+ * are narrowed by unsigned saturating packs, whose lane interleaving one 64-bit permute
+ * undoes. */
 #define QUANTIZE_STORE_avx2(v, f_a, dst)                                                           \
     do {                                                                                           \
-        const int32_t vlim = V_LIMIT(f_a);                                                         \
         const v16i v_ = (v);                                                                       \
-        const __m256i lim_ = _mm256_set1_epi32(vlim), q_ = _mm256_set1_epi32(127);                 \
-        const __m256 f_ = _mm256_set1_ps(f_a);                                                     \
+        const __m256 f_ = _mm256_set1_ps(f_a), top_ = _mm256_set1_ps(127.0f);                       \
         __m256i h_[2];                                                                             \
         h_[0] = (__m256i)__builtin_shufflevector(v_, v_, 0, 1, 2, 3, 4, 5, 6, 7);                  \
         h_[1] = (__m256i)__builtin_shufflevector(v_, v_, 8, 9, 10, 11, 12, 13, 14, 15);            \
         for (int i_ = 0; i_ < 2; i_++) {                                                           \
-            __m256i x_ = _mm256_min_epi32(_mm256_max_epi32(h_[i_], _mm256_sub_epi32(               \
-                                              _mm256_setzero_si256(), lim_)), lim_);               \
-            x_ = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_cvtepi32_ps(x_), f_));                    \
-            x_ = _mm256_min_epi32(_mm256_max_epi32(x_, _mm256_sub_epi32(_mm256_setzero_si256(),    \
-                                                                        q_)), q_);                 \
-            h_[i_] = _mm256_add_epi32(x_, _mm256_set1_epi32(128));                                 \
+            const __m256 t_ = _mm256_min_ps(                                                       \
+                _mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(h_[i_]), f_),                       \
+                              _mm256_set1_ps(-127.0f)),                                            \
+                top_);                                                                              \
+            h_[i_] = _mm256_add_epi32(_mm256_cvtps_epi32(t_), _mm256_set1_epi32(128));             \
         }                                                                                          \
         const __m256i w_ = _mm256_permute4x64_epi64(_mm256_packus_epi32(h_[0], h_[1]), 0xd8);      \
         _mm_storeu_si128((__m128i *)(dst), _mm_packus_epi16(_mm256_castsi256_si128(w_),            \
                                                             _mm256_extracti128_si256(w_, 1)));     \
     } while (0)
 /* The same steps with AVX-512's own rounding conversion (vcvtps2dq rounds to nearest even in
- * the default mode) and integer min/max. */
+ * the default mode); the low bytes of -127..127, their sign bit flipped, are the value + 128. */
 #define QUANTIZE_STORE_avx512(v, f_a, dst)                                                         \
     do {                                                                                           \
-        const int32_t vlim = V_LIMIT(f_a);                                                         \
-        __m512i x_ = (__m512i)(v);                                                                 \
-        x_ = _mm512_min_epi32(_mm512_max_epi32(x_, _mm512_set1_epi32(-vlim)),                      \
-                              _mm512_set1_epi32(vlim));                                            \
-        __m512i r_ = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_cvtepi32_ps(x_),                      \
-                                                      _mm512_set1_ps(f_a)));                       \
-        r_ = _mm512_min_epi32(_mm512_max_epi32(r_, _mm512_set1_epi32(-127)),                       \
-                              _mm512_set1_epi32(127));                                             \
+        const __m512 t_ = _mm512_min_ps(                                                           \
+            _mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps((__m512i)(v)), _mm512_set1_ps(f_a)),    \
+                          _mm512_set1_ps(-127.0f)),                                                \
+            _mm512_set1_ps(127.0f));                                                               \
         _mm_storeu_si128((__m128i *)(dst),                                                         \
-                         _mm512_cvtepi32_epi8(_mm512_add_epi32(r_, _mm512_set1_epi32(128))));      \
+                         _mm_xor_si128(_mm512_cvtepi32_epi8(_mm512_cvtps_epi32(t_)),               \
+                                       _mm_set1_epi8((char)0x80)));                                \
     } while (0)
 #endif
+/* Comparisons give all-ones lanes: the clamps are mask selects; the adder rounds (t + 1.5 * 2^23
+ * - 1.5 * 2^23 is t rounded to nearest even for |t| < 2^22). */
 #define QUANTIZE_STORE(v, f_a, dst)                                                                \
     do {                                                                                           \
-        const int32_t vlim = V_LIMIT(f_a);                                                         \
-        v16i x_ = (v), m_ = x_ > vlim;                                                             \
-        x_ = (m_ & vlim) | (~m_ & x_);                                                             \
-        m_ = x_ < -vlim;                                                                           \
-        x_ = (m_ & -vlim) | (~m_ & x_);                                                            \
-        const v16f t_ = __builtin_convertvector(x_, v16f) * (f_a);                                 \
-        v16i r_ = __builtin_convertvector((t_ + ROUND_MAGIC) - ROUND_MAGIC, v16i);                 \
-        m_ = r_ > 127;                                                                             \
-        r_ = (m_ & 127) | (~m_ & r_);                                                              \
-        m_ = r_ < -127;                                                                            \
-        r_ = (m_ & -127) | (~m_ & r_);                                                             \
+        const v16f top_ = (v16f){0} + 127.0f, bottom_ = -top_;                                           \
+        v16f t_ = __builtin_convertvector((v16i)(v), v16f) * (f_a);                                \
+        v16i m_ = t_ > top_;                                                                        \
+        t_ = (v16f)((m_ & (v16i)top_) | (~m_ & (v16i)t_));                                          \
+        m_ = t_ < bottom_;                                                                             \
+        t_ = (v16f)((m_ & (v16i)bottom_) | (~m_ & (v16i)t_));                                          \
+        const v16i r_ = __builtin_convertvector((t_ + ROUND_MAGIC) - ROUND_MAGIC, v16i);           \
         *(v16b_u *)(dst) = __builtin_convertvector(r_ + 128, v16b_u);                              \
     } while (0)
 
