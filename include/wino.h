@@ -249,7 +249,8 @@ struct wino_tuning_choice {
 };
 
 /* Times every candidate for desc on this machine with ctx->threads; reps >= 1 timed runs each
- * (median), on random data. FP32: direct, and Winograd with each generated tile m in 2..6 in
+ * (median), spread over up to 3 sweeps of all the candidates (so that a passing slowdown of the
+ * machine does not fall on one alone), on random data. FP32: direct, and Winograd with each generated tile m in 2..6 in
  * both variants. INT8 (since 0.3; desc->dtype WINO_DTYPE_S8 or U8, NHWC, ctx on the CPU
  * backend): wino_conv2d_create_int8's INT8 direct convolution and, for 3 x 3 filters of stride
  * 1 and dilation 1, its Winograd tiles m = 2, 4 and 6 (variant AUTO), with weights uniform in

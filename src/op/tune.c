@@ -75,42 +75,51 @@ static int compare_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* One layer's timing setup: its data, the context timed, and the INT8 parameters (NULL for an
- * FP32 layer). */
+/* One layer's timing setup: its data and the context timed. */
 struct tune_layer {
     const struct wino_conv2d_desc *desc;
     const struct wino_context *ctx;
-    const struct wino_int8_params *int8;
     const void *x, *w;
     void *y;
 };
 
-/* The median ms of reps runs of the candidate o into *ms (scratch: times), or the status of the
- * create or warm-up run that failed (the candidate does not apply), *ms untouched. */
-static enum wino_status time_candidate(const struct tune_layer *l,
-                                       const struct wino_conv2d_options *o, int reps,
-                                       double *times, double *ms)
+/* A candidate: what the cache records, how it is created (INT8: with int8, else FP32), and
+ * its times so far (samples < 0: it does not apply). */
+struct candidate {
+    struct wino_tuning_choice choice;
+    struct wino_conv2d_options options;
+    const struct wino_int8_params *int8;
+    struct wino_int8_params tile_int8; /* an INT8 Winograd tile's own parameters */
+    int samples;
+    double *times;
+};
+
+/* The candidates are timed in up to ROUNDS sweeps over all of them, a share of the runs each,
+ * so that a passing slowdown of a shared machine falls on every candidate's samples rather
+ * than on all of one's. */
+#define ROUNDS 3
+#define MAX_CANDIDATES (1 + 3 * (WINO_TUNE_MAX_M - WINO_TUNE_MIN_M + 1))
+
+/* runs timed runs of candidate c after a warm-up, their ms appended to its times; or the status
+ * of the create or warm-up run that failed (the candidate does not apply). */
+static enum wino_status time_candidate(const struct tune_layer *l, struct candidate *c, int runs)
 {
     wino_conv2d *op = NULL;
     size_t bytes = 0;
     void *ws = NULL;
     enum wino_status st =
-        l->int8 ? wino_conv2d_create_int8(l->desc, l->w, l->int8, l->ctx, o, &op)
-                : wino_conv2d_create(l->desc, l->w, l->ctx, o, &op);
+        c->int8 ? wino_conv2d_create_int8(l->desc, l->w, c->int8, l->ctx, &c->options, &op)
+                : wino_conv2d_create(l->desc, l->w, l->ctx, &c->options, &op);
     if (!st)
         st = wino_conv2d_workspace_size(op, &bytes);
     if (!st && posix_memalign(&ws, 64, bytes ? bytes : 64))
         st = wino_fail(WINO_OUT_OF_MEMORY, "wino_tune: out of memory");
     if (!st)
         st = wino_conv2d_run(op, l->x, l->y, ws, bytes); /* the warm-up */
-    for (int i = 0; !st && i < reps; i++) {
+    for (int i = 0; !st && i < runs; i++) {
         const double t0 = now_ms();
         wino_conv2d_run(op, l->x, l->y, ws, bytes);
-        times[i] = now_ms() - t0;
-    }
-    if (!st) {
-        qsort(times, (size_t)reps, sizeof *times, compare_double);
-        *ms = times[reps / 2];
+        c->times[c->samples++] = now_ms() - t0;
     }
     wino_conv2d_destroy(op);
     free(ws);
@@ -145,7 +154,7 @@ enum wino_status wino_tune(const struct wino_conv2d_desc *desc, const struct win
     const size_t element = int8 ? 1 : sizeof(float);
     unsigned char *x = malloc(element * sz.x_elems), *y = malloc(element * sz.y_elems);
     float *w = malloc(sizeof(float) * sz.w_elems);
-    double *times = malloc(sizeof(double) * (size_t)reps);
+    double *times = malloc(sizeof(double) * (size_t)reps * MAX_CANDIDATES);
     if (!x || !w || !y || !times) {
         free(x), free(w), free(y), free(times);
         return wino_fail(WINO_OUT_OF_MEMORY, "wino_tune: out of memory");
@@ -163,33 +172,53 @@ enum wino_status wino_tune(const struct wino_conv2d_desc *desc, const struct win
 
     /* the thread count timed is the one recorded; never read the cache here */
     const struct wino_context plain = {.threads = wino_context_threads(ctx)};
-    const struct tune_layer layer = {desc, &plain, int8 ? &tune_int8_params : NULL, x, w, y};
-    const struct wino_conv2d_options direct = {.algo = WINO_ALGO_DIRECT};
-    const enum wino_status direct_st = time_candidate(&layer, &direct, reps, times, &best.ms);
-    char direct_why[256]; /* what the later candidates' failures would overwrite */
-    snprintf(direct_why, sizeof direct_why, "%s", wino_last_error());
+    const struct tune_layer layer = {desc, &plain, x, w, y};
+    struct candidate all[MAX_CANDIDATES];
+    int n = 0;
+    all[n++] = (struct candidate){.choice = best, .options = {.algo = WINO_ALGO_DIRECT},
+                                  .int8 = int8 ? &tune_int8_params : NULL};
     for (int m = WINO_TUNE_MIN_M; m <= WINO_TUNE_MAX_M; m++)
         for (int v = WINO_VARIANT_AUTO; v <= WINO_VARIANT_FUSED; v++) {
-            const struct wino_tuning_choice c = {WINO_ALGO_WINOGRAD, m, (enum wino_variant)v,
-                                                 -1.0};
-            if (wino_tuning_choice_refusal(desc, &c)) /* the cache accepts what is timed here */
+            struct candidate *c = &all[n];
+            *c = (struct candidate){.choice = {WINO_ALGO_WINOGRAD, m, (enum wino_variant)v, -1.0},
+                                    .options = {.algo = WINO_ALGO_WINOGRAD, .tile_m = m,
+                                                .variant = (enum wino_variant)v}};
+            if (wino_tuning_choice_refusal(desc, &c->choice)) /* the cache takes what is timed */
                 continue;
-            const struct wino_conv2d_options wo = {.algo = c.algo, .tile_m = m,
-                                                   .variant = c.variant};
-            struct wino_int8_params tile_int8;
-            struct tune_layer tile_layer = layer;
-            if (int8) {
-                if (tile_params(m, desc, w, &tile_int8))
-                    continue;
-                tile_layer.int8 = &tile_int8;
-            }
-            double ms;
-            if (!time_candidate(&tile_layer, &wo, reps, times, &ms) &&
-                (best.ms < 0.0 || ms < best.ms)) {
-                best = c;
-                best.ms = ms;
+            if (int8 && tile_params(m, desc, w, &c->tile_int8))
+                continue;
+            c->int8 = int8 ? &c->tile_int8 : NULL;
+            n++;
+        }
+    for (int i = 0; i < n; i++)
+        all[i].times = times + (size_t)i * reps;
+    enum wino_status direct_st = WINO_SUCCESS;
+    char direct_why[256] = ""; /* what the later candidates' failures would overwrite */
+    const int rounds = reps < ROUNDS ? reps : ROUNDS;
+    for (int r = 0; r < rounds; r++)
+        for (int i = 0; i < n; i++) {
+            struct candidate *c = &all[i];
+            if (c->samples < 0)
+                continue;
+            const enum wino_status failed =
+                time_candidate(&layer, c, reps / rounds + (r < reps % rounds));
+            if (failed) {
+                c->samples = -1;
+                if (i == 0) {
+                    direct_st = failed;
+                    snprintf(direct_why, sizeof direct_why, "%s", wino_last_error());
+                }
             }
         }
+    for (int i = 0; i < n; i++) {
+        struct candidate *c = &all[i];
+        if (c->samples <= 0)
+            continue;
+        qsort(c->times, (size_t)c->samples, sizeof *c->times, compare_double);
+        c->choice.ms = c->times[c->samples / 2];
+        if (best.ms < 0.0 || c->choice.ms < best.ms)
+            best = c->choice;
+    }
     free(x), free(w), free(y), free(times);
     wino_ok(); /* candidates that did not apply leave no error behind */
     if (best.ms < 0.0)
