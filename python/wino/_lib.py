@@ -78,6 +78,11 @@ class WinrsInfo(ctypes.Structure):
                 ("segment_w", ctypes.c_int)]
 
 
+class TuningChoice(ctypes.Structure):
+    _fields_ = [("algo", ctypes.c_int), ("tile_m", ctypes.c_int), ("variant", ctypes.c_int),
+                ("ms", ctypes.c_double)]
+
+
 class Int8ParamsC(ctypes.Structure):
     _fields_ = [("x_scale", ctypes.c_float), ("alpha_ta", ctypes.c_float),
                 ("alpha_tw", ctypes.c_float), ("alpha_tw_k", ctypes.POINTER(ctypes.c_float)),
@@ -141,6 +146,9 @@ for _name, _res, _args in [
     ("wino_int8_calibrate", ctypes.c_int,
      [_PD, ctypes.c_int, _P, _P, _P, ctypes.c_int, ctypes.c_float, ctypes.c_int,
       ctypes.c_double, ctypes.POINTER(Int8ParamsC)]),
+    ("wino_tune", ctypes.c_int, [_PD, _PC, ctypes.c_int, ctypes.POINTER(TuningChoice)]),
+    ("wino_int8_auto_choice", ctypes.c_int,
+     [_PD, _PC, ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int)]),
     ("wino_int8_tile_matrices", ctypes.c_int,
      [ctypes.c_int, ctypes.POINTER(ctypes.c_double), ctypes.c_size_t,
       ctypes.POINTER(TileMatrices)]),

@@ -87,6 +87,23 @@ def int8_calibrate(samples, weight, bias=None, relu=False, tile_m=4, padding=1, 
                       clip_c=p.clip_c)
 
 
+def int8_auto_choice(x_shape, w_shape, padding=1, stride=1, dilation=1, x_dtype="u8",
+                     tuning_cache=None, threads=0):
+    """What an INT8 operator with algo 'auto' runs for x (N x C x H x W) and filters (K x C x
+    R x S) on the CPU: ('winograd', m), or ('direct', 0); the tuning cache's entry when
+    tuning_cache holds one for this layer (`wino.tune(..., dtype="u8", cache=...)` writes it),
+    else the shape rule. The clipping factors depend on it: calibrate for this tile."""
+    n, c, h, w = x_shape
+    k, wc, r, s = w_shape
+    desc = ops.make_desc((n, h, w, c), (k, r, s, wc), padding, stride, dilation, layout="NHWC",
+                         dtype=x_dtype)
+    ctx = ops.make_context(threads=threads, tuning_cache=tuning_cache)
+    algo, tile = ctypes.c_int(), ctypes.c_int()
+    _lib.check(_lib.lib.wino_int8_auto_choice(ctypes.byref(desc), ctypes.byref(ctx),
+                                              ctypes.byref(algo), ctypes.byref(tile)))
+    return _lib.ALGO_NAMES[algo.value], tile.value
+
+
 class Int8Conv2d:
     """wino's INT8 convolution of one layer: filters K x C x R x S (floats, or int8 with
     params.w_scale). algo 'auto': INT8 Winograd F(tile_m, 3) for 3 x 3 filters of stride 1 and
@@ -94,15 +111,19 @@ class Int8Conv2d:
     the weights themselves (docs/int8-winograd.md, "Direct"); 'winograd' or 'direct' force one.
     Call it on int8 / uint8 (x_dtype) NCHW inputs: a NumPy array, or a torch tensor on the CPU or
     on the CUDA device given; it returns the int8 / uint8 output of the same kind. The operator
-    follows the input's batch and image size."""
+    follows the input's batch and image size. tuning_cache (CPU): a file of `wino.tune(...,
+    dtype=x_dtype)`; algo 'auto' then runs its entry for the layer (tile_m ignored), so params
+    must be calibrated for what `int8_auto_choice` answers."""
 
     def __init__(self, weight, params, *, tile_m=4, padding=1, stride=1, dilation=1, bias=None,
-                 relu=False, x_dtype="s8", device="cpu", variant="auto", algo="auto"):
+                 relu=False, x_dtype="s8", device="cpu", variant="auto", algo="auto",
+                 tuning_cache=None):
         if x_dtype not in _Y_DTYPES:
             raise ValueError(f"x_dtype {x_dtype!r}: 's8' or 'u8'")
         self.params, self.tile_m, self.padding = params, int(tile_m), padding
         self.stride, self.dilation, self.algo = stride, dilation, algo
         self.relu, self.x_dtype, self.variant = bool(relu), x_dtype, variant
+        self.tuning_cache = tuning_cache
         w = _numpy(weight)
         if w.ndim != 4:
             raise ValueError(f"weight of shape {w.shape}: K x C x R x S")
@@ -118,7 +139,8 @@ class Int8Conv2d:
         desc = ops.make_desc((n, h, w, self.c), self._w.shape, self.padding, self.stride,
                              self.dilation, layout="NHWC", dtype=self.x_dtype)
         options = ops.make_options(self.algo, variant=self.variant if self._cuda else "auto")
-        options.tile_m = self.tile_m if self.algo != "direct" else 0
+        follow_cache = self.tuning_cache is not None and self.algo == "auto"
+        options.tile_m = self.tile_m if self.algo != "direct" and not follow_cache else 0
         options.relu = int(self.relu)
         if self._bias is not None:
             options.bias = self._bias.ctypes.data_as(ctypes.POINTER(ctypes.c_float))
@@ -132,7 +154,7 @@ class Int8Conv2d:
                                    torch.cuda.current_stream(dev).cuda_stream)
             ptr = weights_t.data_ptr()
         else:
-            ctx, ptr = ops.make_context(), weights.ctypes.data
+            ctx, ptr = ops.make_context(tuning_cache=self.tuning_cache), weights.ctypes.data
         self._op = ops.Operator("forward", desc, ptr, ctx, options, int8_params=params)
         del per_k  # create copied the per-channel clips
         self._shape = (n, h, w)

@@ -61,13 +61,31 @@ def make_options(algo="auto", tile_m=0, variant="auto", accumulate=False, tf32=F
     return o
 
 
-def make_context(backend="cpu", device=0, stream=None, threads=0):
+def make_context(backend="cpu", device=0, stream=None, threads=0, tuning_cache=None):
+    """struct wino_context; tuning_cache: the path of a file written by `tune` (`wino tune`),
+    whose entries AUTO follows."""
     ctx = _lib.Context()
     ctx.threads = int(threads)
+    if tuning_cache is not None:
+        ctx.tuning_cache = str(tuning_cache).encode()
     ctx.backend = _lib.BACKEND_CUDA if backend == "cuda" else _lib.BACKEND_CPU
     ctx.device = int(device)
     ctx.stream = stream
     return ctx
+
+
+def tune(x_shape, w_shape, padding=0, stride=1, dilation=1, layout="NCHW", dtype="f32",
+         cache=None, threads=0, reps=10):
+    """wino_tune on the CPU: times the layer's candidates (FP32: direct and the Winograd tiles
+    and variants; "u8" or "s8": the INT8 direct convolution and tiles, NHWC only) and returns
+    the fastest as a dict (algo, tile_m, variant, ms), recorded in the file cache when given."""
+    desc = make_desc(x_shape, w_shape, padding, stride, dilation, layout, dtype)
+    ctx = make_context(threads=threads, tuning_cache=cache)
+    choice = _lib.TuningChoice()
+    _lib.check(_lib.lib.wino_tune(ctypes.byref(desc), ctypes.byref(ctx), int(reps),
+                                  ctypes.byref(choice)))
+    return {"algo": _lib.ALGO_NAMES[choice.algo], "tile_m": choice.tile_m,
+            "variant": _lib.VARIANT_NAMES[choice.variant], "ms": choice.ms}
 
 
 def can_implement(kind, desc, options=None):
