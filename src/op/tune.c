@@ -12,6 +12,7 @@
 #include "op/conv2d_impl.h"
 #include "base/error.h"
 #include "base/int8_tile.h"
+#include "base/tile_matrices.h"
 #include "base/threads.h"
 #include "op/tuning_cache.h"
 #include "cpu/gemm_f32.h"
@@ -33,29 +34,21 @@ static const struct wino_int8_params tune_int8_params = {
 static enum wino_status tile_params(int m, const struct wino_conv2d_desc *d, const float *w,
                                     struct wino_int8_params *p)
 {
-    enum { DOUBLES = (WINO_INT8_MAX_M + 3 + WINO_INT8_MAX_ALPHA) * WINO_INT8_MAX_ALPHA };
-    double storage[DOUBLES];
-    struct wino_tile_matrices t;
-    const enum wino_status st = wino_int8_tile_matrices(m, storage, DOUBLES, &t);
+    struct wino_int8_tile t;
+    const enum wino_status st = wino_int8_tile_make(m, &t);
     if (st)
         return st;
-    const int a = m + 2;
     double largest = 0.0;
     for (int k = 0; k < d->k; k++)
         for (int c = 0; c < d->c; c++) {
-            double gw[WINO_INT8_MAX_ALPHA][3]; /* G' w */
-            for (int i = 0; i < a; i++)
-                for (int j = 0; j < 3; j++) {
-                    gw[i][j] = 0.0;
-                    for (int u = 0; u < 3; u++)
-                        gw[i][j] += t.g[i * 3 + u] * w[(((size_t)k * 3 + u) * 3 + j) * d->c + c];
-                }
-            for (int i = 0; i < a; i++)
-                for (int j = 0; j < a; j++) {
-                    const double u = gw[i][0] * t.g[j * 3] + gw[i][1] * t.g[j * 3 + 1] +
-                                     gw[i][2] * t.g[j * 3 + 2];
-                    largest = fabs(u) > largest ? fabs(u) : largest;
-                }
+            double g[3][3], u[WINO_INT8_MAX_ALPHA][WINO_INT8_MAX_ALPHA];
+            for (int i = 0; i < 3; i++)
+                for (int j = 0; j < 3; j++)
+                    g[i][j] = w[(((size_t)k * 3 + i) * 3 + j) * d->c + c];
+            wino_int8_filter_transform(&t, g, u);
+            for (int i = 0; i < t.alpha; i++)
+                for (int j = 0; j < t.alpha; j++)
+                    largest = fabs(u[i][j]) > largest ? fabs(u[i][j]) : largest;
         }
     *p = tune_int8_params;
     p->alpha_tw = largest > 0.0 ? (float)largest : 1.0f;
