@@ -138,8 +138,10 @@ static enum wino_status create_rows(const struct wino_conv2d_desc *desc,
         return wino_fail(WINO_UNSUPPORTED, "the ROWS variant takes F(m, s) with m + s - 1 = %d "
                                            "(tile_m = %d, s = %d)",
                          WINO_ROWS_ALPHA, tile_m, desc->s);
+    int sms = 0;
+    CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, c->device));
     enum wino_status st = wino_rows_plan_of(desc, sizes, tile_m, line->at, line->g, line->bt,
-                                            relu, &c->rows);
+                                            relu, sms, &c->rows);
     if (st)
         return wino_fail(st, "the ROWS variant: more than 2^31 tiles");
     if ((st = check_device_pointer(weights, c->device, "weights")))
@@ -393,7 +395,8 @@ static enum wino_status conv_reshape(struct wino_cuda_conv *c, const struct wino
             desc->pad_h != was->pad_h || desc->pad_w != was->pad_w ||
             desc->layout != WINO_LAYOUT_NHWC)
             return wino_fail(WINO_INTERNAL_ERROR, "CUDA reshape: only N, H and W may change");
-        if (wino_rows_plan_of(desc, sizes, t->m, t->at, t->g, t->bt, c->relu, &c->rows))
+        if (wino_rows_plan_of(desc, sizes, t->m, t->at, t->g, t->bt, c->relu, was->sms,
+                              &c->rows))
             return wino_fail(WINO_UNSUPPORTED, "the ROWS variant: more than 2^31 tiles");
         *bytes = 0;
         return WINO_SUCCESS;

@@ -174,24 +174,27 @@ static __device__ __forceinline__ void transform(const wino_rows_plan &p, unsign
     }
 }
 
+/* The producers of `steps` steps from step `first` on. */
 template <typename T>
-static __device__ void produce(const wino_rows_plan &p, int tb, int kb, const T *u,
-                               const CUtensorMap &x_map, rows_smem<T> &sm, rows_barriers &bar)
+static __device__ void produce(const wino_rows_plan &p, int tb, int kb, int first, int steps,
+                               const T *u, const CUtensorMap &x_map, rows_smem<T> &sm,
+                               rows_barriers &bar)
 {
     const int lane = threadIdx.x % 32;
     const box_place mine = box_of(p, tb * p.boxes + threadIdx.x / 32 + 8 * lane);
     unsigned hi, lo;
     diag_fragment16<T, A>(p.bt, hi, lo);
     const bool two = __any_sync(0xffffffffu, lo != 0u);
-    for (int s = 0; s < AHEAD && s < p.steps; s++)
-        request_step<T>(p, s, mine, u, kb, x_map, sm.ring[s], &bar.full[s]);
-    for (int s = 0; s < p.steps; s++) {
+    for (int s = 0; s < AHEAD && s < steps; s++)
+        request_step<T>(p, first + s, mine, u, kb, x_map, sm.ring[s], &bar.full[s]);
+    for (int s = 0; s < steps; s++) {
         const int now = s % RING, slot = s % TF;
-        if (s + AHEAD < p.steps) {
+        if (s + AHEAD < steps) {
             const int next = (s + AHEAD) % RING;
             if (s + AHEAD >= RING) /* the producers and consumers of step s + AHEAD - RING */
                 mbarrier_wait(&bar.empty[next], (unsigned)((s + AHEAD) / RING - 1) & 1u);
-            request_step<T>(p, s + AHEAD, mine, u, kb, x_map, sm.ring[next], &bar.full[next]);
+            request_step<T>(p, first + s + AHEAD, mine, u, kb, x_map, sm.ring[next],
+                            &bar.full[next]);
         }
         mbarrier_wait(&bar.full[now], (unsigned)(s / RING) & 1u);
         if (s >= TF) /* the products of step s - TF are done */
@@ -210,8 +213,8 @@ static __device__ void produce(const wino_rows_plan &p, int tb, int kb, const T 
 
 /* Consumer warpgroup g multiplies alpha positions 4 g .. 4 g + 3 of every step; the
  * accumulators end in shared memory, m[a][tile][output channel]. */
-template <typename T> static __device__ void consume(const wino_rows_plan &p, rows_smem<T> &sm,
-                                                     rows_barriers &bar, float *m)
+template <typename T>
+static __device__ void consume(int steps, rows_smem<T> &sm, rows_barriers &bar, float *m)
 {
     const int group = (threadIdx.x - PRODUCERS) / 128, lane = threadIdx.x % 32;
     float acc[A / 2][32];
@@ -220,7 +223,7 @@ template <typename T> static __device__ void consume(const wino_rows_plan &p, ro
 #pragma unroll
         for (int e = 0; e < 32; e++)
             acc[a][e] = 0.0f;
-    for (int s = 0; s < p.steps; s++) {
+    for (int s = 0; s < steps; s++) {
         const int now = s % RING, slot = s % TF;
         mbarrier_wait(&bar.tf_full[slot], (unsigned)(s / TF) & 1u);
         mbarrier_wait(&bar.full[now], (unsigned)(s / RING) & 1u); /* U */
@@ -251,26 +254,42 @@ template <typename T> static __device__ void consume(const wino_rows_plan &p, ro
 }
 
 /* A^T over the accumulators m[a][tile][k], the bias and ReLU: thread t takes output channel
- * t % 64 of tiles t / 64 + 8 i, i < 8 (consecutive threads, consecutive channels of y). */
-template <typename T>
-static __device__ void output_transform(const wino_rows_plan &p, int tb, int kb, const float *m,
-                                        const float *bias, T *y)
+ * t % 64 of tiles t / 64 + 8 i, i < 8 (consecutive threads, consecutive channels of y). SPLIT:
+ * the accumulators are summed over the cluster's blocks (each one's share of the channel
+ * steps), and this block takes the i with i % splits = its rank; the unsplit kernel keeps
+ * plain shared loads (the cluster's generic ones cost it 5-13%, measured). */
+template <typename T, bool SPLIT>
+static __device__ void output_transform(const wino_rows_plan &p, int tb, int kb, int rank,
+                                        const float *m, const float *bias, T *y)
 {
     const int kl = threadIdx.x % OUTS, k = kb * OUTS + kl;
     if (k >= p.k)
         return;
     const float b = bias ? bias[k] : 0.0f;
+    const int stride = SPLIT ? p.splits : 1;
 #pragma unroll 1
-    for (int i = 0; i < TILES * OUTS / THREADS; i++) {
+    for (int i = SPLIT ? rank : 0; i < TILES * OUTS / THREADS; i += stride) {
         const int tl = threadIdx.x / OUTS + 8 * i, in = tl & ((1 << p.lg_tiles) - 1);
         const box_place box = box_of(p, tb * p.boxes + (tl >> p.lg_tiles));
         const int h = box.h0 + (in >> p.lg_w), w0 = (box.tw0 + (in & (p.box_w - 1))) * p.m;
         if (box.n >= p.n || h >= p.p || w0 >= p.q)
             continue;
         float mv[A];
+        if constexpr (SPLIT) {
 #pragma unroll
-        for (int a = 0; a < A; a++)
-            mv[a] = m[(a * TILES + tl) * M_PITCH + kl];
+            for (int a = 0; a < A; a++)
+                mv[a] = 0.0f;
+            for (int q = 0; q < p.splits; q++) {
+                const float *mq = cluster_shared(m, (unsigned)q);
+#pragma unroll
+                for (int a = 0; a < A; a++)
+                    mv[a] += mq[(a * TILES + tl) * M_PITCH + kl];
+            }
+        } else {
+#pragma unroll
+            for (int a = 0; a < A; a++)
+                mv[a] = m[(a * TILES + tl) * M_PITCH + kl];
+        }
         T *row = y + (((size_t)box.n * p.p + h) * p.q + w0) * p.k + k;
 #pragma unroll
         for (int j = 0; j < A; j++) {
@@ -288,7 +307,8 @@ static __device__ void output_transform(const wino_rows_plan &p, int tb, int kb,
 }
 #endif
 
-template <typename T>
+/* SPLIT: launched in clusters of p.splits blocks (choose_splits). */
+template <typename T, bool SPLIT>
 __global__ void __launch_bounds__(THREADS, 1)
     rows_fused(const __grid_constant__ wino_rows_plan p, const T *__restrict__ u,
                const float *__restrict__ bias, T *__restrict__ y,
@@ -298,7 +318,14 @@ __global__ void __launch_bounds__(THREADS, 1)
     extern __shared__ __align__(1024) unsigned char smem[];
     rows_smem<T> &sm = *(rows_smem<T> *)smem;
     rows_barriers &bar = *(rows_barriers *)(smem + barriers_at<T>());
-    const int kb = (int)(blockIdx.x % p.kblocks), tb = (int)(blockIdx.x / p.kblocks);
+    /* a cluster of p.splits blocks: one tile block and 64 output channels, each block a share
+     * of the channel steps */
+    const int rank = SPLIT ? (int)cluster_rank() : 0;
+    const int cluster = SPLIT ? (int)(blockIdx.x / p.splits) : (int)blockIdx.x;
+    const int kb = cluster % p.kblocks, tb = cluster / p.kblocks;
+    const int splits = SPLIT ? p.splits : 1;
+    const int chunk0 = rank * p.chunks / splits, chunk1 = (rank + 1) * p.chunks / splits;
+    const int first = chunk0 * p.r, steps = (chunk1 - chunk0) * p.r;
     if (threadIdx.x < RING) {
         mbarrier_init(&bar.full[threadIdx.x], PRODUCERS / 32);
         mbarrier_init(&bar.empty[threadIdx.x], THREADS / 32);
@@ -310,16 +337,21 @@ __global__ void __launch_bounds__(THREADS, 1)
     __syncthreads();
     if (threadIdx.x < PRODUCERS) {
         registers_down<PRODUCER_REGS>();
-        produce<T>(p, tb, kb, u, x_map, sm, bar);
+        produce<T>(p, tb, kb, first, steps, u, x_map, sm, bar);
         __syncthreads(); /* the consumers' (consume): the shared memory is theirs now */
         registers_up<128>();
     } else {
         registers_up<CONSUMER_REGS>();
-        consume<T>(p, sm, bar, (float *)smem);
+        consume<T>(steps, sm, bar, (float *)smem);
         registers_down<128>();
     }
-    __syncthreads(); /* every accumulator is in shared memory */
-    output_transform<T>(p, tb, kb, (const float *)smem, bias, y);
+    if constexpr (SPLIT)
+        cluster_sync(); /* every accumulator of the cluster is in shared memory */
+    else
+        __syncthreads();
+    output_transform<T, SPLIT>(p, tb, kb, rank, (const float *)smem, bias, y);
+    if constexpr (SPLIT)
+        cluster_sync(); /* the other blocks have read this one's */
 #else
     __trap(); /* sm_90a only: wino_rows_refusal refuses other GPUs */
 #endif
@@ -407,9 +439,29 @@ static void choose_boxes(struct wino_rows_plan *p)
         }
 }
 
+/* Splits of a tile block's chunks over a cluster of 2 or 4 blocks, in equal shares, where a
+ * model of the rounds of blocks (one block an SM) takes less time: a block costs its steps
+ * and about OVERHEAD steps more (the pipeline's start, the epilogue), and a split block a step
+ * more for each block whose accumulators its epilogue sums. */
+static int choose_splits(long long blocks, int chunks, int r, int sms)
+{
+    const int OVERHEAD = 4;
+    int best = 1;
+    double best_cost = (double)((blocks + sms - 1) / sms) * (chunks * r + OVERHEAD);
+    for (int s = 2; s <= 4; s *= 2) {
+        if (chunks % s)
+            continue;
+        const double cost =
+            (double)((blocks * s + sms - 1) / sms) * (chunks / s * r + OVERHEAD + s);
+        if (cost < best_cost * 0.9)
+            best = s, best_cost = cost;
+    }
+    return best;
+}
+
 enum wino_status wino_rows_plan_of(const struct wino_conv2d_desc *d,
                                    const struct wino_conv_sizes *sz, int m, const double *at,
-                                   const double *g, const double *bt, int relu,
+                                   const double *g, const double *bt, int relu, int sms,
                                    struct wino_rows_plan *p)
 {
     memset(p, 0, sizeof *p);
@@ -426,6 +478,10 @@ enum wino_status wino_rows_plan_of(const struct wino_conv2d_desc *d,
     p->kblocks = (d->k + OUTS - 1) / OUTS;
     p->chunks = (d->c + CH - 1) / CH;
     p->steps = p->chunks * d->r;
+    p->sms = sms > 0 ? sms : 1;
+    p->splits = choose_splits(blocks, p->chunks, d->r, p->sms);
+    if (blocks * p->splits > INT_MAX)
+        return WINO_UNSUPPORTED;
     p->per_band = wino_fast_divisor_of(p->boxes_w);
     p->per_image = wino_fast_divisor_of(p->boxes_h);
     p->relu = relu;
@@ -460,14 +516,47 @@ cudaError_t wino_rows_filter_transform(const struct wino_rows_plan *p, const voi
     return cudaGetLastError();
 }
 
+template <typename T> static cudaError_t allow_smem()
+{
+    cudaError_t e = cudaFuncSetAttribute(rows_fused<T, false>,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         smem_bytes<T>());
+    if (e == cudaSuccess)
+        e = cudaFuncSetAttribute(rows_fused<T, true>,
+                                 cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes<T>());
+    return e;
+}
+
 cudaError_t wino_rows_setup(const struct wino_rows_plan *p)
 {
-    return p->bf16 ? cudaFuncSetAttribute(rows_fused<__nv_bfloat16>,
-                                          cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          smem_bytes<__nv_bfloat16>())
-                   : cudaFuncSetAttribute(rows_fused<__half>,
-                                          cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          smem_bytes<__half>());
+    return p->bf16 ? allow_smem<__nv_bfloat16>() : allow_smem<__half>();
+}
+
+/* The grid of p on stream: a plain launch, or clusters of p->splits blocks. */
+template <typename T>
+static cudaError_t launch(const struct wino_rows_plan *p, const T *u, const float *bias, T *y,
+                          const CUtensorMap &x_map, cudaStream_t stream)
+{
+    const unsigned blocks =
+        (unsigned)((p->total + p->boxes - 1) / p->boxes * p->kblocks * p->splits);
+    if (p->splits == 1) {
+        rows_fused<T, false><<<blocks, THREADS, smem_bytes<T>(), stream>>>(*p, u, bias, y, x_map);
+        return cudaGetLastError();
+    }
+    cudaLaunchAttribute cluster;
+    cluster.id = cudaLaunchAttributeClusterDimension;
+    cluster.val.clusterDim.x = (unsigned)p->splits;
+    cluster.val.clusterDim.y = 1;
+    cluster.val.clusterDim.z = 1;
+    cudaLaunchConfig_t config = {};
+    config.gridDim = dim3(blocks);
+    config.blockDim = dim3(THREADS);
+    config.dynamicSmemBytes = smem_bytes<T>();
+    config.stream = stream;
+    config.attrs = &cluster;
+    config.numAttrs = 1;
+    const cudaError_t e = cudaLaunchKernelEx(&config, rows_fused<T, true>, *p, u, bias, y, x_map);
+    return e != cudaSuccess ? e : cudaGetLastError();
 }
 
 cudaError_t wino_rows_run(const struct wino_rows_plan *p, const void *u, const void *x,
@@ -481,12 +570,7 @@ cudaError_t wino_rows_run(const struct wino_rows_plan *p, const void *u, const v
         x, p->n, p->h, p->w, p->c, CH, p->cols, p->box_h, CU_TENSOR_MAP_SWIZZLE_32B);
     if (e != cudaSuccess)
         return e;
-    const unsigned blocks = (unsigned)((p->total + p->boxes - 1) / p->boxes * p->kblocks);
     if (p->bf16)
-        rows_fused<__nv_bfloat16><<<blocks, THREADS, smem_bytes<__nv_bfloat16>(), stream>>>(
-            *p, (const __nv_bfloat16 *)u, bias, (__nv_bfloat16 *)y, x_map);
-    else
-        rows_fused<__half><<<blocks, THREADS, smem_bytes<__half>(), stream>>>(
-            *p, (const __half *)u, bias, (__half *)y, x_map);
-    return cudaGetLastError();
+        return launch(p, (const __nv_bfloat16 *)u, bias, (__nv_bfloat16 *)y, x_map, stream);
+    return launch(p, (const __half *)u, bias, (__half *)y, x_map, stream);
 }

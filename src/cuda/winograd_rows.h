@@ -28,7 +28,9 @@ struct wino_rows_plan {
     int boxes_w, boxes_h, total;
     struct wino_fast_divisor per_band, per_image; /* boxes_w, boxes_h */
     int kblocks, chunks, steps;   /* blocks of 64 output channels, of 16 input channels; steps
-                                   * of a block: r chunks */
+                                   * of a tile block: r chunks */
+    int sms, splits;              /* the device's SMs; blocks (a cluster) sharing a tile block's
+                                   * chunks, so that layers of few tile blocks fill the SMs */
     int relu;
     int bf16;                     /* elements: BF16, else FP16 */
     float at[ROWS_ALPHA][ROWS_ALPHA], g[ROWS_ALPHA][ROWS_ALPHA], bt[ROWS_ALPHA][ROWS_ALPHA];
@@ -38,10 +40,11 @@ struct wino_rows_plan {
 const char *wino_rows_refusal(const struct wino_conv2d_desc *desc, int device);
 
 /* The plan of desc (sizes) with F(m, s) given by its matrices (row-major doubles, at m x 8,
- * g 8 x s, bt 8 x 8), or WINO_UNSUPPORTED with more than 2^31 tiles. */
+ * g 8 x s, bt 8 x 8) on a device of `sms` SMs, or WINO_UNSUPPORTED with more than 2^31
+ * tiles. */
 enum wino_status wino_rows_plan_of(const struct wino_conv2d_desc *desc,
                                    const struct wino_conv_sizes *sizes, int m, const double *at,
-                                   const double *g, const double *bt, int relu,
+                                   const double *g, const double *bt, int relu, int sms,
                                    struct wino_rows_plan *plan);
 
 /* The transformed filters' bytes (U), and their making from KRSC weights on stream. */
