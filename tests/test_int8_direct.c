@@ -31,15 +31,22 @@ struct layer {
     size_t xn, yn;
 };
 
-static void random_layer(struct test_rng *rng, struct layer *L, int three_by_three)
+/* Kinds of random layers: any, 3 x 3 of stride 1, and stride 1 with 64 or 128 channels (what
+ * the direct engine's implicit path takes). */
+enum layer_kind { ANY_LAYER, THREE_BY_THREE, IMPLICIT };
+
+static void random_layer(struct test_rng *rng, struct layer *L, enum layer_kind kind)
 {
     memset(L, 0, sizeof *L);
+    const int three_by_three = kind == THREE_BY_THREE;
     const int r = three_by_three ? 3 : 1 + (int)(test_rng_next(rng) % 7);
     const int s = three_by_three ? 3 : 1 + (int)(test_rng_next(rng) % 5);
-    const int stride = three_by_three ? 1 : 1 + (int)(test_rng_next(rng) % 3);
+    const int stride = kind != ANY_LAYER ? 1 : 1 + (int)(test_rng_next(rng) % 3);
     const int dil = three_by_three ? 1 : 1 + (int)(test_rng_next(rng) % 2);
     const int pad = (int)(test_rng_next(rng) % 4);
-    const int c = 1 + (int)(test_rng_next(rng) % 37), k = 1 + (int)(test_rng_next(rng) % 40);
+    const int c = kind == IMPLICIT ? 64 << (test_rng_next(rng) % 2)
+                                   : 1 + (int)(test_rng_next(rng) % 37);
+    const int k = 1 + (int)(test_rng_next(rng) % 40);
     int h = 1 + (int)(test_rng_next(rng) % 13), w = 1 + (int)(test_rng_next(rng) % 13);
     if (h + 2 * pad < dil * (r - 1) + 1) /* the dilated filter fits the padded image */
         h = dil * (r - 1) + 1;
@@ -90,9 +97,9 @@ static void describe(char *out, size_t n, const struct layer *L, const char *how
 /* (a) through the API and through the engine with each GEMM, against the reference. */
 static void random_layers(struct test_counts *tc, struct test_rng *rng)
 {
-    for (int i = 0; i < 60; i++) {
+    for (int i = 0; i < 80; i++) {
         struct layer L;
-        random_layer(rng, &L, i % 6 == 0);
+        random_layer(rng, &L, i >= 60 ? IMPLICIT : i % 6 == 0 ? THREE_BY_THREE : ANY_LAYER);
         struct wino_int8_layer ref_layer;
         enum wino_status st = wino_int8_direct_prepare(&L.d, L.w, &L.q, L.o.bias, L.o.relu,
                                                        &ref_layer);
@@ -130,29 +137,36 @@ static void random_layers(struct test_counts *tc, struct test_rng *rng)
             free(ws);
             wino_conv2d_destroy(op);
         }
+        /* each GEMM and requantization; the GEMMs that can run the implicit path, both ways */
+        const int implicit_too = wino_s8_direct_implicit_takes(&L.d);
         for (int isa = WINO_S8_SCALAR; isa <= (int)wino_s8_isa(); isa++)
-            for (int v = WINO_ISA_SCALAR; v <= (int)wino_cpu_isa(); v++) {
-                struct wino_int8_layer layer;
-                struct wino_s8_direct e;
-                int overflow = 0;
-                wino_int8_direct_prepare(&L.d, L.w, &L.q, L.o.bias, L.o.relu, &layer);
-                st = wino_s8_direct_prepare(&e, &L.d, &layer, 2, (enum wino_s8_isa)isa,
-                                            (enum wino_isa)v);
-                const size_t bytes = st ? 0 : wino_s8_direct_workspace_bytes(&e, &L.d, &overflow);
-                void *ws = test_alloc64(bytes ? bytes : 64);
-                int p, q;
-                wino_conv2d_output_size(&L.d, &p, &q);
-                memset(got, 0x7f, L.yn);
-                if (!st)
-                    wino_s8_direct_run(&e, &L.d, p, q, L.x, got, ws);
-                char how[64];
-                snprintf(how, sizeof how, "engine, %s GEMM, %s requantization",
-                         wino_s8_isa_name((enum wino_s8_isa)isa), wino_isa_name((enum wino_isa)v));
-                describe(what, sizeof what, &L, how);
-                test_check(tc, !st && !overflow && !memcmp(got, want, L.yn), what);
-                free(ws);
-                wino_s8_direct_release(&e);
-            }
+            for (int v = WINO_ISA_SCALAR; v <= (int)wino_cpu_isa(); v++)
+                for (int implicit = 0; implicit <= (isa >= WINO_S8_VNNI && implicit_too);
+                     implicit++) {
+                    struct wino_int8_layer layer;
+                    struct wino_s8_direct e;
+                    int overflow = 0;
+                    wino_int8_direct_prepare(&L.d, L.w, &L.q, L.o.bias, L.o.relu, &layer);
+                    st = wino_s8_direct_prepare(&e, &L.d, &layer, 2, (enum wino_s8_isa)isa,
+                                                (enum wino_isa)v);
+                    e.implicit = implicit;
+                    const size_t bytes =
+                        st ? 0 : wino_s8_direct_workspace_bytes(&e, &L.d, &overflow);
+                    void *ws = test_alloc64(bytes ? bytes : 64);
+                    int p, q;
+                    wino_conv2d_output_size(&L.d, &p, &q);
+                    memset(got, 0x7f, L.yn);
+                    if (!st)
+                        wino_s8_direct_run(&e, &L.d, p, q, L.x, got, ws);
+                    char how[64];
+                    snprintf(how, sizeof how, "engine, %s GEMM%s, %s requantization",
+                             wino_s8_isa_name((enum wino_s8_isa)isa),
+                             implicit ? " (implicit)" : "", wino_isa_name((enum wino_isa)v));
+                    describe(what, sizeof what, &L, how);
+                    test_check(tc, !st && !overflow && !memcmp(got, want, L.yn), what);
+                    free(ws);
+                    wino_s8_direct_release(&e);
+                }
         wino_int8_layer_release(&ref_layer);
         free(want);
         free(got);

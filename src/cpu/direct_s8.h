@@ -2,7 +2,11 @@
  * dilation and padding: blocks of output pixels gathered (im2col) into the A operand of the
  * int8 GEMM (src/cpu/gemm_s8.h: AMX, AVX512-VNNI, AVX2 or scalar), a GEMM with the packed
  * weights of each group of output channels, then the requantization; (block, group) items
- * threaded by src/cpu/thread_pool.h. Bit-exact against src/ref/int8_direct_ref.c. */
+ * threaded by src/cpu/thread_pool.h. Layers of stride 1 and channels in multiples of 64 on
+ * AMX skip the gather (implicit): x is copied once with its padding, and the GEMM reads each
+ * output pixel's taps in place (wino_s8_gemm_chunked), over "virtual" pixels of the padded
+ * width whose extra columns are computed and dropped. Bit-exact against
+ * src/ref/int8_direct_ref.c. */
 #ifndef WINO_CPU_DIRECT_S8_H
 #define WINO_CPU_DIRECT_S8_H
 
@@ -25,6 +29,9 @@ struct wino_s8_direct {
     int32_t *offset; /* K: what the GEMM's -128 on A takes from a uint8 x (128 sum Wq), or 0 */
     size_t lda;      /* bytes per gathered row */
     int depth, threads;
+    int implicit;    /* no gather (above): set by prepare with AMX; may be set before the
+                      * workspace query for any GEMM isa >= VNNI where
+                      * wino_s8_direct_implicit_takes (the tests run it so on VNNI) */
 };
 
 /* Takes ownership of *layer (wino_int8_direct_prepare for desc) and packs its weights for the
@@ -35,6 +42,9 @@ enum wino_status wino_s8_direct_prepare(struct wino_s8_direct *e,
                                         struct wino_int8_layer *layer, int threads,
                                         enum wino_s8_isa isa, enum wino_isa vector_isa);
 void wino_s8_direct_release(struct wino_s8_direct *e); /* safe on a zeroed struct */
+
+/* Whether the implicit path can take desc: stride 1, channels a multiple of 64. */
+int wino_s8_direct_implicit_takes(const struct wino_conv2d_desc *desc);
 
 /* Workspace bytes of run() (sets *overflow when they do not fit in size_t). */
 size_t wino_s8_direct_workspace_bytes(const struct wino_s8_direct *e,

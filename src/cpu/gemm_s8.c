@@ -144,3 +144,15 @@ void wino_s8_gemm(enum wino_s8_isa isa, int m, int n, int k, const uint8_t *a, p
         return;
     }
 }
+
+void wino_s8_gemm_chunked(enum wino_s8_isa isa, int m, int n, int k, const uint8_t *a,
+                          ptrdiff_t lda, const int32_t *chunk, const void *packed_b, int32_t *c,
+                          ptrdiff_t ldc, void *scratch)
+{
+    if (m <= 0 || n <= 0 || k <= 0)
+        return;
+    if (isa == WINO_S8_AMX)
+        wino_s8_gemm_chunked__amx(m, n, k, a, lda, chunk, packed_b, c, ldc, scratch);
+    else
+        wino_s8_gemm_chunked__vnni(m, n, k, a, lda, chunk, packed_b, c, ldc);
+}

@@ -42,6 +42,15 @@ size_t wino_s8_gemm_scratch_bytes(enum wino_s8_isa isa, int m, int n, int k);
 void wino_s8_gemm(enum wino_s8_isa isa, int m, int n, int k, const uint8_t *a, ptrdiff_t lda,
                   const void *packed_b, int32_t *c, ptrdiff_t ldc, void *scratch);
 
+/* The same product with A read in 64-byte chunks from anywhere (an implicit im2col): bytes
+ * 64 t .. 64 t + 63 of row i at a + i lda + chunk[t], t < ceil(k / 64); rows may overlap (lda
+ * below k). Every chunk must be readable for 64 bytes, and with AMX for the 16 rows of its row
+ * tile (rows up to m rounded up to 16: read, their products dropped). VNNI and AMX only
+ * (isa >= WINO_S8_VNNI); scratch as for wino_s8_gemm. */
+void wino_s8_gemm_chunked(enum wino_s8_isa isa, int m, int n, int k, const uint8_t *a,
+                          ptrdiff_t lda, const int32_t *chunk, const void *packed_b, int32_t *c,
+                          ptrdiff_t ldc, void *scratch);
+
 /* ---- internal: shared by gemm_s8.c and the per-ISA files ----------------------------------
  *
  * Packed B, with kp = wino_s8_gemm_lda(k) and np = ceil(n / 16) panels of 16 columns:
@@ -76,9 +85,15 @@ void wino_s8_gemm__avx2(int m, int n, int k, const uint8_t *a, ptrdiff_t lda,
                         const void *packed_b, int32_t *c, ptrdiff_t ldc, void *scratch);
 void wino_s8_gemm__vnni(int m, int n, int k, const uint8_t *a, ptrdiff_t lda,
                         const void *packed_b, int32_t *c, ptrdiff_t ldc);
+void wino_s8_gemm_chunked__vnni(int m, int n, int k, const uint8_t *a, ptrdiff_t lda,
+                                const int32_t *chunk, const void *packed_b, int32_t *c,
+                                ptrdiff_t ldc);
 int wino_s8_amx_usable(void);
 size_t wino_s8_gemm_scratch_bytes__amx(int m, int n, int k);
 void wino_s8_gemm__amx(int m, int n, int k, const uint8_t *a, ptrdiff_t lda,
                        const void *packed_b, int32_t *c, ptrdiff_t ldc, void *scratch);
+void wino_s8_gemm_chunked__amx(int m, int n, int k, const uint8_t *a, ptrdiff_t lda,
+                               const int32_t *chunk, const void *packed_b, int32_t *c,
+                               ptrdiff_t ldc, void *scratch);
 
 #endif

@@ -87,11 +87,11 @@ size_t wino_s8_gemm_scratch_bytes__amx(int m, int n, int k)
 }
 
 /* One row tile (16 rows of A at a, stride as bytes) or two (rows 16.. at a2, stride as2), times
- * one or two column tiles, over kt tiles of 64 k; C tiles left in tmm0-3. mt and nt are
- * constants in every instance. */
+ * one or two column tiles, over kt tiles of 64 k (tile kk of A at + chunk[kk], or + 64 kk
+ * where chunk is NULL); C tiles left in tmm0-3. mt and nt are constants in every instance. */
 TGT static inline __attribute__((always_inline)) void
 block(const int mt, const int nt, int kt, const uint8_t *a, size_t as, const uint8_t *a2,
-      size_t as2, const int8_t *b, size_t bs, const int32_t *negsum)
+      size_t as2, const int32_t *chunk, const int8_t *b, size_t bs, const int32_t *negsum)
 {
     int kk;
     _tile_loadd(0, negsum, 0);
@@ -102,8 +102,9 @@ block(const int mt, const int nt, int kt, const uint8_t *a, size_t as, const uin
         if (nt == 2)
             _tile_loadd(3, negsum + 16, 0);
     }
-    for (kk = 0; kk < kt; kk++, a += 64, a2 += 64, b += 1024) {
-        _tile_loadd(4, a, as);
+    for (kk = 0; kk < kt; kk++, b += 1024) {
+        const ptrdiff_t at = chunk ? chunk[kk] : 64 * (ptrdiff_t)kk;
+        _tile_loadd(4, a + at, as);
         _tile_loadd(6, b, 64);
         _tile_dpbusd(0, 4, 6);
         if (nt == 2) {
@@ -111,7 +112,7 @@ block(const int mt, const int nt, int kt, const uint8_t *a, size_t as, const uin
             _tile_dpbusd(1, 4, 7);
         }
         if (mt == 2) {
-            _tile_loadd(5, a2, as2);
+            _tile_loadd(5, a2 + at, as2);
             _tile_dpbusd(2, 5, 6);
             if (nt == 2)
                 _tile_dpbusd(3, 5, 7);
@@ -138,10 +139,13 @@ TGT static void copy_rows(const int32_t *tmp, int32_t *c, ptrdiff_t ldc, int row
         _mm512_mask_storeu_epi32(c + (ptrdiff_t)r * ldc, mask, _mm512_load_si512(tmp + 16 * r));
 }
 
-TGT void wino_s8_gemm__amx(int m, int n, int k, const uint8_t *a, ptrdiff_t lda,
-                           const void *packed_b, int32_t *c, ptrdiff_t ldc, void *scratch)
+/* The GEMM of wino_s8_gemm__amx (chunk NULL: rows of A past the last full row tile copied,
+ * zero padded, into scratch) and of wino_s8_gemm_chunked__amx (every row tile read in place). */
+TGT static void gemm(int m, int n, int k, const uint8_t *a, ptrdiff_t lda, const int32_t *chunk,
+                     const void *packed_b, int32_t *c, ptrdiff_t ldc, void *scratch)
 {
-    const int np = wino_s8_panels(n), kt = (k + 63) / 64, mfull = m / 16 * 16;
+    const int np = wino_s8_panels(n), kt = (k + 63) / 64;
+    const int mfull = chunk ? (m + 15) / 16 * 16 : m / 16 * 16;
     const size_t kp = wino_s8_gemm_lda(k), bs = kp * WINO_S8_NPANEL;
     const int32_t *negsum = wino_s8_negsum(packed_b);
     int32_t *tmp = (int32_t *)scratch;
@@ -188,13 +192,13 @@ TGT void wino_s8_gemm__amx(int m, int n, int k, const uint8_t *a, ptrdiff_t lda,
                 const int32_t *ns = negsum + j0;
                 int32_t *ci = c + (ptrdiff_t)i * ldc + j0, *ci1 = ci + 16 * ldc;
                 if (r1 > 0 && nt == 2)
-                    block(2, 2, kt, a0, as0, a1, as1, b, bs, ns);
+                    block(2, 2, kt, a0, as0, a1, as1, chunk, b, bs, ns);
                 else if (r1 > 0)
-                    block(2, 1, kt, a0, as0, a1, as1, b, bs, ns);
+                    block(2, 1, kt, a0, as0, a1, as1, chunk, b, bs, ns);
                 else if (nt == 2)
-                    block(1, 2, kt, a0, as0, a1, as1, b, bs, ns);
+                    block(1, 2, kt, a0, as0, a1, as1, chunk, b, bs, ns);
                 else
-                    block(1, 1, kt, a0, as0, a1, as1, b, bs, ns);
+                    block(1, 1, kt, a0, as0, a1, as1, chunk, b, bs, ns);
                 STORE_TILE(0, ci, ldc, r0, w0, tmp);
                 if (nt == 2)
                     STORE_TILE(1, ci + 16, ldc, r0, w1, tmp);
@@ -207,6 +211,19 @@ TGT void wino_s8_gemm__amx(int m, int n, int k, const uint8_t *a, ptrdiff_t lda,
         }
     }
     _tile_release();
+}
+
+TGT void wino_s8_gemm__amx(int m, int n, int k, const uint8_t *a, ptrdiff_t lda,
+                           const void *packed_b, int32_t *c, ptrdiff_t ldc, void *scratch)
+{
+    gemm(m, n, k, a, lda, NULL, packed_b, c, ldc, scratch);
+}
+
+TGT void wino_s8_gemm_chunked__amx(int m, int n, int k, const uint8_t *a, ptrdiff_t lda,
+                                   const int32_t *chunk, const void *packed_b, int32_t *c,
+                                   ptrdiff_t ldc, void *scratch)
+{
+    gemm(m, n, k, a, lda, chunk, packed_b, c, ldc, scratch);
 }
 
 #else /* no AMX build or not Linux: never dispatched to (wino_s8_amx_usable says no) */
@@ -227,6 +244,14 @@ void wino_s8_gemm__amx(int m, int n, int k, const uint8_t *a, ptrdiff_t lda,
 {
     (void)m, (void)n, (void)k, (void)a, (void)lda, (void)packed_b, (void)c, (void)ldc,
         (void)scratch;
+}
+
+void wino_s8_gemm_chunked__amx(int m, int n, int k, const uint8_t *a, ptrdiff_t lda,
+                               const int32_t *chunk, const void *packed_b, int32_t *c,
+                               ptrdiff_t ldc, void *scratch)
+{
+    (void)m, (void)n, (void)k, (void)a, (void)lda, (void)chunk, (void)packed_b, (void)c,
+        (void)ldc, (void)scratch;
 }
 
 #endif
