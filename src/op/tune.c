@@ -111,8 +111,8 @@ static enum wino_status time_candidate(const struct tune_layer *l, struct candid
         st = wino_fail(WINO_OUT_OF_MEMORY, "wino_tune: out of memory");
     /* the warm-up: at least WARMUP_MS of runs. With one run, the candidates of a tune of the
      * whole set timed up to 2x what the bench times for the same operator (Zen 4, 2 threads,
-     * INT8: ResNet-18 conv3_x 0.19-0.29 ms against 0.10), and the tune took F(2,3) where F(4,3)
-     * is faster; the pool's workers waking from their sleep are the likely cause. */
+     * INT8: ResNet-18 conv3_x 0.19-0.29 ms against 0.10); the pool's workers waking from their
+     * sleep are the likely cause. */
     const double warm_from = now_ms();
     for (int i = 0; !st && (i < 1 || now_ms() - warm_from < WARMUP_MS); i++)
         st = wino_conv2d_run(op, l->x, l->y, ws, bytes);
