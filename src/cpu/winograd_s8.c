@@ -89,6 +89,7 @@ enum wino_status wino_s8_engine_prepare(struct wino_s8_engine *e,
     e->lda = wino_s8_gemm_lda(d->c);
     e->input = wino_s8_input_transform(e->layer.tile.m, vector_isa);
     e->output = wino_s8_output_transform(e->layer.tile.m, vector_isa);
+    e->widen = wino_s8_widen(vector_isa);
     const int a = e->layer.tile.alpha;
     int p, q;
     wino_conv2d_output_size(d, &p, &q); /* d was checked by the layer preparation */
@@ -132,24 +133,28 @@ static void input_tile(const struct wino_s8_engine *e, const struct wino_conv2d_
 {
     const int a = e->layer.tile.alpha, C = d->c;
     const size_t cp = padded_c(C);
-    for (int i = 0; i < a; i++)
-        for (int j = 0; j < a; j++) {
-            int16_t *dst = win + (size_t)(i * a + j) * cp;
-            const int h = h0 + i, w = w0 + j;
-            if (h < 0 || h >= d->h || w < 0 || w >= d->w) {
-                memset(dst, 0, sizeof(int16_t) * cp);
-                continue;
-            }
-            const size_t at = (((size_t)n * d->h + h) * d->w + w) * (size_t)C;
-            if (e->layer.x_signed)
-                for (int c = 0; c < C; c++)
-                    dst[c] = ((const int8_t *)x)[at + c];
-            else
-                for (int c = 0; c < C; c++)
-                    dst[c] = ((const uint8_t *)x)[at + c];
-            for (size_t c = (size_t)C; c < cp; c++)
-                dst[c] = 0;
+    /* the window's columns inside the image, [j0, j1) */
+    const int j0 = w0 < 0 ? -w0 : 0, j1 = d->w - w0 < a ? d->w - w0 : a;
+    for (int i = 0; i < a; i++) {
+        int16_t *row = win + (size_t)i * a * cp;
+        const int h = h0 + i;
+        if (h < 0 || h >= d->h || j0 >= j1) {
+            memset(row, 0, sizeof(int16_t) * cp * (size_t)a);
+            continue;
         }
+        memset(row, 0, sizeof(int16_t) * cp * (size_t)j0);
+        memset(row + (size_t)j1 * cp, 0, sizeof(int16_t) * cp * (size_t)(a - j1));
+        const char *src =
+            (const char *)x + (((size_t)n * d->h + h) * d->w + w0 + j0) * (size_t)C;
+        if (cp == (size_t)C) { /* the columns' channels, one run in x and in win */
+            e->widen(src, row + (size_t)j0 * cp, (size_t)(j1 - j0) * cp, e->layer.x_signed);
+            continue;
+        }
+        for (int j = j0; j < j1; j++, src += C) {
+            e->widen(src, row + (size_t)j * cp, (size_t)C, e->layer.x_signed);
+            memset(row + (size_t)j * cp + C, 0, sizeof(int16_t) * (cp - (size_t)C));
+        }
+    }
     e->input(win, (int)cp, e->layer.f_a, a_rows, pos_stride);
 }
 

@@ -21,6 +21,7 @@ struct wino_s8_engine {
     int threads, tile_block;
     wino_s8_input_fn *input;
     wino_s8_output_fn *output;
+    wino_s8_widen_fn *widen;
 };
 
 /* Takes ownership of *layer (prepared for desc) and packs its weights for the int8 GEMMs of

@@ -175,6 +175,56 @@ ALL_TRANSFORMS(_avx2, TGT_AVX2)
 ALL_TRANSFORMS(_avx512, TGT_AVX512)
 #endif
 
+static void widen_base(const void *src, int16_t *dst, size_t n, int x_signed)
+{
+    if (x_signed)
+        for (size_t i = 0; i < n; i++)
+            dst[i] = ((const int8_t *)src)[i];
+    else
+        for (size_t i = 0; i < n; i++)
+            dst[i] = ((const uint8_t *)src)[i];
+}
+
+#ifdef X86
+/* 32 bytes a step; the tail under a mask. */
+TGT_AVX512 static void widen_avx512(const void *src, int16_t *dst, size_t n, int x_signed)
+{
+    const uint8_t *s = (const uint8_t *)src;
+    for (size_t i = 0; i < n; i += 32) {
+        const __mmask32 m = n - i >= 32 ? 0xffffffffu : (1u << (n - i)) - 1u;
+        const __m256i v = _mm256_maskz_loadu_epi8(m, s + i);
+        _mm512_mask_storeu_epi16(dst + i, m,
+                                 x_signed ? _mm512_cvtepi8_epi16(v) : _mm512_cvtepu8_epi16(v));
+    }
+}
+
+/* 16 bytes a step, the tail as the baseline's. */
+TGT_AVX2 static void widen_avx2(const void *src, int16_t *dst, size_t n, int x_signed)
+{
+    const uint8_t *s = (const uint8_t *)src;
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m128i v = _mm_loadu_si128((const __m128i *)(s + i));
+        _mm256_storeu_si256((__m256i *)(dst + i),
+                            x_signed ? _mm256_cvtepi8_epi16(v) : _mm256_cvtepu8_epi16(v));
+    }
+    widen_base(s + i, dst + i, n - i, x_signed);
+}
+#endif
+
+wino_s8_widen_fn *wino_s8_widen(enum wino_isa isa)
+{
+#ifdef X86
+    if (isa == WINO_ISA_AVX512)
+        return widen_avx512;
+    if (isa == WINO_ISA_AVX2)
+        return widen_avx2;
+#else
+    (void)isa;
+#endif
+    return widen_base;
+}
+
 /* The instance for isa. */
 #ifdef X86
 #define DISPATCH(stage, m)                                                                         \

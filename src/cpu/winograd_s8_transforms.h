@@ -22,9 +22,14 @@ typedef void wino_s8_input_fn(const int16_t *win, int cp, float f_a, uint8_t *ou
  * a multiple of 16, readable); writes Y as [i * m + j][kp] int32 into y. */
 typedef void wino_s8_output_fn(const int32_t *m_rows, size_t pos_stride, int kp, int32_t *y);
 
+/* dst[i] = src[i] for i < n, src int8 (x_signed) or uint8: the tile windows' int16 rows. */
+typedef void wino_s8_widen_fn(const void *src, int16_t *dst, size_t n, int x_signed);
+
 /* The transforms of F(m, 3), m in {2, 4, 6}, built for isa (which must be <= wino_cpu_isa());
  * NULL for other m. */
 wino_s8_input_fn *wino_s8_input_transform(int m, enum wino_isa isa);
 wino_s8_output_fn *wino_s8_output_transform(int m, enum wino_isa isa);
+/* The widening copy built for isa (<= wino_cpu_isa()). */
+wino_s8_widen_fn *wino_s8_widen(enum wino_isa isa);
 
 #endif
