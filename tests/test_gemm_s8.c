@@ -5,7 +5,8 @@
  * B = -128 or 127) for the +128 offset compensation. C is poisoned before every checked call;
  * its row padding (ldc > n) holds a sentinel that must survive. Buffers are allocated to their
  * exact sizes so that ASan catches any access past them. Two threads also detect the ISA
- * concurrently (the AMX permission request runs once) and run a GEMM each. */
+ * concurrently (the AMX permission request runs once) and run a GEMM each. The chunked GEMM
+ * (VNNI, AMX) reads A's 64-byte chunks at random offsets of one exactly sized buffer. */
 #define _POSIX_C_SOURCE 200112L
 #include <pthread.h>
 #include <stdint.h>
@@ -136,6 +137,50 @@ static struct gemm_case tight(int m, int n, int k, enum fill fa, enum fill fb)
     return t;
 }
 
+/* wino_s8_gemm_chunked on isa: A's chunks at random offsets into one buffer, rows overlapping
+ * (lda below k), k not a multiple of 64, the buffer exactly as long as the contract asks (the
+ * chunks of the rows up to m rounded up to 16 readable), against the int64 reference. */
+static void chunked_case(struct test_counts *counts, struct test_rng *rng, enum wino_s8_isa isa,
+                         int m, int n, int kt)
+{
+    const int k = 64 * kt - rand_int(rng, 0, 63), rows = (m + 15) / 16 * 16;
+    const ptrdiff_t lda = rand_int(rng, 1, 96);
+    const size_t reach = (size_t)rand_int(rng, 64, 4000); /* offsets below reach - 64 */
+    const size_t bytes = (size_t)(rows - 1) * (size_t)lda + reach;
+    int32_t *chunk = xalloc(sizeof(int32_t) * (size_t)kt);
+    uint8_t *a = xalloc(bytes);
+    int8_t *b = xalloc((size_t)k * (size_t)n);
+    int64_t *ref = xalloc(sizeof(int64_t) * (size_t)m * (size_t)n);
+    int32_t *c = xalloc(sizeof(int32_t) * (size_t)m * (size_t)n);
+    void *pb = test_alloc64(wino_s8_gemm_packed_b_bytes(isa, k, n));
+    void *scratch = test_alloc64(wino_s8_gemm_scratch_bytes(isa, m, n, k));
+    for (int t = 0; t < kt; t++)
+        chunk[t] = rand_int(rng, 0, (int)reach - 64);
+    for (size_t e = 0; e < bytes; e++)
+        a[e] = (uint8_t)test_rng_next(rng);
+    for (size_t e = 0; e < (size_t)k * (size_t)n; e++)
+        b[e] = (int8_t)(uint8_t)test_rng_next(rng);
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++) {
+            int64_t sum = 0;
+            for (int p = 0; p < k; p++)
+                sum += ((int64_t)a[i * lda + chunk[p / 64] + p % 64] - 128) * b[p * n + j];
+            ref[(size_t)i * (size_t)n + (size_t)j] = sum;
+        }
+    wino_s8_gemm_pack_b(isa, k, n, b, n, pb);
+    for (size_t e = 0; e < (size_t)m * (size_t)n; e++)
+        c[e] = POISON;
+    wino_s8_gemm_chunked(isa, m, n, k, a, lda, chunk, pb, c, n, scratch);
+    long bad = 0;
+    for (size_t e = 0; e < (size_t)m * (size_t)n; e++)
+        bad += (int64_t)c[e] != ref[e];
+    char what[160];
+    snprintf(what, sizeof what, "%s chunked m=%d n=%d k=%d lda=%ld, %d chunks within %zu bytes",
+             wino_s8_isa_name(isa), m, n, k, (long)lda, kt, reach);
+    test_check(counts, bad == 0, what);
+    free(chunk), free(a), free(b), free(ref), free(c), free(pb), free(scratch);
+}
+
 /* Thread body: detect the ISA (concurrently with the other thread) and run one GEMM with it. */
 struct thread_job {
     enum wino_s8_isa isa;
@@ -258,6 +303,14 @@ int main(void)
                 tight(shapes[f][0], shapes[f][1], shapes[f][2], FILL_RANDOM, FILL_RANDOM);
             run_case(&counts, &rng, &t, max_isa);
         }
+    }
+    /* The chunked GEMM, on the ISAs that have it. */
+    for (r = WINO_S8_VNNI; r <= (int)max_isa; r++) {
+        static const int shapes[][3] = {{1, 1, 1},  {15, 17, 3}, {16, 32, 9}, {17, 45, 2},
+                                        {33, 64, 4}, {64, 70, 9}, {5, 129, 18}};
+        for (f = 0; f < sizeof shapes / sizeof shapes[0]; f++)
+            chunked_case(&counts, &rng, (enum wino_s8_isa)r, shapes[f][0], shapes[f][1],
+                         shapes[f][2]);
     }
     /* Random shapes, padded strides, misaligned A. */
     for (r = 0; r < 40; r++) {
