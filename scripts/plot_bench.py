@@ -1,30 +1,40 @@
 #!/usr/bin/env python3
 """Summarise `wino bench --csv` files: per layer, the speed of wino's automatic choice (and of
 its best Winograd tile) relative to oneDNN's best algorithm, printed as a Markdown table with
-geometric means, and drawn as a bar chart (needs matplotlib).
+geometric means, and drawn as a bar chart (needs matplotlib). A file may hold several runs of
+the same bench: each implementation's time is the median of its runs.
 
 usage: scripts/plot_bench.py OUT.png CSV [CSV ...]
 """
 import csv
 import math
+import statistics
 import sys
 from collections import OrderedDict
 
 
 def load(paths):
-    layers = OrderedDict()  # (set, layer, N) -> {impl: (ms, tile)}
+    """(set, layer, N) -> {impl: (ms, tile)} with medians over the runs, the fastest tile for
+    wino-winograd; and the files' dtypes and thread counts."""
+    runs = OrderedDict()  # (set, layer, N) -> {(impl, tile): [ms, ...]}
+    dtypes, threads = set(), set()
     for path in paths:
         with open(path, newline="") as f:
             for row in csv.DictReader(f):
                 key = (row["set"], row["layer"], int(row["N"]))
-                best = layers.setdefault(key, {})
-                ms = float(row["ms"])
-                impl = row["impl"]
-                if impl == "wino-winograd":  # keep the fastest tile
-                    if impl in best and best[impl][0] <= ms:
-                        continue
-                best[impl] = (ms, row["tile"])
-    return layers
+                runs.setdefault(key, {}).setdefault((row["impl"], row["tile"]), []).append(
+                    float(row["ms"]))
+                dtypes.add(row["dtype"])
+                threads.add(row.get("threads", ""))
+    layers = OrderedDict()
+    for key, impls in runs.items():
+        best = layers.setdefault(key, {})
+        for (impl, tile), times in impls.items():
+            ms = statistics.median(times)
+            if impl in best and impl == "wino-winograd" and best[impl][0] <= ms:
+                continue  # keep the fastest tile
+            best[impl] = (ms, tile)
+    return layers, dtypes, threads
 
 
 def ratios(layers):
@@ -49,7 +59,8 @@ def geomean(values):
 def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
-    rows = ratios(load(sys.argv[2:]))
+    layers, dtypes, threads = load(sys.argv[2:])
+    rows = ratios(layers)
     print("| set | layer | N | wino-auto tile | vs oneDNN best | vs oneDNN direct | best wino tile | vs oneDNN best |")
     print("| --- | --- | ---: | --- | ---: | ---: | --- | ---: |")
     for (s, layer, n), auto, auto_tile, tile_ratio, tile, vs_direct in rows:
@@ -67,7 +78,9 @@ def main():
     ax.set_xticks(range(len(rows)))
     ax.set_xticklabels(labels, rotation=75, fontsize=7)
     ax.set_ylabel("speed vs oneDNN best (x)")
-    ax.set_title("wino FP32 (2 threads) vs oneDNN 2.6 best of direct/Winograd")
+    dtype = "/".join(sorted(d.upper() for d in dtypes))
+    where = f" ({'/'.join(sorted(threads))} threads)" if threads - {""} else ""
+    ax.set_title(f"wino {dtype}{where} vs oneDNN 2.6 best of direct/Winograd")
     ax.legend()
     fig.tight_layout()
     fig.savefig(sys.argv[1], dpi=110)
