@@ -114,6 +114,22 @@ static size_t chunk_bytes(const struct wino_s8_direct *e)
     return round64(sizeof(int32_t) * (size_t)(e->depth / WINO_S8_KPAD));
 }
 
+/* Worker `worker`'s buffers in ws: gathered rows (none on the implicit path), C, GEMM scratch. */
+struct worker_buffers {
+    uint8_t *a;
+    int32_t *c;
+    void *scratch;
+};
+static struct worker_buffers buffers_of(const struct wino_s8_direct *e, int k, int implicit,
+                                        char *ws, int worker)
+{
+    size_t a_bytes, c_bytes;
+    char *mine = ws + (size_t)worker * per_thread(e, k, implicit, &a_bytes, &c_bytes);
+    const struct worker_buffers b = {(uint8_t *)mine, (int32_t *)(mine + a_bytes),
+                                     mine + a_bytes + c_bytes};
+    return b;
+}
+
 size_t wino_s8_direct_workspace_bytes(const struct wino_s8_direct *e,
                                       const struct wino_conv2d_desc *d, int *overflow)
 {
@@ -137,6 +153,18 @@ struct run {
     long block; /* output pixels a block, at most ROWS */
 };
 
+/* n bytes of x as the GEMM's A operand: x + 128 for int8 (its storage of an int8 operand), x
+ * for uint8. */
+static void store_a(uint8_t *to, const uint8_t *from, size_t n, int x_signed)
+{
+    if (!x_signed) {
+        memcpy(to, from, n);
+        return;
+    }
+    for (size_t t = 0; t < n; t++)
+        to[t] = (uint8_t)(from[t] ^ 0x80); /* (int8)v + 128 */
+}
+
 /* Row `row` of A: output pixel m's window, channel-fastest as Wq's rows, each byte x + 128 for
  * int8 (the GEMM's storage of an int8 operand) and x for uint8; the padding reads as x = 0. */
 static void gather(const struct run *r, long m, uint8_t *row)
@@ -155,11 +183,7 @@ static void gather(const struct run *r, long m, uint8_t *row)
                 continue;
             }
             const uint8_t *src = (const uint8_t *)r->x + (((size_t)n * d->h + h) * d->w + w) * C;
-            if (r->e->layer.x_signed)
-                for (size_t c = 0; c < C; c++)
-                    row[c] = (uint8_t)(src[c] ^ 0x80); /* (int8)v + 128 */
-            else
-                memcpy(row, src, C);
+            store_a(row, src, C, r->e->layer.x_signed);
         }
     }
 }
@@ -171,11 +195,9 @@ static void blocks(void *arg, long begin, long end, int worker)
     const struct run *r = arg;
     const struct wino_s8_direct *e = r->e;
     const int K = r->d->k;
-    size_t a_bytes, c_bytes;
-    char *mine = r->ws + (size_t)worker * per_thread(e, K, 0, &a_bytes, &c_bytes);
-    uint8_t *a = (uint8_t *)mine;
-    int32_t *c = (int32_t *)(mine + a_bytes);
-    void *scratch = mine + a_bytes + c_bytes;
+    const struct worker_buffers buf = buffers_of(e, K, 0, r->ws, worker);
+    uint8_t *a = buf.a;
+    int32_t *c = buf.c;
     const long pixels = (long)r->d->n * r->p * r->q;
     long gathered = -1;
     for (long item = begin; item < end; item++) {
@@ -188,7 +210,8 @@ static void blocks(void *arg, long begin, long end, int worker)
         gathered = b;
         const int width = group_width(e, K, g);
         wino_s8_gemm(e->isa, rows, width, e->depth, a, (ptrdiff_t)e->lda,
-                     (const char *)e->packed_w + e->group_bytes * (size_t)g, c + k0, K, scratch);
+                     (const char *)e->packed_w + e->group_bytes * (size_t)g, c + k0, K,
+                     buf.scratch);
         for (int i = 0; i < rows; i++)
             wino_s8_requantize_row(e->vector_isa, &e->layer, c + (size_t)i * K, e->offset, k0,
                                    k0 + width, (uint8_t *)r->y + (size_t)(m0 + i) * K);
@@ -229,11 +252,7 @@ static void pad_rows(void *arg, long begin, long end, int worker)
         const uint8_t *from = (const uint8_t *)r->x + (((size_t)n * d->h + h) * d->w) * C;
         const size_t left = (size_t)d->pad_w * C, inside = (size_t)d->w * C;
         memset(to, zero, left);
-        if (x_signed)
-            for (size_t t = 0; t < inside; t++)
-                to[left + t] = (uint8_t)(from[t] ^ 0x80);
-        else
-            memcpy(to + left, from, inside);
+        store_a(to + left, from, inside, x_signed);
         memset(to + left + inside, zero, row - left - inside);
     }
 }
@@ -245,10 +264,8 @@ static void implicit_blocks(void *arg, long begin, long end, int worker)
     const struct implicit_run *r = arg;
     const struct wino_s8_direct *e = r->e;
     const int K = r->d->k;
-    size_t a_bytes, c_bytes;
-    char *mine = r->ws + (size_t)worker * per_thread(e, K, 1, &a_bytes, &c_bytes);
-    int32_t *c = (int32_t *)(mine + a_bytes);
-    void *scratch = mine + a_bytes + c_bytes;
+    const struct worker_buffers buf = buffers_of(e, K, 1, r->ws, worker);
+    int32_t *c = buf.c;
     const long virtual = (long)r->p * r->wp;
     const size_t C = (size_t)r->d->c;
     for (long item = begin; item < end; item++) {
@@ -259,7 +276,7 @@ static void implicit_blocks(void *arg, long begin, long end, int worker)
         const uint8_t *a = r->xp + ((size_t)n * r->hp * r->wp + (size_t)m0) * C;
         wino_s8_gemm_chunked(e->isa, rows, width, e->depth, a, (ptrdiff_t)C, r->chunk,
                              (const char *)e->packed_w + e->group_bytes * (size_t)g, c + k0, K,
-                             scratch);
+                             buf.scratch);
         for (int i = 0; i < rows; i++) {
             const long v = m0 + i;
             const int h = (int)(v / r->wp), w = (int)(v % r->wp);

@@ -258,28 +258,6 @@ static __device__ __forceinline__ void bulk_load(void *dst, const void *src, uns
                  "l"(src), "r"(bytes), "r"(b)
                  : "memory");
 }
-/* The calling block's rank in its thread-block cluster. */
-static __device__ __forceinline__ unsigned cluster_rank()
-{
-    unsigned r;
-    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
-    return r;
-}
-/* Every thread of every block of the cluster meets here; the blocks' shared memory writes
- * before are seen after. */
-static __device__ __forceinline__ void cluster_sync()
-{
-    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::
-                     : "memory");
-}
-/* The address of p's place in the shared memory of block `rank` of the cluster. */
-template <typename T>
-static __device__ __forceinline__ const T *cluster_shared(const T *p, unsigned rank)
-{
-    uint64_t a;
-    asm volatile("mapa.u64 %0, %1, %2;\n" : "=l"(a) : "l"(p), "r"(rank));
-    return (const T *)a;
-}
 /* A barrier of the first `threads` threads of the block only (named barrier `id`, not 0). */
 static __device__ __forceinline__ void named_barrier(int id, int threads)
 {

@@ -24,6 +24,7 @@
  * transformed and consumers multiplied a ring buffer), tf_full / tf_empty for V's planes. At
  * the end the accumulators meet in shared memory and each thread applies A^T to 8 (tile,
  * output channel) pairs, adds the bias, and writes y. */
+#include <cooperative_groups.h>
 #include <cuda.h>
 #include <limits.h>
 #include <stdio.h>
@@ -280,7 +281,7 @@ static __device__ void output_transform(const wino_rows_plan &p, int tb, int kb,
             for (int a = 0; a < A; a++)
                 mv[a] = 0.0f;
             for (int q = 0; q < p.splits; q++) {
-                const float *mq = cluster_shared(m, (unsigned)q);
+                const float *mq = cooperative_groups::this_cluster().map_shared_rank(m, q);
 #pragma unroll
                 for (int a = 0; a < A; a++)
                     mv[a] += mq[(a * TILES + tl) * M_PITCH + kl];
@@ -320,7 +321,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     rows_barriers &bar = *(rows_barriers *)(smem + barriers_at<T>());
     /* a cluster of p.splits blocks: one tile block and 64 output channels, each block a share
      * of the channel steps */
-    const int rank = SPLIT ? (int)cluster_rank() : 0;
+    const int rank = SPLIT ? (int)cooperative_groups::this_cluster().block_rank() : 0;
     const int cluster = SPLIT ? (int)(blockIdx.x / p.splits) : (int)blockIdx.x;
     const int kb = cluster % p.kblocks, tb = cluster / p.kblocks;
     const int splits = SPLIT ? p.splits : 1;
@@ -345,13 +346,13 @@ __global__ void __launch_bounds__(THREADS, 1)
         consume<T>(steps, sm, bar, (float *)smem);
         registers_down<128>();
     }
-    if constexpr (SPLIT)
-        cluster_sync(); /* every accumulator of the cluster is in shared memory */
+    if constexpr (SPLIT) /* every accumulator of the cluster is in shared memory */
+        cooperative_groups::this_cluster().sync();
     else
         __syncthreads();
     output_transform<T, SPLIT>(p, tb, kb, rank, (const float *)smem, bias, y);
     if constexpr (SPLIT)
-        cluster_sync(); /* the other blocks have read this one's */
+        cooperative_groups::this_cluster().sync(); /* the other blocks have read this one's */
 #else
     __trap(); /* sm_90a only: wino_rows_refusal refuses other GPUs */
 #endif
