@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "backward_check.h"
+#include "cpu/bwd_filter_2d_f32.h"
 #include "cpu/winrs_f32.h"
 
 /* Bounds by the largest alpha of a plan (1: the direct path), from docs/training.md's tables:
@@ -384,6 +385,60 @@ static void test_tiles_2d(struct test_counts *tc, struct test_rng *rng)
     test_check(tc, !failed, "AUTO's F(3x3, 4x4) on 25 random 3 x 3 layers, within 1e-5");
 }
 
+/* Each order of the 2D tile's products, named rather than chosen: random 3 x 3 layers (both
+ * layouts, accumulate, 1 and 2 threads, a thread left with no tiles), and one of 192 tiles that
+ * takes two chunks a group (GROUPS) and two chunks (CHUNKS). Poisoned workspace and dw. */
+static void test_tiles_2d_modes(struct test_counts *tc, struct test_rng *rng)
+{
+    static const enum wino_f32_bwd_2d_mode modes[] = {WINO_2D_GROUPS, WINO_2D_ONE_CHUNK,
+                                                      WINO_2D_CHUNKS};
+    static const char *names[] = {"groups", "one chunk", "chunks"};
+    for (int m = 0; m < 3; m++) {
+        int failed = 0, several = 0;
+        double worst = 0.0;
+        for (int t = 0; t < 9; t++) {
+            const int big = t == 8, one_tile = t == 7; /* one_tile: 2 threads, 1 tile */
+            struct wino_conv2d_desc d = wino_conv2d_desc_make(
+                big ? 3 : one_tile ? 1 : bwd_pick(rng, 1, 3), big ? 40 : bwd_pick(rng, 1, 40),
+                big ? 30 : one_tile ? 3 : bwd_pick(rng, 1, 30),
+                big ? 30 : one_tile ? 3 : bwd_pick(rng, 1, 30), big ? 40 : bwd_pick(rng, 1, 40),
+                3, 3, one_tile ? 0 : bwd_pick(rng, 0, 3), one_tile ? 0 : bwd_pick(rng, 0, 3));
+            d.layout = t % 2 ? WINO_LAYOUT_NHWC : WINO_LAYOUT_NCHW;
+            int p = 0, q = 0;
+            if (wino_conv2d_output_size(&d, &p, &q) != WINO_SUCCESS) {
+                t--;
+                continue;
+            }
+            struct problem pr;
+            problem_make(&pr, &d, rng, 0, (t / 2) % 2);
+            struct wino_f32_bwd_filter_2d e;
+            const int threads = 1 + t % 2;
+            int ok = !wino_f32_bwd_filter_2d_prepare(&e, &d, p, q, threads, pr.init != NULL,
+                                                     modes[m]) &&
+                     e.mode == modes[m];
+            several += e.chunk < (e.mode == WINO_2D_GROUPS ? e.tiles / threads : e.tiles);
+            void *ws = bwd_poisoned(wino_f32_bwd_filter_2d_workspace_bytes(&e));
+            float *dw = dw_start(&pr);
+            if (ok)
+                wino_f32_bwd_filter_2d_run(&e, &d, p, q, pr.x, pr.dy, dw, ws);
+            const double err = wino_rel_l1_f32(dw, pr.ref, pr.we);
+            ok = ok && err <= 1e-5;
+            worst = err > worst ? err : worst;
+            if (!ok && failed++ < 5)
+                bwd_print_desc("F(3x3, 4x4) failed", &d);
+            free(ws);
+            free(dw);
+            problem_free(&pr);
+        }
+        printf("F(3x3, 4x4), %s: worst rel L1 %.3e, %d of 9 in several chunks\n", names[m],
+               worst, several);
+        char what[96];
+        snprintf(what, sizeof what, "F(3x3, 4x4) with %s on 9 random 3 x 3 layers, within 1e-5",
+                 names[m]);
+        test_check(tc, !failed && (several > 0) == (m != 1), what);
+    }
+}
+
 static void test_bad_input(struct test_counts *tc)
 {
     const struct wino_conv2d_desc good = wino_conv2d_desc_make(1, 2, 6, 6, 3, 3, 3, 1, 1);
@@ -504,6 +559,7 @@ int main(void)
     test_api_random(&tc, &rng);
     test_awkward(&tc, &rng);
     test_tiles_2d(&tc, &rng);
+    test_tiles_2d_modes(&tc, &rng);
     test_bad_input(&tc);
     return test_report(&tc);
 }

@@ -20,6 +20,14 @@
  * BLOCK that stay in cache from the products to A^T . A (all of M is 37.7 MB for 512 x 512
  * channels: written, read and cleared, it took longer than the products on 2 cores). */
 #define ONE_CHUNK_BYTES ((size_t)16 << 20)
+/* Where M is at most GROUP_M_BYTES (0.6 MB for 64 x 64 channels, 2.4 MB for 128 x 128), each
+ * of `threads` groups of tiles sums into an M of its own, chunk after chunk of GROUP_CHUNK_BYTES
+ * of U and V: no barrier between chunks, and a thread's chunk stays in its core's cache from the
+ * transforms to the products. On ResNet-18's conv2_x and conv3_x at batch 8 (2 threads, Zen 4)
+ * 1.1x and 1.2x the time of shared chunks; with M of 9.4 MB (256 x 256) its reads and writes
+ * per chunk made it 1.6x slower. */
+#define GROUP_M_BYTES ((size_t)4 << 20)
+#define GROUP_CHUNK_BYTES ((size_t)1 << 20)
 
 static size_t round64(size_t n)
 {
@@ -40,7 +48,8 @@ int wino_f32_bwd_filter_2d_takes(const struct wino_conv2d_desc *d)
 
 enum wino_status wino_f32_bwd_filter_2d_prepare(struct wino_f32_bwd_filter_2d *e,
                                                 const struct wino_conv2d_desc *d, int p, int q,
-                                                int threads, int accumulate)
+                                                int threads, int accumulate,
+                                                enum wino_f32_bwd_2d_mode mode)
 {
     memset(e, 0, sizeof *e);
     e->threads = threads;
@@ -51,25 +60,44 @@ enum wino_status wino_f32_bwd_filter_2d_prepare(struct wino_f32_bwd_filter_2d *e
     e->tiles_h = (p + TILE - 1) / TILE, e->tiles_w = (q + TILE - 1) / TILE;
     e->tiles = (long)d->n * e->tiles_h * e->tiles_w;
     const size_t per_tile = (size_t)POS * (e->kp + e->cp) * sizeof(float);
-    e->one_chunk = (size_t)e->tiles * per_tile <= ONE_CHUNK_BYTES;
-    long chunk = e->one_chunk ? e->tiles : (long)(CHUNK_BYTES / per_tile);
-    chunk = chunk < 16 ? 16 : chunk;
+    const size_t m_bytes = round64(sizeof(float) * (size_t)POS * e->kp * e->cp);
+    const size_t taps = (size_t)OUT * OUT * e->cp;
+    const size_t stage = round64(sizeof(float) * ((size_t)ALPHA * ALPHA * e->cp +
+                                                  (size_t)TILE * TILE * e->kp + taps));
+    const size_t group_bytes = m_bytes + GROUP_CHUNK_BYTES + stage;
+    e->mode = mode != WINO_2D_CHOOSE ? mode
+              : m_bytes <= GROUP_M_BYTES && group_bytes * (size_t)threads <= ONE_CHUNK_BYTES
+                  ? WINO_2D_GROUPS
+              : (size_t)e->tiles * per_tile <= ONE_CHUNK_BYTES ? WINO_2D_ONE_CHUNK
+                                                                : WINO_2D_CHUNKS;
+    const size_t chunk_bytes = e->mode == WINO_2D_GROUPS ? GROUP_CHUNK_BYTES : CHUNK_BYTES;
+    long chunk = e->mode == WINO_2D_ONE_CHUNK ? e->tiles : (long)(chunk_bytes / per_tile);
+    chunk = chunk < 4 ? 4 : chunk;
     e->chunk = (int)(chunk < e->tiles ? chunk : e->tiles);
+    const size_t uv = round64(sizeof(float) * (size_t)POS * e->chunk * e->cp) +
+                      round64(sizeof(float) * (size_t)POS * e->chunk * e->kp);
     const size_t nhwc = d->layout == WINO_LAYOUT_NCHW
                             ? round64(sizeof(float) * ((size_t)d->n * d->c * d->h * d->w)) +
                                   round64(sizeof(float) * ((size_t)d->n * d->k * p * q))
                             : 0;
-    const size_t stage = round64(sizeof(float) * ((size_t)ALPHA * ALPHA * e->cp +
-                                                  (size_t)TILE * TILE * e->kp +
-                                                  (size_t)OUT * OUT * e->cp +
-                                                  (e->one_chunk ? (size_t)POS * BLOCK * BLOCK : 0)));
-    e->off_v = 0;
-    e->off_u = round64(sizeof(float) * (size_t)POS * e->chunk * e->cp);
-    e->off_m = e->off_u + round64(sizeof(float) * (size_t)POS * e->chunk * e->kp);
-    e->off_stage = e->off_m + (e->one_chunk ? 0 : round64(sizeof(float) * (size_t)POS * e->kp *
-                                                          e->cp));
-    e->off_nhwc = e->off_stage + stage * (size_t)threads;
-    e->stage_bytes = stage;
+    if (e->mode == WINO_2D_GROUPS) {
+        /* a group: its M, V and U of a chunk, staging */
+        e->off_v = m_bytes;
+        e->off_u = m_bytes + round64(sizeof(float) * (size_t)POS * e->chunk * e->cp);
+        e->off_stage = m_bytes + uv;
+        e->off_m = 0;
+        e->worker_bytes = m_bytes + uv + stage;
+        e->off_nhwc = e->worker_bytes * (size_t)threads;
+    } else {
+        e->off_v = 0;
+        e->off_u = round64(sizeof(float) * (size_t)POS * e->chunk * e->cp);
+        e->off_m = uv;
+        e->off_stage = e->off_m + (e->mode == WINO_2D_CHUNKS ? m_bytes : 0);
+        e->worker_bytes = stage + (e->mode == WINO_2D_ONE_CHUNK
+                                       ? round64(sizeof(float) * (size_t)POS * BLOCK * BLOCK)
+                                       : 0);
+        e->off_nhwc = e->off_stage + e->worker_bytes * (size_t)threads;
+    }
     e->bytes = e->off_nhwc + nhwc;
     return WINO_SUCCESS;
 }
@@ -94,11 +122,17 @@ struct run {
     ptrdiff_t v_pos, v_tile, u_pos, u_tile;
 };
 
-/* The staging of worker (worker < threads): a 6 x 6 window of x, a 4 x 4 tile of dy, 3 x 3 taps,
- * and with one chunk a block of M. */
+/* The staging of worker (worker < threads; with groups, of group `worker`): a 6 x 6 window of x,
+ * a 4 x 4 tile of dy, 3 x 3 taps, and with one chunk a block of M. */
 static float *stage_of(const struct run *r, int worker)
 {
-    return (float *)(r->ws + r->e->off_stage + r->e->stage_bytes * (size_t)worker);
+    return (float *)(r->ws + r->e->off_stage + r->e->worker_bytes * (size_t)worker);
+}
+
+/* Group g's M, V or U (off_m, off_v, off_u). */
+static float *group_part(const struct run *r, int g, size_t off)
+{
+    return (float *)(r->ws + off + r->e->worker_bytes * (size_t)g);
 }
 
 /* size x size pixels of an NHWC map of `channels` from (h0, w0), zero outside the map (height
@@ -136,26 +170,55 @@ static void transform_square(wino_f32_transform_fn *fn, const float *map, int h,
     fn(stage, (ptrdiff_t)size * pitch, pitch, out, out_row, out_col, pitch);
 }
 
-/* Tiles [begin, end) of the chunk: V (B^T x B of the 6 x 6 window) and U (G dy G^T of the 4 x 4
- * tile), at v_pos, v_tile and u_pos, u_tile. */
+/* Tile t: V (B^T x B of its 6 x 6 window) at v and U (G dy G^T of its 4 x 4 tile) at u, their
+ * positions v_pos and u_pos apart. */
+static void transform_tile(const struct run *r, long t, float *v, float *u, float *stage)
+{
+    const struct wino_f32_bwd_filter_2d *e = r->e;
+    const struct wino_conv2d_desc *d = r->d;
+    float *xs = stage, *ds = stage + (size_t)ALPHA * ALPHA * e->cp;
+    const int per_image = e->tiles_h * e->tiles_w;
+    const int n = (int)(t / per_image), rest = (int)(t % per_image);
+    const int h0 = rest / e->tiles_w * TILE, w0 = rest % e->tiles_w * TILE;
+    transform_square(e->tf.input, r->x + (size_t)n * d->h * d->w * d->c, d->h, d->w, d->c,
+                     h0 - d->pad_h, w0 - d->pad_w, ALPHA, e->cp, xs, v, ALPHA * r->v_pos,
+                     r->v_pos);
+    transform_square(e->tf.filter, r->dy + (size_t)n * r->p * r->q * d->k, r->p, r->q, d->k, h0,
+                     w0, TILE, e->kp, ds, u, ALPHA * r->u_pos, r->u_pos);
+}
+
+/* Tiles [begin, end) of the chunk, at v_tile and u_tile. */
 static void transform_tiles(void *arg, long begin, long end, int worker)
 {
     const struct run *r = arg;
-    const struct wino_f32_bwd_filter_2d *e = r->e;
-    const struct wino_conv2d_desc *d = r->d;
     float *stage = stage_of(r, worker);
-    float *xs = stage, *ds = stage + (size_t)ALPHA * ALPHA * e->cp;
-    float *v = (float *)(r->ws + e->off_v), *u = (float *)(r->ws + e->off_u);
-    const int per_image = e->tiles_h * e->tiles_w;
-    for (long tl = begin; tl < end; tl++) {
-        const long t = r->t0 + tl;
-        const int n = (int)(t / per_image), rest = (int)(t % per_image);
-        const int h0 = rest / e->tiles_w * TILE, w0 = rest % e->tiles_w * TILE;
-        transform_square(e->tf.input, r->x + (size_t)n * d->h * d->w * d->c, d->h, d->w, d->c,
-                         h0 - d->pad_h, w0 - d->pad_w, ALPHA, e->cp, xs, v + tl * r->v_tile,
-                         ALPHA * r->v_pos, r->v_pos);
-        transform_square(e->tf.filter, r->dy + (size_t)n * r->p * r->q * d->k, r->p, r->q, d->k,
-                         h0, w0, TILE, e->kp, ds, u + tl * r->u_tile, ALPHA * r->u_pos, r->u_pos);
+    float *v = (float *)(r->ws + r->e->off_v), *u = (float *)(r->ws + r->e->off_u);
+    for (long tl = begin; tl < end; tl++)
+        transform_tile(r, r->t0 + tl, v + tl * r->v_tile, u + tl * r->u_tile, stage);
+}
+
+/* Groups [begin, end): group g's share of the tiles, chunk by chunk, transformed and multiplied
+ * into the group's own M. Which thread runs a group does not change its sums. */
+static void group_products(void *arg, long begin, long end, int worker)
+{
+    const struct run *r = arg;
+    const struct wino_f32_bwd_filter_2d *e = r->e;
+    (void)worker;
+    for (long g = begin; g < end; g++) {
+        float *m = group_part(r, (int)g, e->off_m), *stage = stage_of(r, (int)g);
+        float *v = group_part(r, (int)g, e->off_v), *u = group_part(r, (int)g, e->off_u);
+        const long first = e->tiles * g / e->threads, last = e->tiles * (g + 1) / e->threads;
+        memset(m, 0, sizeof(float) * (size_t)POS * e->kp * e->cp);
+        for (long t0 = first; t0 < last; t0 += e->chunk) {
+            const int tn = (int)(last - t0 < e->chunk ? last - t0 : e->chunk);
+            for (int tl = 0; tl < tn; tl++)
+                transform_tile(r, t0 + tl, v + tl * r->v_tile, u + tl * r->u_tile, stage);
+            const struct wino_winrs_span span = {0, 0, tn};
+            for (int pos = 0; pos < POS; pos++)
+                wino_f32_winrs_gemm(e->isa, e->kp, e->cp, 1, &span, u + pos * r->u_pos,
+                                    r->u_tile, v + pos * r->v_pos, r->v_tile,
+                                    m + (size_t)pos * e->kp * e->cp, e->cp);
+        }
     }
 }
 
@@ -207,15 +270,24 @@ static void put_taps(const struct run *r, int k, int c0, int cols, const float *
         }
 }
 
-/* Output channels [begin, end): dw[k] from all of M. */
+/* Output channels [begin, end): dw[k] from all of M (with groups, their Ms summed into group
+ * 0's, in group order). */
 static void output(void *arg, long begin, long end, int worker)
 {
     const struct run *r = arg;
     const struct wino_f32_bwd_filter_2d *e = r->e;
     float *taps = stage_of(r, worker) + (size_t)ALPHA * ALPHA * e->cp + (size_t)TILE * TILE * e->kp;
-    const float *m = (const float *)(r->ws + e->off_m);
-    for (long k = begin; k < end; k++)
-        put_taps(r, (int)k, 0, e->cp, m + k * e->cp, (ptrdiff_t)e->kp * e->cp, taps);
+    float *m = (float *)(r->ws + e->off_m);
+    const size_t plane = (size_t)e->kp * e->cp;
+    for (long k = begin; k < end; k++) {
+        for (int g = 1; e->mode == WINO_2D_GROUPS && g < e->threads; g++) {
+            const float *mg = group_part(r, g, e->off_m);
+            for (int pos = 0; pos < POS; pos++)
+                for (size_t i = pos * plane + k * e->cp, c = 0; c < (size_t)e->cp; c++)
+                    m[i + c] += mg[i + c];
+        }
+        put_taps(r, (int)k, 0, e->cp, m + k * e->cp, (ptrdiff_t)plane, taps);
+    }
 }
 
 /* Blocks [begin, end) of BLOCK x BLOCK of K x C, with every tile in the one chunk: the 36
@@ -256,7 +328,7 @@ void wino_f32_bwd_filter_2d_run(const struct wino_f32_bwd_filter_2d *e,
         wino_f32_transpose_batched(dy, dyn, d->n, (size_t)d->k, (size_t)p * q, e->threads);
         r.x = xn, r.dy = dyn;
     }
-    if (e->one_chunk) {
+    if (e->mode == WINO_2D_ONE_CHUNK) {
         r.tn = (int)e->tiles;
         r.v_pos = (ptrdiff_t)r.tn * e->cp, r.v_tile = e->cp;
         r.u_pos = (ptrdiff_t)r.tn * e->kp, r.u_tile = e->kp;
@@ -265,10 +337,15 @@ void wino_f32_bwd_filter_2d_run(const struct wino_f32_bwd_filter_2d *e,
         wino_parallel_for(e->threads, blocks, 1, multiply_and_output, &r);
         return;
     }
-    memset(r.ws + e->off_m, 0, sizeof(float) * (size_t)POS * e->kp * e->cp);
-    const long items = (long)POS * ((e->kp + BLOCK - 1) / BLOCK);
     r.v_pos = e->cp, r.v_tile = (ptrdiff_t)POS * e->cp;
     r.u_pos = e->kp, r.u_tile = (ptrdiff_t)POS * e->kp;
+    if (e->mode == WINO_2D_GROUPS) {
+        wino_parallel_for(e->threads, e->threads, 1, group_products, &r);
+        wino_parallel_for(e->threads, d->k, 1, output, &r);
+        return;
+    }
+    memset(r.ws + e->off_m, 0, sizeof(float) * (size_t)POS * e->kp * e->cp);
+    const long items = (long)POS * ((e->kp + BLOCK - 1) / BLOCK);
     for (r.t0 = 0; r.t0 < e->tiles; r.t0 += e->chunk) {
         r.tn = (int)(e->tiles - r.t0 < e->chunk ? e->tiles - r.t0 : e->chunk);
         wino_parallel_for(e->threads, r.tn, 1, transform_tiles, &r);

@@ -4,7 +4,7 @@
  *     dW = A^T [ sum over the tiles of (G dy G^T) (.) (B^T x B) ] A,
  * 36 products per (tile, k, c) where direct convolution takes 144 and WinRS's F(3, 6) 64. The
  * sum is 36 GEMMs M[pos] += U[pos]^T V[pos] (K x tiles by tiles x C, WinRS's GEMM) over chunks
- * of tiles transformed in parallel; A^T . A of M at the end. Windows inside the maps are read
+ * of tiles (three orders, by M's size: below); A^T . A of M at the end. Windows inside the maps are read
  * in place; NCHW tensors are first copied to NHWC in the workspace. */
 #ifndef WINO_CPU_BWD_FILTER_2D_F32_H
 #define WINO_CPU_BWD_FILTER_2D_F32_H
@@ -15,25 +15,34 @@
 #include "cpu/winrs_f32.h"
 #include "wino.h"
 
+/* How the products are ordered (CHOOSE: by M's size and the tiles', the library's way):
+ * GROUPS: each thread's share of the tiles into an M of its own, chunk by chunk (small M);
+ * ONE_CHUNK: every tile at once, then M in blocks, never all of it;
+ * CHUNKS: one M, chunks of tiles transformed and multiplied in parallel. */
+enum wino_f32_bwd_2d_mode { WINO_2D_CHOOSE, WINO_2D_GROUPS, WINO_2D_ONE_CHUNK, WINO_2D_CHUNKS };
+
 struct wino_f32_bwd_filter_2d {
     int threads, accumulate;
     enum wino_isa isa;
     struct wino_f32_transforms tf; /* F(3x3, 4x4) */
     int kp, cp;                    /* K and C padded to 16 */
     int tiles_h, tiles_w, chunk;   /* dy's tiles an image; tiles transformed at a time */
-    int one_chunk;                 /* every tile in one chunk: M in blocks, never all of it */
+    enum wino_f32_bwd_2d_mode mode;
     long tiles;
-    /* the workspace: V and U of a chunk, M, each thread's staging, NHWC copies (NCHW) */
-    size_t off_v, off_u, off_m, off_stage, off_nhwc, stage_bytes, bytes;
+    /* the workspace: V and U of a chunk, M, each thread's staging, NHWC copies (NCHW); with
+     * groups, per group (worker_bytes apart): M, V and U of a chunk, staging, then NHWC copies */
+    size_t off_v, off_u, off_m, off_stage, off_nhwc, worker_bytes, bytes;
 };
 
 /* 1 when the tile serves desc: 3 x 3 filters, stride 1, dilation 1. */
 int wino_f32_bwd_filter_2d_takes(const struct wino_conv2d_desc *desc);
 
-/* Plans a validated FP32 descriptor (output p x q) that the tile serves; threads >= 1. */
+/* Plans a validated FP32 descriptor (output p x q) that the tile serves; threads >= 1; mode
+ * WINO_2D_CHOOSE, or one named (the tests run each). */
 enum wino_status wino_f32_bwd_filter_2d_prepare(struct wino_f32_bwd_filter_2d *e,
                                                 const struct wino_conv2d_desc *desc, int p, int q,
-                                                int threads, int accumulate);
+                                                int threads, int accumulate,
+                                                enum wino_f32_bwd_2d_mode mode);
 size_t wino_f32_bwd_filter_2d_workspace_bytes(const struct wino_f32_bwd_filter_2d *e);
 
 /* dw (overwritten, or added to with accumulate) from x and dy; ws 64-byte aligned. */

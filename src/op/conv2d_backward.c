@@ -491,7 +491,7 @@ static enum wino_status backward_filter_create_planned(const struct wino_conv2d_
     if (tiles2d) {
         struct wino_f32_bwd_filter_2d *e = &o->backward->tiles2d;
         st = wino_f32_bwd_filter_2d_prepare(e, desc, sizes.p, sizes.q, threads,
-                                            o->backward->accumulate);
+                                            o->backward->accumulate, WINO_2D_CHOOSE);
         o->tile_m = 3;
         o->workspace_bytes = wino_f32_bwd_filter_2d_workspace_bytes(e);
     } else if (algo == WINO_ALGO_WINOGRAD) {
@@ -763,8 +763,9 @@ static enum wino_status reshape_filter_2d(wino_conv2d *op, const struct wino_con
                                           const struct wino_conv_sizes *sizes, size_t *bytes)
 {
     struct wino_conv2d_backward *b = op->backward;
-    const enum wino_status st = wino_f32_bwd_filter_2d_prepare(&b->tiles2d, d, sizes->p,
-                                                               sizes->q, b->threads, b->accumulate);
+    const enum wino_status st =
+        wino_f32_bwd_filter_2d_prepare(&b->tiles2d, d, sizes->p, sizes->q, b->threads,
+                                       b->accumulate, WINO_2D_CHOOSE);
     *bytes = wino_f32_bwd_filter_2d_workspace_bytes(&b->tiles2d);
     return st;
 }
