@@ -1,9 +1,9 @@
 /* FP32 backward-filter convolution of 3 x 3 filters (stride 1, dilation 1) on the CPU with the 2D
- * Winograd tile F(3x3, 4x4): dy in 4 x 4 tiles is the "filter" of a forward F(3x3, 4x4) over the
- * 6 x 6 window of x at each tile, so that
+ * Winograd tile F(3x3, 4x4) (or F(3x3, 5x5) where it needs fewer products): dy in 4 x 4 tiles is
+ * the "filter" of a forward F(3x3, 4x4) over the 6 x 6 window of x at each tile, so that
  *     dW = A^T [ sum over the tiles of (G dy G^T) (.) (B^T x B) ] A,
  * 36 products per (tile, k, c) where direct convolution takes 144 and WinRS's F(3, 6) 64. The
- * sum is 36 GEMMs M[pos] += U[pos]^T V[pos] (K x tiles by tiles x C, WinRS's GEMM) over chunks
+ * sum is alpha^2 GEMMs M[pos] += U[pos]^T V[pos] (K x tiles by tiles x C, WinRS's GEMM) over chunks
  * of tiles (three orders, by M's size: below); A^T . A of M at the end. Windows inside the maps are read
  * in place; NCHW tensors are first copied to NHWC in the workspace. */
 #ifndef WINO_CPU_BWD_FILTER_2D_F32_H
@@ -24,7 +24,8 @@ enum wino_f32_bwd_2d_mode { WINO_2D_CHOOSE, WINO_2D_GROUPS, WINO_2D_ONE_CHUNK, W
 struct wino_f32_bwd_filter_2d {
     int threads, accumulate;
     enum wino_isa isa;
-    struct wino_f32_transforms tf; /* F(3x3, 4x4) */
+    int tile, alpha, pos;          /* dy's tile side (4 or 5), alpha = tile + 2, alpha^2 */
+    struct wino_f32_transforms tf; /* F(3x3, tile x tile) */
     int kp, cp;                    /* K and C padded to 16 */
     int tiles_h, tiles_w, chunk;   /* dy's tiles an image; tiles transformed at a time */
     enum wino_f32_bwd_2d_mode mode;

@@ -22,7 +22,7 @@ struct wino_conv2d_backward {
     struct wino_f32_backward_data data;           /* backward-data, direct */
     struct wino_f32_backward_filter_direct filter; /* backward-filter, direct */
     struct wino_f32_winrs winrs;                  /* backward-filter, WinRS */
-    struct wino_f32_bwd_filter_2d tiles2d;        /* backward-filter, F(3x3, 4x4) */
+    struct wino_f32_bwd_filter_2d tiles2d;        /* backward-filter, F(3x3, 4x4 or 5x5) */
     int threads, accumulate;                      /* as at create, for reshape */
     float *weights; /* backward-data, direct: w as given, for reshape (its plan depends on H, W) */
     void *rotated;  /* backward-data by Winograd on CUDA: the forward operator's filters, kept
@@ -572,13 +572,13 @@ enum wino_status wino_conv2d_backward_filter_info(const wino_conv2d *op,
         info->segments = op->backward->filter.segments;
         return WINO_SUCCESS;
     }
-    if (op->path == &filter_2d) { /* F(3x3, 4x4): tiles of 4 x 4 of dy, all in one segment */
+    if (op->path == &filter_2d) { /* F(3x3, t x t): tiles of t x t of dy, all in one segment */
         const struct wino_f32_bwd_filter_2d *e = &op->backward->tiles2d;
         info->kernels = 1;
-        info->n[0] = 3, info->r[0] = 4, info->alpha[0] = 6;
+        info->n[0] = 3, info->r[0] = e->tile, info->alpha[0] = e->alpha;
         info->units[0] = e->tiles_w;
         info->segments = 1;
-        info->segment_h = info->segment_w = 4;
+        info->segment_h = info->segment_w = e->tile;
         return WINO_SUCCESS;
     }
     const struct wino_f32_winrs *w = &op->backward->winrs;
@@ -750,7 +750,7 @@ static enum wino_status reshape_filter_winrs(wino_conv2d *op, const struct wino_
 static const struct wino_conv2d_path filter_winrs = {run_filter_winrs, reshape_filter_winrs,
                                                      wino_variant_none, release_backward, NULL};
 
-/* backward-filter by the 2D tile F(3x3, 4x4) */
+/* backward-filter by the 2D tile F(3x3, 4x4) or F(3x3, 5x5) */
 static enum wino_status run_filter_2d(const wino_conv2d *op, const struct wino_conv2d_io *io)
 {
     wino_f32_bwd_filter_2d_run(&op->backward->tiles2d, &op->desc, op->sizes.p, op->sizes.q,
