@@ -188,9 +188,10 @@ struct bench_problem {
 /* Writes "F{m}x{m}_{r}x{s}" into buf. */
 void bench_tile_name(char *buf, size_t cap, int m, int r, int s);
 
-/* Times r as every bench but CUDA's does: warmup untimed runs, then reps runs, each between two
- * CLOCK_MONOTONIC readings (run() returns once its execution is complete); *ms is their median,
- * times holds reps doubles of scratch. Returns 0, or 1 when a run failed. */
+/* Times r as every bench but CUDA's does: warmup untimed runs (and, when warmup > 0, at least
+ * 10 ms of them), then reps runs, each between two CLOCK_MONOTONIC readings (run() returns once
+ * its execution is complete); *ms is their median, times holds reps doubles of scratch. Returns
+ * 0, or 1 when a run failed. */
 int bench_time_runs(const struct bench_runner *r, long warmup, long reps, double *times,
                     double *ms);
 

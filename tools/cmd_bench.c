@@ -127,7 +127,7 @@ static void usage(FILE *out)
             "                   wino's context, omp_set_num_threads for oneDNN (OpenMP build),\n"
             "                   openblas_set_num_threads\n"
             "  --reps R         timed runs per implementation (default 10)\n"
-            "  --warmup W       untimed runs before them (default 2)\n"
+            "  --warmup W       untimed runs before them (default 2; W > 0: 10 ms at least)\n"
             "  --impl LIST      comma list of implementations to run (default: all available):\n",
             BOUND_DIRECT, BOUND_WINOGRAD, BENCH_BOUND_INT8, BENCH_REFERENCE_MACS);
     for (int i = 0; i < IMPL_COUNT; i++) {
