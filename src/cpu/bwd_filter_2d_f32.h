@@ -3,9 +3,9 @@
  * the "filter" of a forward F(3x3, 4x4) over the 6 x 6 window of x at each tile, so that
  *     dW = A^T [ sum over the tiles of (G dy G^T) (.) (B^T x B) ] A,
  * 36 products per (tile, k, c) where direct convolution takes 144 and WinRS's F(3, 6) 64. The
- * sum is alpha^2 GEMMs M[pos] += U[pos]^T V[pos] (K x tiles by tiles x C, WinRS's GEMM) over chunks
- * of tiles (three orders, by M's size: below); A^T . A of M at the end. Windows inside the maps are read
- * in place; NCHW tensors are first copied to NHWC in the workspace. */
+ * sum is alpha^2 GEMMs M[pos] += U[pos]^T V[pos] (K x tiles by tiles x C, WinRS's GEMM) over
+ * chunks of tiles (three orders, by M's size: below); A^T . A of M at the end. Windows inside the
+ * maps are read in place; NCHW tensors are first copied to NHWC in the workspace. */
 #ifndef WINO_CPU_BWD_FILTER_2D_F32_H
 #define WINO_CPU_BWD_FILTER_2D_F32_H
 
