@@ -34,6 +34,22 @@ struct measure {
     int segments;
 };
 
+static void poison(float *dw, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        dw[i] = NAN;
+}
+
+/* dw's errors against ref into out, for sums of `pixels` terms over `segments`. */
+static void record(struct measure *out, const float *dw, const double *ref, size_t n, long pixels,
+                   int segments)
+{
+    out->mare = wino_mare_f32(dw, ref, n);
+    out->rel_l1 = wino_rel_l1_f32(dw, ref, n);
+    out->pixels = pixels;
+    out->segments = segments;
+}
+
 /* dW of a 3 x n filter (pad 1 x (n-1)/2) over N images of P x Q pixels of dy, Q a multiple of
  * r so that F(n, r) alone covers every row; C = K = 2 (each dW element sums over N, P, Q only,
  * so more channels would add time, not length). Returns 0, or -1 when the kernel did not run
@@ -59,13 +75,9 @@ static int measure_kernel(int n, int r, int images, int p, int q, enum wino_isa 
     } else {
         w.isa = isa;
         void *ws = bwd_poisoned(wino_f32_winrs_workspace_bytes(&w));
-        for (size_t i = 0; i < we; i++)
-            dw[i] = NAN;
+        poison(dw, we);
         wino_f32_winrs_run(&w, &d, p, q, x, dy, dw, ws);
-        out->mare = wino_mare_f32(dw, ref, we);
-        out->rel_l1 = wino_rel_l1_f32(dw, ref, we);
-        out->pixels = (long)images * p * q;
-        out->segments = w.segments;
+        record(out, dw, ref, we, (long)images * p * q, w.segments);
         if (w.plan.kinds == 1 && w.plan.n[0] == n && w.plan.r[0] == r)
             status = 0;
         else
@@ -133,13 +145,9 @@ static int measure_2d(int tile_side, int images, int p, enum wino_isa isa, struc
         e.tile == tile_side) {
         e.isa = isa;
         void *ws = bwd_poisoned(wino_f32_bwd_filter_2d_workspace_bytes(&e));
-        for (size_t i = 0; i < we; i++)
-            dw[i] = NAN;
+        poison(dw, we);
         wino_f32_bwd_filter_2d_run(&e, &d, p, p, x, dy, dw, ws);
-        out->mare = wino_mare_f32(dw, ref, we);
-        out->rel_l1 = wino_rel_l1_f32(dw, ref, we);
-        out->pixels = (long)images * p * p;
-        out->segments = 1;
+        record(out, dw, ref, we, (long)images * p * p, 1);
         status = 0;
         free(ws);
     }
