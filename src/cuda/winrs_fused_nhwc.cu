@@ -202,6 +202,11 @@ static __device__ void diag_fragments(const float (&m)[A][A], unsigned (&hi)[4],
     }
 }
 
+/* Jobs a warp loads before it multiplies and stores them (transform_jobs). Against one at a time
+ * (H100, FP16 NHWC, batch 32): 2 made ResNet-18 1.13x and VGG-16 1.15x faster, 4 1.16x and
+ * 1.20x, 8 the same as 4 with a spill. */
+#define TRANSFORM_BATCH 4
+
 /* Stage 2: warps 0 .. WK - 1 transform the units of dy into U, warps WK .. 2 WK - 1 the
  * windows of x into V. 16 bits: a warp takes UNITS * A * 8 / (WK * 128) groups of 16 raw rows
  * (16 / A units' taps) x 16 channels; each 8 rows, transposed (16 channels x 8 / A units'
@@ -210,11 +215,6 @@ static __device__ void diag_fragments(const float (&m)[A][A], unsigned (&hi)[4],
  * block-diagonal matrix as A, two of A's four registers were zeros that ptxas rebuilt with
  * moves for every product.) TWO: the matrix of the warp's kind needs its second product (the
  * same in the whole warp). */
-/* Jobs a warp loads before it multiplies and stores them (transform_jobs). Against one at a time
- * (H100, FP16 NHWC, batch 32): 2 made ResNet-18 1.13x and VGG-16 1.15x faster, 4 1.16x and
- * 1.20x, 8 the same as 4 with a spill. */
-#define TRANSFORM_BATCH 4
-
 template <typename T, int A, int WK, bool TWO, typename RAW>
 static __device__ __forceinline__ void transform_jobs(const unsigned (&hi)[4],
                                                       const unsigned (&lo)[4], const RAW &raw,

@@ -399,8 +399,8 @@ static enum wino_status filter_check(const struct wino_conv2d_desc *desc,
 /* Plans a backward-filter operator on the CPU: the algorithm, and for Winograd either the 2D tile
  * (*tiles2d = 1; AUTO on 3 x 3 filters of stride 1: 36 products per tile of 4 x 4, or 49 per
  * 5 x 5, where WinRS's F(3, 6) takes 64 per 4 x 4 pixels; measured 1.5-1.9x WinRS's speed on
- * ResNet-18's 3 x 3 layers at batch 8, docs/training.md) or WinRS with its kernels and segments in *winrs (to release by the
- * caller on success). */
+ * ResNet-18's 3 x 3 layers at batch 8, docs/training.md) or WinRS with its kernels and segments
+ * in *winrs (to release by the caller on success). */
 static enum wino_status filter_plan(const struct wino_conv2d_desc *desc,
                                     const struct wino_conv2d_options *options, int threads,
                                     struct wino_conv_sizes *sizes, enum wino_algo *algo,
