@@ -36,14 +36,19 @@ static int round16(int n)
     return (n + 15) / 16 * 16;
 }
 
+/* Products per (k, c) of tiles of tile x tile over an output of p x q: alpha^2 a tile. */
+static long products_of(int tile, int p, int q)
+{
+    const long alpha = tile + OUT - 1;
+    return (long)((p + tile - 1) / tile) * ((q + tile - 1) / tile) * alpha * alpha;
+}
+
 /* dy's tile side for output p x q: 5 where its tiles need fewer products than tiles of 4
- * (alpha^2 a tile; 14 x 14 maps: 9 tiles of 49 against 16 of 36), else 4, the more accurate
- * (relative L1 1.3e-6 against 2.1e-6 on ResNet-18's conv4_x). */
+ * (14 x 14 maps: 9 tiles of 49 against 16 of 36), else 4, the more accurate (relative L1 1.3e-6
+ * against 2.1e-6 on ResNet-18's conv4_x). */
 static int tile_for(int p, int q)
 {
-    const long four = (long)((p + 3) / 4) * ((q + 3) / 4) * 36;
-    const long five = (long)((p + 4) / 5) * ((q + 4) / 5) * 49;
-    return five < four ? 5 : 4;
+    return products_of(5, p, q) < products_of(4, p, q) ? 5 : 4;
 }
 
 int wino_f32_bwd_filter_2d_takes(const struct wino_conv2d_desc *d)
@@ -83,7 +88,8 @@ enum wino_status wino_f32_bwd_filter_2d_prepare(struct wino_f32_bwd_filter_2d *e
                                                                 : WINO_2D_CHUNKS;
     const size_t chunk_bytes = e->mode == WINO_2D_GROUPS ? GROUP_CHUNK_BYTES : CHUNK_BYTES;
     long chunk = e->mode == WINO_2D_ONE_CHUNK ? e->tiles : (long)(chunk_bytes / per_tile);
-    chunk = chunk < 4 ? 4 : chunk;
+    const long fewest = e->mode == WINO_2D_GROUPS ? 4 : 16; /* groups: near GROUP_CHUNK_BYTES */
+    chunk = chunk < fewest ? fewest : chunk;
     e->chunk = (int)(chunk < e->tiles ? chunk : e->tiles);
     const size_t uv = round64(sizeof(float) * (size_t)e->pos * e->chunk * e->cp) +
                       round64(sizeof(float) * (size_t)e->pos * e->chunk * e->kp);
