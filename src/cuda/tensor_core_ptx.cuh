@@ -258,11 +258,6 @@ static __device__ __forceinline__ void bulk_load(void *dst, const void *src, uns
                  "l"(src), "r"(bytes), "r"(b)
                  : "memory");
 }
-/* A barrier of the first `threads` threads of the block only (named barrier `id`, not 0). */
-static __device__ __forceinline__ void named_barrier(int id, int threads)
-{
-    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
-}
 /* The warpgroup's registers a thread from here on (a multiple of 8): fewer gives them back to
  * the block, more waits until the block has them. */
 template <int REGS> static __device__ __forceinline__ void registers_down()

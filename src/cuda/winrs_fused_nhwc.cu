@@ -409,30 +409,37 @@ static __device__ __forceinline__ void multiply_step(const fused_problem<A> &f,
 #define M_PITCH (BLOCK + 8) /* floats a row of K in the accumulators' shared copy */
 
 /* A^T over the block's accumulators, which the warps have put into shared memory (m[a][k][c],
- * over the step buffers; a 16 x 8 fragment at fragment_to_shared): thread t takes its pairs'
- * alphas and makes their n taps. */
+ * over the step buffers; a 16 x 8 fragment at fragment_to_shared): the n taps of thread t's
+ * pair i. */
+template <int A>
+static __device__ __forceinline__ void pair_taps(const fused_problem<A> &f, const float *m,
+                                                 int i, float (&taps)[A])
+{
+    const int c = threadIdx.x % BLOCK, k0 = threadIdx.x / BLOCK;
+    float mv[A];
+#pragma unroll
+    for (int b = 0; b < A; b++)
+        mv[b] = m[(b * BLOCK + k0 + 8 * i) * M_PITCH + c];
+#pragma unroll
+    for (int jj = 0; jj < A; jj++) {
+        if (jj >= f.n) /* the taps past n are never written: 5 / 8 of the work at n = 3 */
+            break;
+        float s = 0.0f;
+#pragma unroll
+        for (int b = 0; b < A; b++)
+            s += f.at[jj][b] * mv[b];
+        taps[jj] = s;
+    }
+}
+
+/* The taps of all of thread t's pairs. */
 template <int A>
 static __device__ __forceinline__ void taps_of(const fused_problem<A> &f, const float *m,
                                                float (&taps)[PAIRS][A])
 {
-    const int c = threadIdx.x % BLOCK, k0 = threadIdx.x / BLOCK;
 #pragma unroll
-    for (int i = 0; i < PAIRS; i++) {
-        float mv[A];
-#pragma unroll
-        for (int b = 0; b < A; b++)
-            mv[b] = m[(b * BLOCK + k0 + 8 * i) * M_PITCH + c];
-#pragma unroll
-        for (int jj = 0; jj < A; jj++) {
-            if (jj >= f.n) /* the taps past n are never written: 5 / 8 of the work at n = 3 */
-                break;
-            float s = 0.0f;
-#pragma unroll
-            for (int b = 0; b < A; b++)
-                s += f.at[jj][b] * mv[b];
-            taps[i][jj] = s;
-        }
-    }
+    for (int i = 0; i < PAIRS; i++)
+        pair_taps(f, m, i, taps[i]);
 }
 
 /* The blocks of a cluster are the segments of one 64 x 64 block, filter row and tile: each
@@ -576,8 +583,9 @@ static __device__ void interleaved_steps(const dims &d, const fused_problem<A> &
  * wgmma straight from the planes, each A / 2 alphas of 64 x 64 (128 FP32 accumulators a thread
  * for A = 8). The producers run up to TF_STAGES steps ahead: a step's planes are handed over
  * through mbarriers (full: the producers' 256 threads have stored them; empty: the consumers'
- * 8 warps have multiplied them), the raw data among the producers by a named barrier, copies
- * issued two steps ahead into RAW_STAGES buffers. With every warp doing every stage, a step
+ * 8 warps have multiplied them), the raw units likewise (raw_full: their bytes have arrived;
+ * raw_empty: the 8 producer warps have transformed them), copies issued AHEAD steps ahead into
+ * RAW_STAGES buffers. With every warp doing every stage, a step
  * waited at one barrier for the longest chain of copies, transforms and products (0.46
  * instructions issued per scheduler and cycle, ResNet-18 conv2_x FP16); here the products
  * overlap the next steps' fetch and transforms. */
@@ -709,13 +717,15 @@ static __device__ void consume(int steps, ws_smem<T, A> &sm, ws_barriers &bar,
                              plane_descriptor(&sm.tf[slot][1][0][a][0]));
         }
         wgmma_commit();
-        wgmma_wait<1>(); /* step s - 1's products have read their planes */
-        if (s > 0 && threadIdx.x % 32 == 0)
-            mbarrier_arrive(&bar.empty[(s - 1) % TF_STAGES]);
+        /* The planes go back as soon as their products are done: handed back a step later
+         * (once the next step's planes were full), they held the producers up at every step
+         * for a round trip through both barriers (ResNet-18 conv2_x FP16: 7% of the
+         * producers' samples waited for empty planes, 3% after; 1.01x). The products take a
+         * fraction of a step's transforms, so the consumers lose nothing by waiting here. */
+        wgmma_wait<0>();
+        if (threadIdx.x % 32 == 0)
+            mbarrier_arrive(&bar.empty[slot]);
     }
-    wgmma_wait<0>();
-    named_barrier(2, NHWC_THREADS - PRODUCER_THREADS); /* the other group's too: the
-                                                        accumulators go over the planes */
 }
 
 template <typename T, int A>
@@ -741,17 +751,29 @@ static __device__ void specialized_steps(const dims &d, const fused_problem<A> &
         mbarrier_init(&bar.raw_full[threadIdx.x], PRODUCER_THREADS / 32);
         mbarrier_init(&bar.raw_empty[threadIdx.x], PRODUCER_THREADS / 32);
     }
-    /* the taps of dy past r and columns of x past alpha, which no copy writes, are zeros
-     * (16-byte pieces: [stage][kind][unit][row][piece]) */
-    for (int i = threadIdx.x; i < (int)(sizeof sm.raw / 16); i += NHWC_THREADS) {
-        const int row = i / 8 % 8, kind_of = i / (8 * 8 * nhwc_shape<T>::UNITS) % 2;
-        if (row >= (kind_of ? f.alpha : f.r))
-            ((uint4 *)sm.raw)[i] = make_uint4(0, 0, 0, 0);
+    /* the taps of dy past r and columns of x past alpha, which no copy writes, are zeros: of
+     * each kind, its last `rows` rows of every unit and stage (16-byte pieces; a loop over
+     * every piece of the buffers, 160 KB, took 3% of a ResNet-18 conv2_x block) */
+    constexpr int UNITS = nhwc_shape<T>::UNITS;
+    for (int kind_of = 0; kind_of < 2; kind_of++) {
+        const int rows = 8 - (kind_of ? f.alpha : f.r), pieces = rows * 8; /* a unit's */
+        for (int e = threadIdx.x; e < RAW_STAGES * UNITS * pieces; e += NHWC_THREADS) {
+            const int unit = e / pieces % UNITS, stage = e / pieces / UNITS;
+            const int row = 8 - rows + e % pieces / 8;
+            ((uint4 *)&sm.raw[stage][kind_of][unit * 8 + row][0])[e % 8] = make_uint4(0, 0, 0, 0);
+        }
     }
     __syncthreads(); /* the barriers are set up, the zeros in */
     if (producer) {
         registers_down<PRODUCER_REGS>();
         produce<T, A>(d, f, b, steps, kind ? bt_rest : g_rest, hi, lo, dy_map, x_map, sm, bar);
+        /* Every warp's reads of the raw buffers are done before the consumers put the
+         * accumulators over them. The mbarriers order them too (each producer thread's
+         * arrival on full releases its reads, and the consumers wait for the last step's), but
+         * compute-sanitizer's racecheck does not follow mbarriers: with a barrier of the
+         * consumers alone here it reported the accumulators' stores against the transforms'
+         * ldmatrix. */
+        __syncthreads();
         registers_up<128>();
     } else {
         registers_up<CONSUMER_REGS>();
@@ -762,8 +784,7 @@ static __device__ void specialized_steps(const dims &d, const fused_problem<A> &
             for (int e = 0; e < 32; e++)
                 acc[i][e] = 0.0f;
         consume<T, A>(steps, sm, bar, acc);
-        /* every plane has been read and written: the producers are done with the shared
-         * memory once the consumers have had the last step's planes */
+        __syncthreads(); /* every warp is done with the raw buffers and planes */
         const int group = (threadIdx.x - PRODUCER_THREADS) / 128, w = threadIdx.x / 32 % 4;
 #pragma unroll
         for (int i = 0; i < A / 2; i++)
@@ -777,14 +798,16 @@ static __device__ void specialized_steps(const dims &d, const fused_problem<A> &
 }
 #endif
 
-/* Writes the block's taps into its bucket or a KRSC dw: thread t's pairs (k0 + 8 i, c) lie
- * 8 R S C elements apart, their taps C apart, so that the addresses are sums (a KRSC offset of
- * each element took about 12 instructions: 10% of a ResNet-18 conv2_x block's time, FP16). */
+/* Works out the block's taps from its accumulators in shared memory (m) and writes them into
+ * its bucket or a KRSC dw: thread t's pairs (k0 + 8 i, c) lie 8 R S C elements apart, their
+ * taps C apart, so that the addresses are sums (a KRSC offset of each element took about 12
+ * instructions: 10% of a ResNet-18 conv2_x block's time, FP16). One pair at a time, in a loop:
+ * unrolled over the pairs, the code (both kinds of stores, every tap up to A) ran to thousands
+ * of instructions that each warp fetched once, and the warps stalled on instruction fetch
+ * (ResNet-18 conv2_x FP16: 5% of the kernel's samples). */
 template <typename T, int A>
-static __device__ __forceinline__ void put_krsc(const dims &d, const fused_problem<A> &f,
-                                                const block_place &b,
-                                                const float (&taps)[PAIRS][A], T *dw,
-                                                float *buckets, int overwrite)
+static __device__ void put_krsc(const dims &d, const fused_problem<A> &f, const block_place &b,
+                                const float *m, T *dw, float *buckets, int overwrite)
 {
     const int c = b.c0 + threadIdx.x % BLOCK, k0 = b.k0 + threadIdx.x / BLOCK;
     const size_t pair_step = (size_t)8 * d.r * d.s * d.c;
@@ -793,19 +816,21 @@ static __device__ __forceinline__ void put_krsc(const dims &d, const fused_probl
         buckets += (size_t)blockIdx.z * d.k * d.c * d.r * d.s;
     if (c >= d.c)
         return;
-#pragma unroll
+#pragma unroll 1
     for (int i = 0; i < PAIRS; i++, at += pair_step) {
         if (k0 + 8 * i >= d.k)
             break;
+        float taps[A];
+        pair_taps(f, m, i, taps);
 #pragma unroll
         for (int jj = 0; jj < A; jj++) {
             if (jj >= f.n)
                 break;
             const size_t e = at + (size_t)jj * d.c;
             if (buckets)
-                buckets[e] = taps[i][jj];
+                buckets[e] = taps[jj];
             else
-                store(dw, e, overwrite ? taps[i][jj] : load(dw, e) + taps[i][jj]);
+                store(dw, e, overwrite ? taps[jj] : load(dw, e) + taps[jj]);
         }
     }
 }
@@ -830,17 +855,16 @@ __global__ void __launch_bounds__(NHWC_THREADS, 1)
 #endif
         interleaved_steps<T, A>(d, f, b, steps, x, dy, sm);
     __syncthreads(); /* every accumulator is in shared memory */
+    if (!in_cluster && (buckets || d.dw_nhwc)) {
+        put_krsc(d, f, b, (const float *)smem_bytes, dw, buckets, overwrite);
+        return;
+    }
     float taps[PAIRS][A];
     taps_of(f, (const float *)smem_bytes, taps);
-    if (in_cluster) {
+    if (in_cluster)
         cluster_sum(d, f, b, taps, dw, overwrite, (float *)smem_bytes);
-        return;
-    }
-    if (!buckets && !d.dw_nhwc) {
+    else
         put_kcrs(d, f, b, taps, dw, overwrite, (float *)smem_bytes);
-        return;
-    }
-    put_krsc(d, f, b, taps, dw, buckets, overwrite);
 }
 
 int winrs_fused_nhwc_cluster_max(int device)
