@@ -801,10 +801,13 @@ static __device__ void specialized_steps(const dims &d, const fused_problem<A> &
 /* Works out the block's taps from its accumulators in shared memory (m) and writes them into
  * its bucket or a KRSC dw: thread t's pairs (k0 + 8 i, c) lie 8 R S C elements apart, their
  * taps C apart, so that the addresses are sums (a KRSC offset of each element took about 12
- * instructions: 10% of a ResNet-18 conv2_x block's time, FP16). One pair at a time, in a loop:
- * unrolled over the pairs, the code (both kinds of stores, every tap up to A) ran to thousands
- * of instructions that each warp fetched once, and the warps stalled on instruction fetch
- * (ResNet-18 conv2_x FP16: 5% of the kernel's samples). */
+ * instructions: 10% of a ResNet-18 conv2_x block's time, FP16). For A = 8 one pair at a time,
+ * in a loop: unrolled over the pairs, the code (both kinds of stores, every tap up to A) ran to
+ * thousands of instructions that each warp fetched once, and the warps stalled on instruction
+ * fetch (ResNet-18 conv2_x FP16: 5% of the kernel's samples; with the loop, the planes handed
+ * back at once and the zeroing of the unwritten rows only, the kernel went from 58,974 to
+ * 55,257 cycles). For A = 4 the unrolled code is short, and the loop made the 2 x 2
+ * layers of winrs-bfc 4-6% slower (FP16, H200). */
 template <typename T, int A>
 static __device__ void put_krsc(const dims &d, const fused_problem<A> &f, const block_place &b,
                                 const float *m, T *dw, float *buckets, int overwrite)
@@ -816,7 +819,8 @@ static __device__ void put_krsc(const dims &d, const fused_problem<A> &f, const 
         buckets += (size_t)blockIdx.z * d.k * d.c * d.r * d.s;
     if (c >= d.c)
         return;
-#pragma unroll 1
+    constexpr int UNROLL = A > 4 ? 1 : PAIRS;
+#pragma unroll UNROLL
     for (int i = 0; i < PAIRS; i++, at += pair_step) {
         if (k0 + 8 * i >= d.k)
             break;
