@@ -717,15 +717,15 @@ static __device__ void consume(int steps, ws_smem<T, A> &sm, ws_barriers &bar,
                              plane_descriptor(&sm.tf[slot][1][0][a][0]));
         }
         wgmma_commit();
-        /* The planes go back as soon as their products are done: handed back a step later
-         * (once the next step's planes were full), they held the producers up at every step
-         * for a round trip through both barriers (ResNet-18 conv2_x FP16: 7% of the
-         * producers' samples waited for empty planes, 3% after; 1.01x). The products take a
-         * fraction of a step's transforms, so the consumers lose nothing by waiting here. */
-        wgmma_wait<0>();
-        if (threadIdx.x % 32 == 0)
-            mbarrier_arrive(&bar.empty[slot]);
+        /* Step s - 1's products have read their planes. (Waiting for step s's own products
+         * here instead, to hand its planes back a step sooner, made the 2 x 2 layers of
+         * winrs-bfc 5-7% slower in FP16 on an H200, whose short alpha-4 steps then waited for
+         * every step's products, and the 3 x 3 layers at most 1% faster.) */
+        wgmma_wait<1>();
+        if (s > 0 && threadIdx.x % 32 == 0)
+            mbarrier_arrive(&bar.empty[(s - 1) % TF_STAGES]);
     }
+    wgmma_wait<0>();
 }
 
 template <typename T, int A>
@@ -751,17 +751,16 @@ static __device__ void specialized_steps(const dims &d, const fused_problem<A> &
         mbarrier_init(&bar.raw_full[threadIdx.x], PRODUCER_THREADS / 32);
         mbarrier_init(&bar.raw_empty[threadIdx.x], PRODUCER_THREADS / 32);
     }
-    /* the taps of dy past r and columns of x past alpha, which no copy writes, are zeros: of
-     * each kind, its last `rows` rows of every unit and stage (16-byte pieces; a loop over
-     * every piece of the buffers, 160 KB, took 3% of a ResNet-18 conv2_x block) */
+    /* the taps of dy past r and columns of x past alpha, which no copy writes, are zeros: a
+     * thread takes a 16-byte piece of a unit's rows in a stage and zeroes it in those rows (a
+     * loop over every piece of the buffers, 160 KB, took 3% of a ResNet-18 conv2_x block) */
     constexpr int UNITS = nhwc_shape<T>::UNITS;
-    for (int kind_of = 0; kind_of < 2; kind_of++) {
-        const int rows = 8 - (kind_of ? f.alpha : f.r), pieces = rows * 8; /* a unit's */
-        for (int e = threadIdx.x; e < RAW_STAGES * UNITS * pieces; e += NHWC_THREADS) {
-            const int unit = e / pieces % UNITS, stage = e / pieces / UNITS;
-            const int row = 8 - rows + e % pieces / 8;
-            ((uint4 *)&sm.raw[stage][kind_of][unit * 8 + row][0])[e % 8] = make_uint4(0, 0, 0, 0);
-        }
+    for (int e = threadIdx.x; e < RAW_STAGES * UNITS * 8; e += NHWC_THREADS) {
+        const int piece = e % 8, unit = e / 8 % UNITS, stage = e / 8 / UNITS;
+        for (int row = f.r; row < 8; row++)
+            ((uint4 *)&sm.raw[stage][0][unit * 8 + row][0])[piece] = make_uint4(0, 0, 0, 0);
+        for (int row = f.alpha; row < 8; row++)
+            ((uint4 *)&sm.raw[stage][1][unit * 8 + row][0])[piece] = make_uint4(0, 0, 0, 0);
     }
     __syncthreads(); /* the barriers are set up, the zeros in */
     if (producer) {
@@ -804,9 +803,9 @@ static __device__ void specialized_steps(const dims &d, const fused_problem<A> &
  * instructions: 10% of a ResNet-18 conv2_x block's time, FP16). For A = 8 one pair at a time,
  * in a loop: unrolled over the pairs, the code (both kinds of stores, every tap up to A) ran to
  * thousands of instructions that each warp fetched once, and the warps stalled on instruction
- * fetch (ResNet-18 conv2_x FP16: 5% of the kernel's samples; with the loop, the planes handed
- * back at once and the zeroing of the unwritten rows only, the kernel went from 58,974 to
- * 55,257 cycles). For A = 4 the unrolled code is short, and the loop made the 2 x 2
+ * fetch (ResNet-18 conv2_x FP16: 5% of the kernel's samples; with the loop and the zeroing of
+ * the unwritten rows only, the kernel went from 58,974 to 55,257 cycles, the planes handed
+ * back a step sooner as well). For A = 4 the unrolled code is short, and the loop made the 2 x 2
  * layers of winrs-bfc 4-6% slower (FP16, H200). */
 template <typename T, int A>
 static __device__ void put_krsc(const dims &d, const fused_problem<A> &f, const block_place &b,
