@@ -204,47 +204,74 @@ WINO_WGMMA_16BIT(__half, "f16")
 WINO_WGMMA_16BIT(__nv_bfloat16, "bf16")
 #undef WINO_WGMMA_16BIT
 
+/* p's address in the shared space. Volatile, so that it is worked out once where it is written
+ * and kept: ptxas otherwise works the address of dynamic shared memory out again at each use
+ * (an S2R of the CTA's id in its cluster and two more instructions), five times a step in the
+ * WinRS producers' loop. */
+static __device__ __forceinline__ unsigned smem_address(const void *p)
+{
+    unsigned a;
+    asm volatile("{\n.reg .u64 s;\ncvta.to.shared.u64 s, %1;\ncvt.u32.u64 %0, s;\n}\n"
+                 : "=r"(a)
+                 : "l"((uint64_t)p));
+    return a;
+}
 /* An mbarrier in shared memory that completes a phase when `count` threads have arrived. */
 static __device__ __forceinline__ void mbarrier_init(uint64_t *bar, unsigned count)
 {
-    const unsigned a = (unsigned)__cvta_generic_to_shared(bar);
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(a), "r"(count) : "memory");
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_address(bar)),
+                 "r"(count)
+                 : "memory");
 }
-/* Arrives (release: this thread's earlier writes are seen by whoever waits for the phase). */
-static __device__ __forceinline__ void mbarrier_arrive(uint64_t *bar)
+/* Arrives (release: this thread's earlier writes are seen by whoever waits for the phase); the
+ * mbarrier at shared address a, or at bar. */
+static __device__ __forceinline__ void mbarrier_arrive(unsigned a)
 {
-    const unsigned a = (unsigned)__cvta_generic_to_shared(bar);
     asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];\n" ::"r"(a) : "memory");
 }
-/* Waits until the phase of the given parity (the k-th completion has parity k % 2) is done. */
-static __device__ __forceinline__ void mbarrier_wait(uint64_t *bar, unsigned parity)
+static __device__ __forceinline__ void mbarrier_arrive(uint64_t *bar)
 {
-    const unsigned a = (unsigned)__cvta_generic_to_shared(bar);
+    mbarrier_arrive((unsigned)__cvta_generic_to_shared(bar));
+}
+/* Waits until the phase of the given parity (the k-th completion has parity k % 2) is done. */
+static __device__ __forceinline__ void mbarrier_wait(unsigned a, unsigned parity)
+{
     asm volatile("{\n.reg .pred done;\nwait_%=:\n"
                  "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 done, [%0], %1;\n"
                  "@!done bra wait_%=;\n}\n" ::"r"(a),
                  "r"(parity)
                  : "memory");
 }
-/* Arrives and expects `bytes` more from asynchronous copies before the phase completes. */
-static __device__ __forceinline__ void mbarrier_arrive_expect(uint64_t *bar, unsigned bytes)
+static __device__ __forceinline__ void mbarrier_wait(uint64_t *bar, unsigned parity)
 {
-    const unsigned a = (unsigned)__cvta_generic_to_shared(bar);
+    mbarrier_wait((unsigned)__cvta_generic_to_shared(bar), parity);
+}
+/* Arrives and expects `bytes` more from asynchronous copies before the phase completes. */
+static __device__ __forceinline__ void mbarrier_arrive_expect(unsigned a, unsigned bytes)
+{
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(a), "r"(bytes)
                  : "memory");
 }
-/* The tensor memory accelerator: the box of a 4D tensor (the CUtensorMap, a __grid_constant__
- * kernel parameter) at coordinates c0 (innermost) .. c3 into shared memory at dst, elements
- * outside the tensor zero; the bytes count on bar. */
-static __device__ __forceinline__ void tma_load_4d(void *dst, const void *map, int c0, int c1,
-                                                   int c2, int c3, uint64_t *bar)
+static __device__ __forceinline__ void mbarrier_arrive_expect(uint64_t *bar, unsigned bytes)
 {
-    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-    const unsigned b = (unsigned)__cvta_generic_to_shared(bar);
+    mbarrier_arrive_expect((unsigned)__cvta_generic_to_shared(bar), bytes);
+}
+/* The tensor memory accelerator: the box of a 4D tensor (the CUtensorMap, a __grid_constant__
+ * kernel parameter) at coordinates c0 (innermost) .. c3 into shared memory at shared address d
+ * (or dst), elements outside the tensor zero; the bytes count on the mbarrier at b (or bar). */
+static __device__ __forceinline__ void tma_load_4d(unsigned d, const void *map, int c0, int c1,
+                                                   int c2, int c3, unsigned b)
+{
     asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
                  " [%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::"r"(d),
                  "l"((uint64_t)map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(b)
                  : "memory");
+}
+static __device__ __forceinline__ void tma_load_4d(void *dst, const void *map, int c0, int c1,
+                                                   int c2, int c3, uint64_t *bar)
+{
+    tma_load_4d((unsigned)__cvta_generic_to_shared(dst), map, c0, c1, c2, c3,
+                (unsigned)__cvta_generic_to_shared(bar));
 }
 /* `bytes` contiguous bytes (a multiple of 16, both addresses on 16-byte boundaries) from
  * global memory into shared memory at dst by the tensor memory accelerator; they count on bar. */

@@ -627,25 +627,58 @@ template <typename T, int A> static constexpr size_t ws_barriers_at()
 #if WINO_WGMMA
 template <int A> using ws_accumulators = float[A / 2][32];
 
-/* A 16-bit plane (plane_at) as wgmma's operand, without swizzling: the next 8 of its 64 rows
- * (A) or columns (B) 128 bytes on ("stride"), the next 8 units 1024 bytes on ("leading"). */
-static __device__ __forceinline__ uint64_t plane_descriptor(const void *plane)
+/* The 16-bit plane (plane_at) at shared address at as wgmma's operand, without swizzling: the
+ * next 8 of its 64 rows (A) or columns (B) 128 bytes on ("stride"), the next 8 units 1024 bytes
+ * on ("leading"). */
+static __device__ __forceinline__ uint64_t plane_descriptor(unsigned at)
 {
-    const uint64_t at = (unsigned)__cvta_generic_to_shared(plane);
     return (at & 0x3ffff) >> 4 | (uint64_t)(1024 >> 4) << 16 | (uint64_t)(128 >> 4) << 32;
 }
 
-/* Each producing warp asks the tensor memory accelerator for 4 units of step s: warp w < 4 for
- * the r taps of dy of units 4 w .. 4 w + 3, warp 4 + w for their alpha columns of x, at
- * coordinates (channel, column, row, image), those outside the tensors zero, a unit past the
- * segment at image N (all zero). Lane 0 first expects the warp's bytes on the buffer's barrier;
- * lanes 0-3 ask for a unit each (the requests take uniform registers: one lane at a time). */
+/* Step s's place in a ring of N buffers and the parity of that buffer's use, (s % N, s / N % 2),
+ * advanced a step at a time (worked out from s at each use, the divisions by RAW_STAGES took
+ * a dozen instructions a step). */
+template <int N> struct ring_place {
+    int at = 0;
+    unsigned parity = 0;
+    __device__ __forceinline__ void advance()
+    {
+        if (++at == N)
+            at = 0, parity ^= 1u;
+    }
+};
+
+/* Shared-space addresses of the steps' buffers and mbarriers, worked out once (smem_address);
+ * element i of an mbarrier array lies 8 i bytes on. */
+template <typename T> struct ws_addresses {
+    unsigned raw, full, empty, raw_full, raw_empty;
+    template <int A>
+    __device__ __forceinline__ ws_addresses(ws_smem<T, A> &sm, ws_barriers &bar)
+    {
+        raw = smem_address(&sm.raw[0]);
+        full = smem_address(&bar);
+        empty = full + (unsigned)offsetof(ws_barriers, empty);
+        raw_full = full + (unsigned)offsetof(ws_barriers, raw_full);
+        raw_empty = full + (unsigned)offsetof(ws_barriers, raw_empty);
+    }
+    __device__ __forceinline__ unsigned raw_buffer(int i) const
+    {
+        return raw + (unsigned)(i * sizeof(tma_rows<T>));
+    }
+};
+
+/* Each producing warp asks the tensor memory accelerator for 4 units of a step, those from u0
+ * on: warp w < 4 for the r taps of dy of units 4 w .. 4 w + 3, warp 4 + w for their alpha
+ * columns of x, at coordinates (channel, column, row, image), those outside the tensors zero, a
+ * unit past the segment at image N (all zero), into the raw buffer at shared address raw.
+ * Lane 0 first expects the warp's bytes on the buffer's mbarrier (raw_full); lanes 0-3 ask for
+ * a unit each (the requests take uniform registers: one lane at a time). */
 template <typename T, int A>
 static __device__ __forceinline__ void request_step(const dims &d, const fused_problem<A> &f,
-                                                    const block_place &b, long u0,
+                                                    const block_place &b, int u0,
                                                     const CUtensorMap &dy_map,
-                                                    const CUtensorMap &x_map, tma_rows<T> &raw,
-                                                    uint64_t *raw_full)
+                                                    const CUtensorMap &x_map, unsigned raw,
+                                                    unsigned raw_full)
 {
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, kind = warp / 4;
     const int taps = kind ? f.alpha : f.r;
@@ -654,16 +687,17 @@ static __device__ __forceinline__ void request_step(const dims &d, const fused_p
     __syncwarp();
     if (lane >= 4)
         return;
-    const int u = 4 * (warp % 4) + lane;
-    const int unit = (int)min(u0 + u, f.total_units); /* below 2^31 (winrs_fused_nhwc_takes) */
+    const int u = 4 * (warp % 4) + lane; /* every unit index below 2^31: winrs_fused_nhwc_takes */
+    const int unit = min(u0 + u, (int)f.total_units);
     const int row = wino_fast_divide(unit, f.per_row), image = wino_fast_divide(row, f.per_image);
     const int p = row - image * d.p, q = f.q0 + (unit - row * f.units) * f.r;
-    const int n = u0 + u < b.end ? image : d.n;
+    const int n = u0 + u < (int)b.end ? image : d.n;
+    const unsigned at = raw + (unsigned)(((kind * nhwc_shape<T>::UNITS + u) * 8) * BLOCK * sizeof(T));
     if (kind == 0)
-        tma_load_4d(&raw[0][u * 8][0], &dy_map, b.k0, q, p, n, raw_full);
+        tma_load_4d(at, &dy_map, b.k0, q, p, n, raw_full);
     else
-        tma_load_4d(&raw[1][u * 8][0], &x_map, b.c0, q + f.j0 + b.tile * f.n - d.pad_w,
-                    p + b.row - d.pad_h, n, raw_full);
+        tma_load_4d(at, &x_map, b.c0, q + f.j0 + b.tile * f.n - d.pad_w, p + b.row - d.pad_h,
+                    n, raw_full);
 }
 
 template <typename T, int A>
@@ -673,29 +707,32 @@ static __device__ void produce(const dims &d, const fused_problem<A> &f, const b
                                const CUtensorMap &x_map, ws_smem<T, A> &sm, ws_barriers &bar)
 {
     constexpr int UNITS = nhwc_shape<T>::UNITS;
-    for (int s = 0; s < AHEAD && s < steps; s++)
-        request_step<T, A>(d, f, b, b.begin + (long)s * UNITS, dy_map, x_map, sm.raw[s],
-                           &bar.raw_full[s]);
-    for (int s = 0; s < steps; s++) {
-        const int slot = s % TF_STAGES, raw = s % RAW_STAGES, next = (s + AHEAD) % RAW_STAGES;
+    const ws_addresses<T> at(sm, bar);
+    const int u0 = (int)b.begin;
+    ring_place<RAW_STAGES> now, ahead; /* of steps s and s + AHEAD */
+    ring_place<TF_STAGES> slot;        /* of step s */
+    for (int s = 0; s < AHEAD; s++, ahead.advance())
+        if (s < steps)
+            request_step<T, A>(d, f, b, u0 + s * UNITS, dy_map, x_map, at.raw_buffer(ahead.at),
+                               at.raw_full + 8 * ahead.at);
+    for (int s = 0; s < steps; s++, now.advance(), ahead.advance(), slot.advance()) {
         if (s + AHEAD < steps) {
             /* into the buffer of step s + AHEAD - RAW_STAGES, once every warp has transformed
              * it (long since: no warp waits for the others here) */
             if (s + AHEAD >= RAW_STAGES)
-                mbarrier_wait(&bar.raw_empty[next],
-                              (unsigned)((s + AHEAD - RAW_STAGES) / RAW_STAGES) & 1u);
-            request_step<T, A>(d, f, b, b.begin + (long)(s + AHEAD) * UNITS, dy_map, x_map,
-                               sm.raw[next], &bar.raw_full[next]);
+                mbarrier_wait(at.raw_empty + 8 * ahead.at, ahead.parity ^ 1u);
+            request_step<T, A>(d, f, b, u0 + (s + AHEAD) * UNITS, dy_map, x_map,
+                               at.raw_buffer(ahead.at), at.raw_full + 8 * ahead.at);
         }
-        mbarrier_wait(&bar.raw_full[raw], (unsigned)(s / RAW_STAGES) & 1u);
+        mbarrier_wait(at.raw_full + 8 * now.at, now.parity);
         if (s >= TF_STAGES) /* the products of step s - TF_STAGES are done */
-            mbarrier_wait(&bar.empty[slot], (unsigned)(s / TF_STAGES - 1) & 1u);
-        transform_step<T, A, 4>(hi, lo, two, sm.raw[raw], sm.tf[slot]);
+            mbarrier_wait(at.empty + 8 * slot.at, slot.parity ^ 1u);
+        transform_step<T, A, 4>(hi, lo, two, sm.raw[now.at], sm.tf[slot.at]);
         fence_proxy_async(); /* the products read the planes through wgmma */
-        mbarrier_arrive(&bar.full[slot]);
+        mbarrier_arrive(at.full + 8 * slot.at);
         __syncwarp();
         if (threadIdx.x % 32 == 0)
-            mbarrier_arrive(&bar.raw_empty[raw]);
+            mbarrier_arrive(at.raw_empty + 8 * now.at);
     }
 }
 
@@ -704,18 +741,22 @@ static __device__ void consume(int steps, ws_smem<T, A> &sm, ws_barriers &bar,
                                ws_accumulators<A> &acc)
 {
     const int group = (threadIdx.x - PRODUCER_THREADS) / 128;
-    for (int s = 0; s < steps; s++) {
-        const int slot = s % TF_STAGES;
-        mbarrier_wait(&bar.full[slot], (unsigned)(s / TF_STAGES) & 1u);
+    const ws_addresses<T> at(sm, bar);
+    /* the planes of step 0's U, alpha group * A / 2, and what separates the others from them */
+    const unsigned u0 = smem_address(&sm.tf[0][0][0][group * (A / 2)][0]);
+    constexpr unsigned PLANE = sizeof(sm.tf[0][0][0][0]), STAGE = sizeof(sm.tf[0]);
+    constexpr unsigned V = sizeof(sm.tf[0][0]);
+    ring_place<TF_STAGES> slot;
+    for (int s = 0; s < steps; s++, slot.advance()) {
+        mbarrier_wait(at.full + 8 * slot.at, slot.parity);
         /* every alpha, those past the problem's too (zeros): ptxas serializes products issued
          * under a condition */
         wgmma_fence();
+        const unsigned u = u0 + slot.at * STAGE;
 #pragma unroll
-        for (int i = 0; i < A / 2; i++) {
-            const int a = group * (A / 2) + i;
-            wgmma_op<T>::run(acc[i], plane_descriptor(&sm.tf[slot][0][0][a][0]),
-                             plane_descriptor(&sm.tf[slot][1][0][a][0]));
-        }
+        for (int i = 0; i < A / 2; i++)
+            wgmma_op<T>::run(acc[i], plane_descriptor(u + i * PLANE),
+                             plane_descriptor(u + V + i * PLANE));
         wgmma_commit();
         /* Step s - 1's products have read their planes. (Waiting for step s's own products
          * here instead, to hand its planes back a step sooner, made the 2 x 2 layers of
@@ -723,7 +764,7 @@ static __device__ void consume(int steps, ws_smem<T, A> &sm, ws_barriers &bar,
          * every step's products, and the 3 x 3 layers at most 1% faster.) */
         wgmma_wait<1>();
         if (s > 0 && threadIdx.x % 32 == 0)
-            mbarrier_arrive(&bar.empty[(s - 1) % TF_STAGES]);
+            mbarrier_arrive(at.empty + 8 * ((slot.at + TF_STAGES - 1) % TF_STAGES));
     }
     wgmma_wait<0>();
 }
