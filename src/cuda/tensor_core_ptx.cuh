@@ -274,17 +274,29 @@ static __device__ __forceinline__ void tma_load_4d(void *dst, const void *map, i
                 (unsigned)__cvta_generic_to_shared(bar));
 }
 /* `bytes` contiguous bytes (a multiple of 16, both addresses on 16-byte boundaries) from
- * global memory into shared memory at dst by the tensor memory accelerator; they count on bar. */
-static __device__ __forceinline__ void bulk_load(void *dst, const void *src, unsigned bytes,
-                                                 uint64_t *bar)
+ * global memory into shared memory at shared address d by the tensor memory accelerator; they
+ * count on the mbarrier at b. */
+static __device__ __forceinline__ void bulk_load(unsigned d, const void *src, unsigned bytes,
+                                                 unsigned b)
 {
-    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-    const unsigned b = (unsigned)__cvta_generic_to_shared(bar);
     asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"
                  " [%0], [%1], %2, [%3];\n" ::"r"(d),
                  "l"(src), "r"(bytes), "r"(b)
                  : "memory");
 }
+/* Step s's place in a ring of N buffers and the parity of that buffer's use, (s % N, s / N % 2),
+ * advanced a step at a time (worked out from s at each use, the divisions by 5 took a dozen
+ * instructions a step in the WinRS producers' loop). */
+template <int N> struct ring_place {
+    int at = 0;
+    unsigned parity = 0;
+    __device__ __forceinline__ void advance()
+    {
+        if (++at == N)
+            at = 0, parity ^= 1u;
+    }
+};
+
 /* The warpgroup's registers a thread from here on (a multiple of 8): fewer gives them back to
  * the block, more waits until the block has them. */
 template <int REGS> static __device__ __forceinline__ void registers_down()

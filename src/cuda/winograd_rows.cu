@@ -113,35 +113,62 @@ static __device__ __forceinline__ box_place box_of(const wino_rows_plan &p, int 
     return at;
 }
 
-/* A K-major operand of 64 rows x 16 channels at k_major_at, for wgmma: channels 8 .. 15 128
- * bytes on ("leading"), the next 8 rows 256 bytes on ("stride"). */
-static __device__ __forceinline__ uint64_t k_major_descriptor(const void *at)
+/* A K-major operand of 64 rows x 16 channels (k_major_at) at shared address a, for wgmma:
+ * channels 8 .. 15 128 bytes on ("leading"), the next 8 rows 256 bytes on ("stride"). */
+static __device__ __forceinline__ uint64_t k_major_descriptor(unsigned a)
 {
-    const uint64_t a = (unsigned)__cvta_generic_to_shared(at);
     return (a & 0x3ffff) >> 4 | (uint64_t)(128 >> 4) << 16 | (uint64_t)(256 >> 4) << 32;
 }
 
-/* Producer warp w asks for box w + 8 l (lane l) of step s (filter row i, channels c0 ..) at
- * `mine`, warp 0 also for the step's U. */
+/* Shared-space addresses of the ring's stages and the mbarriers, worked out once
+ * (smem_address); element i of an mbarrier array lies 8 i bytes on. */
+struct rows_addresses {
+    unsigned ring, full, empty, tf_full, tf_empty;
+    template <typename T>
+    __device__ __forceinline__ rows_addresses(rows_smem<T> &sm, rows_barriers &bar)
+    {
+        ring = smem_address(&sm.ring[0]);
+        full = smem_address(&bar);
+        empty = full + (unsigned)offsetof(rows_barriers, empty);
+        tf_full = full + (unsigned)offsetof(rows_barriers, tf_full);
+        tf_empty = full + (unsigned)offsetof(rows_barriers, tf_empty);
+    }
+};
+
+/* Step s as filter row i of channel chunk `chunk` (i = s % r), advanced a step at a time: a
+ * division by r at each request took two dozen instructions. */
+struct rows_step {
+    int i = 0, chunk = 0;
+    __device__ __forceinline__ void advance(int r)
+    {
+        if (++i == r)
+            i = 0, chunk++;
+    }
+};
+
+/* Producer warp w asks for box w + 8 l (lane l) of step `step` (filter row i, channel chunk) at
+ * `mine`, warp 0 also for the step's U, into the ring's stage at shared address st (its
+ * mbarrier `full`). */
 template <typename T>
-static __device__ __forceinline__ void request_step(const wino_rows_plan &p, int s,
+static __device__ __forceinline__ void request_step(const wino_rows_plan &p, rows_step step,
                                                     const box_place &mine, const T *u, int kb,
-                                                    const CUtensorMap &x_map, rows_stage<T> &st,
-                                                    uint64_t *full)
+                                                    const CUtensorMap &x_map, unsigned st,
+                                                    unsigned full)
 {
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    const int i = s % p.r, chunk = s / p.r;
+    const int i = step.i, chunk = step.chunk;
     const int mine_count = (p.boxes - warp + 7) / 8; /* boxes w, w + 8, .. below p.boxes */
     if (lane == 0)
         mbarrier_arrive_expect(full, mine_count * p.box_h * p.cols * CH * (unsigned)sizeof(T) +
                                          (warp == 0 ? U_STEP * (unsigned)sizeof(T) : 0u));
     __syncwarp();
     if (lane < mine_count)
-        tma_load_4d(&st.raw[(warp + 8 * lane) * p.box_elems], &x_map, chunk * CH,
-                    mine.tw0 * p.m - p.pad_w, mine.h0 + i - p.pad_h, mine.n, full);
+        tma_load_4d(st + (unsigned)((warp + 8 * lane) * p.box_elems * sizeof(T)), &x_map,
+                    chunk * CH, mine.tw0 * p.m - p.pad_w, mine.h0 + i - p.pad_h, mine.n, full);
     else if (warp == 0 && lane == 31)
-        bulk_load(&st.u[0][0], u + ((size_t)(kb * p.chunks + chunk) * p.r + i) * U_STEP,
-                  U_STEP * sizeof(T), full);
+        bulk_load(st + (unsigned)offsetof(rows_stage<T>, u),
+                  u + ((size_t)(kb * p.chunks + chunk) * p.r + i) * U_STEP, U_STEP * sizeof(T),
+                  full);
 }
 
 /* V of a step from its windows: a warp takes 4 groups of 2 tiles' windows (8 columns each) x
@@ -186,29 +213,36 @@ static __device__ void produce(const wino_rows_plan &p, int tb, int kb, int firs
     unsigned hi, lo;
     diag_fragment16<T, A>(p.bt, hi, lo);
     const bool two = __any_sync(0xffffffffu, lo != 0u);
-    for (int s = 0; s < AHEAD && s < steps; s++)
-        request_step<T>(p, first + s, mine, u, kb, x_map, sm.ring[s], &bar.full[s]);
-    for (int s = 0; s < steps; s++) {
-        const int now = s % RING, slot = s % TF;
+    const rows_addresses at(sm, bar);
+    constexpr unsigned STAGE = sizeof(rows_stage<T>);
+    rows_step step; /* of step s + AHEAD */
+    step.i = first % p.r, step.chunk = first / p.r;
+    ring_place<RING> now, ahead; /* of steps s and s + AHEAD */
+    ring_place<TF> slot;         /* of step s */
+    for (int s = 0; s < AHEAD; s++, step.advance(p.r), ahead.advance())
+        if (s < steps)
+            request_step<T>(p, step, mine, u, kb, x_map, at.ring + ahead.at * STAGE,
+                            at.full + 8 * ahead.at);
+    for (int s = 0; s < steps; s++, now.advance(), ahead.advance(), slot.advance()) {
         if (s + AHEAD < steps) {
-            const int next = (s + AHEAD) % RING;
             if (s + AHEAD >= RING) /* the producers and consumers of step s + AHEAD - RING */
-                mbarrier_wait(&bar.empty[next], (unsigned)((s + AHEAD) / RING - 1) & 1u);
-            request_step<T>(p, first + s + AHEAD, mine, u, kb, x_map, sm.ring[next],
-                            &bar.full[next]);
+                mbarrier_wait(at.empty + 8 * ahead.at, ahead.parity ^ 1u);
+            request_step<T>(p, step, mine, u, kb, x_map, at.ring + ahead.at * STAGE,
+                            at.full + 8 * ahead.at);
+            step.advance(p.r);
         }
-        mbarrier_wait(&bar.full[now], (unsigned)(s / RING) & 1u);
+        mbarrier_wait(at.full + 8 * now.at, now.parity);
         if (s >= TF) /* the products of step s - TF are done */
-            mbarrier_wait(&bar.tf_empty[slot], (unsigned)(s / TF - 1) & 1u);
+            mbarrier_wait(at.tf_empty + 8 * slot.at, slot.parity ^ 1u);
         if (two)
-            transform<T, true>(p, hi, lo, sm.ring[now], sm.v[slot]);
+            transform<T, true>(p, hi, lo, sm.ring[now.at], sm.v[slot.at]);
         else
-            transform<T, false>(p, hi, lo, sm.ring[now], sm.v[slot]);
+            transform<T, false>(p, hi, lo, sm.ring[now.at], sm.v[slot.at]);
         fence_proxy_async(); /* the products read the planes through wgmma */
-        mbarrier_arrive(&bar.tf_full[slot]);
+        mbarrier_arrive(at.tf_full + 8 * slot.at);
         __syncwarp();
         if (lane == 0)
-            mbarrier_arrive(&bar.empty[now]);
+            mbarrier_arrive(at.empty + 8 * now.at);
     }
 }
 
@@ -224,22 +258,28 @@ static __device__ void consume(int steps, rows_smem<T> &sm, rows_barriers &bar, 
 #pragma unroll
         for (int e = 0; e < 32; e++)
             acc[a][e] = 0.0f;
-    for (int s = 0; s < steps; s++) {
-        const int now = s % RING, slot = s % TF;
-        mbarrier_wait(&bar.tf_full[slot], (unsigned)(s / TF) & 1u);
-        mbarrier_wait(&bar.full[now], (unsigned)(s / RING) & 1u); /* U */
+    const rows_addresses at(sm, bar);
+    /* this group's first alpha position in V's planes and U of slot and stage 0 */
+    const unsigned v0 = smem_address(&sm.v[0][group * (A / 2)][0]);
+    const unsigned u0 = smem_address(&sm.ring[0].u[group * (A / 2)][0]);
+    constexpr unsigned V_PLANE = sizeof(sm.v[0][0]), V_SLOT = sizeof(sm.v[0]);
+    constexpr unsigned U_PLANE = sizeof(sm.ring[0].u[0]), STAGE = sizeof(rows_stage<T>);
+    ring_place<RING> now;
+    ring_place<TF> slot;
+    for (int s = 0; s < steps; s++, now.advance(), slot.advance()) {
+        mbarrier_wait(at.tf_full + 8 * slot.at, slot.parity);
+        mbarrier_wait(at.full + 8 * now.at, now.parity); /* U */
         wgmma_fence();
+        const unsigned v = v0 + slot.at * V_SLOT, uu = u0 + now.at * STAGE;
 #pragma unroll
-        for (int a = 0; a < A / 2; a++) {
-            const int pos = group * (A / 2) + a;
-            wgmma_op<T>::run_k_major(acc[a], k_major_descriptor(&sm.v[slot][pos][0]),
-                                     k_major_descriptor(&sm.ring[now].u[pos][0]));
-        }
+        for (int a = 0; a < A / 2; a++)
+            wgmma_op<T>::run_k_major(acc[a], k_major_descriptor(v + a * V_PLANE),
+                                     k_major_descriptor(uu + a * U_PLANE));
         wgmma_commit();
         wgmma_wait<1>(); /* step s - 1's products have read their operands */
         if (s > 0 && lane == 0) {
-            mbarrier_arrive(&bar.tf_empty[(s - 1) % TF]);
-            mbarrier_arrive(&bar.empty[(s - 1) % RING]);
+            mbarrier_arrive(at.tf_empty + 8 * ((slot.at + TF - 1) % TF));
+            mbarrier_arrive(at.empty + 8 * ((now.at + RING - 1) % RING));
         }
     }
     wgmma_wait<0>();

@@ -635,19 +635,6 @@ static __device__ __forceinline__ uint64_t plane_descriptor(unsigned at)
     return (at & 0x3ffff) >> 4 | (uint64_t)(1024 >> 4) << 16 | (uint64_t)(128 >> 4) << 32;
 }
 
-/* Step s's place in a ring of N buffers and the parity of that buffer's use, (s % N, s / N % 2),
- * advanced a step at a time (worked out from s at each use, the divisions by RAW_STAGES took
- * a dozen instructions a step). */
-template <int N> struct ring_place {
-    int at = 0;
-    unsigned parity = 0;
-    __device__ __forceinline__ void advance()
-    {
-        if (++at == N)
-            at = 0, parity ^= 1u;
-    }
-};
-
 /* Shared-space addresses of the steps' buffers and mbarriers, worked out once (smem_address);
  * element i of an mbarrier array lies 8 i bytes on. */
 template <typename T> struct ws_addresses {
