@@ -585,10 +585,10 @@ static __device__ void interleaved_steps(const dims &d, const fused_problem<A> &
  * through mbarriers (full: the producers' 256 threads have stored them; empty: the consumers'
  * 8 warps have multiplied them), the raw units likewise (raw_full: their bytes have arrived;
  * raw_empty: the 8 producer warps have transformed them), copies issued AHEAD steps ahead into
- * RAW_STAGES buffers. With every warp doing every stage, a step
- * waited at one barrier for the longest chain of copies, transforms and products (0.46
- * instructions issued per scheduler and cycle, ResNet-18 conv2_x FP16); here the products
- * overlap the next steps' fetch and transforms. */
+ * RAW_STAGES buffers. With every warp doing every stage, a step waited at one barrier for the
+ * longest chain of copies, transforms and products (0.46 instructions issued per scheduler and
+ * cycle, ResNet-18 conv2_x FP16); here the products overlap the next steps' fetch and
+ * transforms. */
 #define PRODUCER_THREADS 256
 #define RAW_STAGES 5 /* raw buffers, requested AHEAD steps ahead */
 #define AHEAD 3
