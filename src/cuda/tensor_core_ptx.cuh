@@ -223,15 +223,11 @@ static __device__ __forceinline__ void mbarrier_init(uint64_t *bar, unsigned cou
                  "r"(count)
                  : "memory");
 }
-/* Arrives (release: this thread's earlier writes are seen by whoever waits for the phase); the
- * mbarrier at shared address a, or at bar. */
+/* Arrives (release: this thread's earlier writes are seen by whoever waits for the phase) on
+ * the mbarrier at shared address a (smem_address). */
 static __device__ __forceinline__ void mbarrier_arrive(unsigned a)
 {
     asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];\n" ::"r"(a) : "memory");
-}
-static __device__ __forceinline__ void mbarrier_arrive(uint64_t *bar)
-{
-    mbarrier_arrive((unsigned)__cvta_generic_to_shared(bar));
 }
 /* Waits until the phase of the given parity (the k-th completion has parity k % 2) is done. */
 static __device__ __forceinline__ void mbarrier_wait(unsigned a, unsigned parity)
@@ -242,23 +238,15 @@ static __device__ __forceinline__ void mbarrier_wait(unsigned a, unsigned parity
                  "r"(parity)
                  : "memory");
 }
-static __device__ __forceinline__ void mbarrier_wait(uint64_t *bar, unsigned parity)
-{
-    mbarrier_wait((unsigned)__cvta_generic_to_shared(bar), parity);
-}
 /* Arrives and expects `bytes` more from asynchronous copies before the phase completes. */
 static __device__ __forceinline__ void mbarrier_arrive_expect(unsigned a, unsigned bytes)
 {
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(a), "r"(bytes)
                  : "memory");
 }
-static __device__ __forceinline__ void mbarrier_arrive_expect(uint64_t *bar, unsigned bytes)
-{
-    mbarrier_arrive_expect((unsigned)__cvta_generic_to_shared(bar), bytes);
-}
 /* The tensor memory accelerator: the box of a 4D tensor (the CUtensorMap, a __grid_constant__
- * kernel parameter) at coordinates c0 (innermost) .. c3 into shared memory at shared address d
- * (or dst), elements outside the tensor zero; the bytes count on the mbarrier at b (or bar). */
+ * kernel parameter) at coordinates c0 (innermost) .. c3 into shared memory at shared address d,
+ * elements outside the tensor zero; the bytes count on the mbarrier at b. */
 static __device__ __forceinline__ void tma_load_4d(unsigned d, const void *map, int c0, int c1,
                                                    int c2, int c3, unsigned b)
 {
@@ -266,12 +254,6 @@ static __device__ __forceinline__ void tma_load_4d(unsigned d, const void *map, 
                  " [%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::"r"(d),
                  "l"((uint64_t)map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(b)
                  : "memory");
-}
-static __device__ __forceinline__ void tma_load_4d(void *dst, const void *map, int c0, int c1,
-                                                   int c2, int c3, uint64_t *bar)
-{
-    tma_load_4d((unsigned)__cvta_generic_to_shared(dst), map, c0, c1, c2, c3,
-                (unsigned)__cvta_generic_to_shared(bar));
 }
 /* `bytes` contiguous bytes (a multiple of 16, both addresses on 16-byte boundaries) from
  * global memory into shared memory at shared address d by the tensor memory accelerator; they
