@@ -679,7 +679,7 @@ static __device__ __forceinline__ void request_step(const dims &d, const fused_p
     const int row = wino_fast_divide(unit, f.per_row), image = wino_fast_divide(row, f.per_image);
     const int p = row - image * d.p, q = f.q0 + (unit - row * f.units) * f.r;
     const int n = u0 + u < (int)b.end ? image : d.n;
-    const unsigned at = raw + (unsigned)(((kind * nhwc_shape<T>::UNITS + u) * 8) * BLOCK * sizeof(T));
+    const unsigned at = raw + (unsigned)((kind * nhwc_shape<T>::UNITS + u) * 8 * BLOCK * sizeof(T));
     if (kind == 0)
         tma_load_4d(at, &dy_map, b.k0, q, p, n, raw_full);
     else
@@ -828,13 +828,10 @@ static __device__ void specialized_steps(const dims &d, const fused_problem<A> &
 /* Works out the block's taps from its accumulators in shared memory (m) and writes them into
  * its bucket or a KRSC dw: thread t's pairs (k0 + 8 i, c) lie 8 R S C elements apart, their
  * taps C apart, so that the addresses are sums (a KRSC offset of each element took about 12
- * instructions: 10% of a ResNet-18 conv2_x block's time, FP16). For A = 8 one pair at a time,
- * in a loop: unrolled over the pairs, the code (both kinds of stores, every tap up to A) ran to
- * thousands of instructions that each warp fetched once, and the warps stalled on instruction
- * fetch (ResNet-18 conv2_x FP16: 5% of the kernel's samples; with the loop and the zeroing of
- * the unwritten rows only, the kernel went from 58,974 to 55,257 cycles, the planes handed
- * back a step sooner as well). For A = 4 the unrolled code is short, and the loop made the 2 x 2
- * layers of winrs-bfc 4-6% slower (FP16, H200). */
+ * instructions: 10% of a ResNet-18 conv2_x block's time, FP16). One pair at a time, in a loop:
+ * unrolled over the pairs, the code (both kinds of stores, every tap up to A) ran to thousands
+ * of instructions that each warp fetched once, and the warps stalled on instruction fetch
+ * (ResNet-18 conv2_x FP16: 5% of the kernel's samples). */
 template <typename T, int A>
 static __device__ void put_krsc(const dims &d, const fused_problem<A> &f, const block_place &b,
                                 const float *m, T *dw, float *buckets, int overwrite)
@@ -846,8 +843,7 @@ static __device__ void put_krsc(const dims &d, const fused_problem<A> &f, const 
         buckets += (size_t)blockIdx.z * d.k * d.c * d.r * d.s;
     if (c >= d.c)
         return;
-    constexpr int UNROLL = A > 4 ? 1 : PAIRS;
-#pragma unroll UNROLL
+#pragma unroll 1
     for (int i = 0; i < PAIRS; i++, at += pair_step) {
         if (k0 + 8 * i >= d.k)
             break;
