@@ -29,8 +29,11 @@ struct wino_rows_plan {
     struct wino_fast_divisor per_band, per_image; /* boxes_w, boxes_h */
     int kblocks, chunks, steps;   /* blocks of 64 output channels, of 16 input channels; steps
                                    * of a tile block: r chunks */
-    int sms, splits;              /* the device's SMs; blocks (a cluster) sharing a tile block's
-                                   * chunks, so that layers of few tile blocks fill the SMs */
+    int sms;                      /* the device's SMs */
+    int clusters, head, splits;   /* a tile block and 64 output channels each: the first `head`
+                                   * one block each, then the rest `splits` blocks each (a
+                                   * cluster sharing the chunks), so that the rounds of blocks
+                                   * fill the SMs (choose_launches) */
     int relu;
     int bf16;                     /* elements: BF16, else FP16 */
     float at[ROWS_ALPHA][ROWS_ALPHA], g[ROWS_ALPHA][ROWS_ALPHA], bt[ROWS_ALPHA][ROWS_ALPHA];

@@ -43,8 +43,7 @@ struct wino_cuda_winrs {
     int groups;                       /* buckets of M (see MAX_GROUPS) */
     long group_units;                 /* units per group and chunk: the GEMMs' depth */
     size_t u_bytes, v_bytes, m_bytes; /* the workspace: U, V, M, then cuBLAS's */
-    int segments[WINO_CUDA_WINRS_MAX_PROBLEMS];   /* fused: per problem (winrs_fused.h) */
-    int in_cluster[WINO_CUDA_WINRS_MAX_PROBLEMS]; /* fused: summed across a cluster */
+    winrs_grid grid[WINO_CUDA_WINRS_MAX_PROBLEMS]; /* fused: per problem (winrs_fused.h) */
     /* fused, NCHW x and dy that the tensor-core kernel takes in NHWC: their NHWC copies at the
      * workspace's start (x's, then dy's at x_stage_bytes), staged_bytes in all (0: none) */
     size_t x_stage_bytes, staged_bytes;
@@ -259,9 +258,9 @@ static void plan_fused(struct wino_cuda_winrs *w, double data_bytes)
     const dims d = fused_dims(w);
     w->bucket_bytes = 0;
     for (int i = 0; i < w->plan.problems; i++) {
-        w->segments[i] = winrs_fused_segments(d, w->plan.p[i], element_bytes(w), w->device,
-                                              BUCKET_SHARE * data_bytes, &w->in_cluster[i]);
-        const size_t bytes = winrs_fused_bucket_bytes(d, w->segments[i], w->in_cluster[i]);
+        w->grid[i] = winrs_fused_grid(d, w->plan.p[i], element_bytes(w), w->device,
+                                      BUCKET_SHARE * data_bytes);
+        const size_t bytes = winrs_fused_bucket_bytes(d, w->grid[i]);
         w->bucket_bytes = bytes > w->bucket_bytes ? bytes : w->bucket_bytes;
     }
 }
@@ -424,7 +423,7 @@ static enum wino_status enqueue(const struct wino_cuda_winrs *w, const T *x, con
             const struct wino_cuda_winrs_problem &pr = w->plan.p[i];
             if ((long)d.n * d.p * pr.units == 0 || pr.tiles == 0)
                 continue;
-            CUDA_TRY(winrs_fused_enqueue(fd, pr, w->segments[i], w->in_cluster[i], x, dy, dw,
+            CUDA_TRY(winrs_fused_enqueue(fd, pr, w->grid[i], x, dy, dw,
                                          (float *)(ws + w->staged_bytes),
                                          pr.first && !w->plan.accumulate, stream));
         }
@@ -520,7 +519,7 @@ static int winrs_segments(const struct wino_cuda_winrs *w)
         return w->groups;
     int most = 1;
     for (int i = 0; i < w->plan.problems; i++)
-        most = w->segments[i] > most ? w->segments[i] : most;
+        most = w->grid[i].segments > most ? w->grid[i].segments : most;
     return most;
 }
 

@@ -292,31 +292,33 @@ __global__ void sum_buckets(dims d, int j0, int taps, int segments, const float 
     store(dw, at, overwrite ? sum : load(dw, at) + sum);
 }
 
-int winrs_fused_segments(const dims &d, const wino_cuda_winrs_problem &pr, size_t element_bytes,
-                         int device, double bucket_budget, int *in_cluster)
+winrs_grid winrs_fused_grid(const dims &d, const wino_cuda_winrs_problem &pr,
+                            size_t element_bytes, int device, double bucket_budget)
 {
-    const double blocks = ceil(d.k / (double)BLOCK) * ceil(d.c / (double)BLOCK) * d.r * pr.tiles;
+    const double kc_blocks = ceil(d.k / (double)BLOCK) * ceil(d.c / (double)BLOCK);
+    const double blocks = kc_blocks * d.r * pr.tiles;
     const double units = (double)d.n * d.p * pr.units;
     const double bucket = 4.0 * d.k * d.c * d.r * d.s;
     const double by_units = fmin((double)MAX_SEGMENTS, floor(units / MIN_SEGMENT_UNITS));
     const double most = fmin(by_units, floor(bucket_budget / bucket));
-    *in_cluster = 0;
     if (winrs_fused_nhwc_takes(d, element_bytes)) {
         const int cluster_most = (int)fmin(by_units, (double)winrs_fused_nhwc_cluster_max(device));
-        return winrs_fused_nhwc_segments(device, element_bytes, (long)units, (int)blocks,
-                                         cluster_most, most < 2 ? 1 : (int)most, in_cluster);
+        return winrs_fused_nhwc_grid(device, element_bytes, (long)units, (int)kc_blocks,
+                                     d.r * pr.tiles, cluster_most, most < 2 ? 1 : (int)most);
     }
-    if (most < 2)
-        return 1;
-    return (int)fmax(1.0, fmin(ceil(TARGET_BLOCKS / blocks), most));
+    winrs_grid g = {1, 0, 0};
+    if (most >= 2)
+        g.segments = (int)fmax(1.0, fmin(ceil(TARGET_BLOCKS / blocks), most));
+    return g;
 }
 
 cudaError_t winrs_fused_prepare(void) { return winrs_fused_nhwc_prepare(); }
 
-size_t winrs_fused_bucket_bytes(const dims &d, int segments, int in_cluster)
+size_t winrs_fused_bucket_bytes(const dims &d, const winrs_grid &g)
 {
-    return segments < 2 || in_cluster ? 0
-                                      : (size_t)segments * d.k * d.c * d.r * d.s * sizeof(float);
+    return g.segments < 2 || g.in_cluster
+               ? 0
+               : (size_t)g.segments * d.k * d.c * d.r * d.s * sizeof(float);
 }
 
 /* The NHWC kernel where it fits (nhwc: with the segments in a cluster, or in buckets), the
@@ -336,53 +338,73 @@ static cudaError_t launch(const dims &d, const fused_problem<A> &f, dim3 grid, i
     return cudaGetLastError();
 }
 
+/* The blocks of K x C from kc0 to kc1 in `segments` segments. */
 template <int A, typename T>
-static cudaError_t launch_fused(const dims &d, const wino_cuda_winrs_problem &pr, int segments,
-                                int nhwc, int in_cluster, const T *x, const T *dy, T *dw,
-                                float *buckets, int overwrite, cudaStream_t s)
+static cudaError_t launch_fused(const dims &d, const wino_cuda_winrs_problem &pr, int kc0,
+                                int kc1, int segments, int nhwc, int in_cluster, const T *x,
+                                const T *dy, T *dw, float *buckets, int overwrite, cudaStream_t s)
 {
-    const fused_problem<A> f = fused_problem_of<A>(d, pr, segments);
-    const dim3 grid((unsigned)(((d.k + BLOCK - 1) / BLOCK) * ((d.c + BLOCK - 1) / BLOCK)),
-                    (unsigned)(d.r * pr.tiles), (unsigned)segments);
+    fused_problem<A> f = fused_problem_of<A>(d, pr, segments);
+    f.kc0 = kc0;
+    const dim3 grid((unsigned)(kc1 - kc0), (unsigned)(d.r * pr.tiles), (unsigned)segments);
     return launch<A>(d, f, grid, nhwc, in_cluster, x, dy, dw,
                      segments > 1 && !in_cluster ? buckets : NULL, overwrite, s);
 }
 
+/* g's launches: the head's blocks of K x C whole, then the rest in g.segments segments. */
+template <int A, typename T>
+static cudaError_t launch_grid(const dims &d, const wino_cuda_winrs_problem &pr,
+                               const winrs_grid &g, int nhwc, const T *x, const T *dy, T *dw,
+                               float *buckets, int overwrite, cudaStream_t s)
+{
+    const int kc_blocks = ((d.k + BLOCK - 1) / BLOCK) * ((d.c + BLOCK - 1) / BLOCK);
+    if (g.head > 0) {
+        const cudaError_t e = launch_fused<A>(d, pr, 0, g.head, 1, nhwc, 0, x, dy, dw, buckets,
+                                              overwrite, s);
+        if (e != cudaSuccess)
+            return e;
+    }
+    return launch_fused<A>(d, pr, g.head, kc_blocks, g.segments, nhwc, g.in_cluster, x, dy, dw,
+                           buckets, overwrite, s);
+}
+
 template <typename T>
-cudaError_t winrs_fused_enqueue(const dims &d, const wino_cuda_winrs_problem &pr, int segments,
-                                int in_cluster, const T *x, const T *dy, T *dw, float *buckets,
-                                int overwrite, cudaStream_t stream)
+cudaError_t winrs_fused_enqueue(const dims &d, const wino_cuda_winrs_problem &pr,
+                                const winrs_grid &planned, const T *x, const T *dy, T *dw,
+                                float *buckets, int overwrite, cudaStream_t stream)
 {
     /* Segments planned for a cluster have no buckets: where the NHWC kernel cannot take the
      * tensors after all (not on 16-byte boundaries), one segment. */
     const int nhwc = winrs_fused_nhwc_fits(d, sizeof(T), x, dy);
-    if (in_cluster && !nhwc)
-        segments = 1, in_cluster = 0;
+    winrs_grid g = planned;
+    if (g.in_cluster && !nhwc)
+        g.segments = 1, g.in_cluster = 0, g.head = 0;
     const cudaError_t e =
         pr.n + pr.r - 1 <= 4
-            ? launch_fused<4>(d, pr, segments, nhwc, in_cluster, x, dy, dw, buckets, overwrite,
-                              stream)
-            : launch_fused<WINRS_FUSED_MAX_ALPHA>(d, pr, segments, nhwc, in_cluster, x, dy, dw,
-                                                  buckets, overwrite, stream);
+            ? launch_grid<4>(d, pr, g, nhwc, x, dy, dw, buckets, overwrite, stream)
+            : launch_grid<WINRS_FUSED_MAX_ALPHA>(d, pr, g, nhwc, x, dy, dw, buckets, overwrite,
+                                                 stream);
     if (e != cudaSuccess)
         return e;
-    if (segments > 1 && !in_cluster) {
+    if (g.segments > 1 && !g.in_cluster) {
         const int taps = pr.tiles * pr.n;
         const long outs = (long)d.k * d.c * d.r * taps;
         sum_buckets<T><<<(unsigned)((outs + 255) / 256), 256, 0, stream>>>(
-            d, pr.j0, taps, segments, buckets, dw, overwrite);
+            d, pr.j0, taps, g.segments, buckets, dw, overwrite);
     }
     return cudaGetLastError();
 }
 
 template cudaError_t winrs_fused_enqueue<float>(const dims &, const wino_cuda_winrs_problem &,
-                                                int, int, const float *, const float *, float *,
-                                                float *, int, cudaStream_t);
+                                                const winrs_grid &, const float *, const float *,
+                                                float *, float *, int, cudaStream_t);
 template cudaError_t winrs_fused_enqueue<__half>(const dims &, const wino_cuda_winrs_problem &,
-                                                 int, int, const __half *, const __half *, __half *,
-                                                 float *, int, cudaStream_t);
+                                                 const winrs_grid &, const __half *,
+                                                 const __half *, __half *, float *, int,
+                                                 cudaStream_t);
 template cudaError_t winrs_fused_enqueue<__nv_bfloat16>(const dims &,
-                                                        const wino_cuda_winrs_problem &, int, int,
+                                                        const wino_cuda_winrs_problem &,
+                                                        const winrs_grid &,
                                                         const __nv_bfloat16 *,
                                                         const __nv_bfloat16 *, __nv_bfloat16 *,
                                                         float *, int, cudaStream_t);

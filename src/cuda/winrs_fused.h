@@ -20,12 +20,19 @@
  * thread). */
 #define WINRS_FUSED_MAX_ALPHA WINO_CUDA_WINRS_FUSED_MAX_ALPHA
 
-/* The segments of pr's units for d and elements of element_bytes on device: enough thread
- * blocks to fill the device (see the .cu), their buckets within bucket_budget bytes; *in_cluster = 1 where the
- * segments are summed across a thread-block cluster instead (the NHWC kernel, up to
- * WINRS_CLUSTER_MAX segments: no buckets). */
-int winrs_fused_segments(const dims &d, const wino_cuda_winrs_problem &pr, size_t element_bytes,
-                         int device, double bucket_budget, int *in_cluster);
+/* How a problem's thread blocks run: its units in `segments` segments, summed in buckets or
+ * (in_cluster) across a thread-block cluster (the NHWC kernel, up to WINRS_CLUSTER_MAX segments:
+ * no buckets); head > 0 (the NHWC kernel, with in_cluster): the first `head` blocks of K x C
+ * first, one segment each, then the others in clusters of `segments`, so that the rounds of
+ * blocks fill the SMs. */
+struct winrs_grid {
+    int segments, in_cluster, head;
+};
+
+/* The grid of pr's units for d and elements of element_bytes on device: enough thread blocks to
+ * fill the device (see the .cu), their buckets within bucket_budget bytes. */
+winrs_grid winrs_fused_grid(const dims &d, const wino_cuda_winrs_problem &pr,
+                            size_t element_bytes, int device, double bucket_budget);
 
 /* Whether the tensor-core kernel (winrs_fused_nhwc.cu) takes d: NHWC tensors with K and C in
  * 16-byte pieces (multiples of 8 for 16 bits, 4 for FP32) of element_bytes each. */
@@ -34,15 +41,14 @@ bool winrs_fused_nhwc_takes(const dims &d, size_t element_bytes);
 /* Sets up the fused kernels on the current device (once per operator, at create). */
 cudaError_t winrs_fused_prepare(void);
 
-/* The bytes of buckets that segments need for d (0 for one segment or in a cluster). */
-size_t winrs_fused_bucket_bytes(const dims &d, int segments, int in_cluster);
+/* The bytes of buckets that grid g needs for d (0 for one segment or in a cluster). */
+size_t winrs_fused_bucket_bytes(const dims &d, const winrs_grid &g);
 
 /* Enqueues pr's kernels on stream: dw's taps of pr = (overwrite ? 0 : dw) + pr's dW; buckets
- * holds winrs_fused_bucket_bytes(d, segments, in_cluster) bytes. T is float, __half or
- * __nv_bfloat16. */
+ * holds winrs_fused_bucket_bytes(d, g) bytes. T is float, __half or __nv_bfloat16. */
 template <typename T>
-cudaError_t winrs_fused_enqueue(const dims &d, const wino_cuda_winrs_problem &pr, int segments,
-                                int in_cluster, const T *x, const T *dy, T *dw, float *buckets,
-                                int overwrite, cudaStream_t stream);
+cudaError_t winrs_fused_enqueue(const dims &d, const wino_cuda_winrs_problem &pr,
+                                const winrs_grid &g, const T *x, const T *dy, T *dw,
+                                float *buckets, int overwrite, cudaStream_t stream);
 
 #endif

@@ -931,28 +931,50 @@ static int cheapest(long units, int step, int blocks, int sms, int first, int mo
     return best;
 }
 
-int winrs_fused_nhwc_segments(int device, size_t element_bytes, long units, int blocks,
-                              int cluster_most, int bucket_most, int *in_cluster)
+/* The blocks of K x C whole (one segment, in a first launch) before the others in clusters of
+ * most `segments`, where that fills the SMs' rounds better: the model's cost of that pair of
+ * launches (a second launch about LAUNCH steps), or of none if no split beats `cost` by a tenth.
+ * A layer of 64 blocks of K x C whose rounds of whole blocks leave most SMs idle in the last
+ * one gains (FP16 on an H100: winrs-bfc b5_512 and b7_512, 14 x 14 x 512, 1.11x and 1.08x). */
+static winrs_grid split_rounds(long units, int step, int kc_blocks, int rows, int sms,
+                               int cluster_most, double cost)
+{
+    const double LAUNCH = 2.0;
+    winrs_grid g = {1, 0, 0};
+    double best = cost * 0.9;
+    for (int s = 2; s <= cluster_most; s *= 2)
+        for (int head = 1; head < kc_blocks; head++) {
+            const double c = waves_cost(units, step, head * rows, sms, 1, 0) + LAUNCH +
+                             waves_cost(units, step, (kc_blocks - head) * rows, sms, s, 1);
+            if (c < best)
+                best = c, g.segments = s, g.in_cluster = 1, g.head = head;
+        }
+    return g;
+}
+
+winrs_grid winrs_fused_nhwc_grid(int device, size_t element_bytes, long units, int kc_blocks,
+                                 int rows, int cluster_most, int bucket_most)
 {
     const int step = element_bytes == 4 ? nhwc_shape<float>::UNITS : nhwc_shape<__half>::UNITS;
+    const int blocks = kc_blocks * rows;
     int sms = 0;
     if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
         sms < 1)
         sms = 132;
     double bucket_cost = 0.0, cluster_cost = 0.0;
-    const int in_buckets = cheapest(units, step, blocks, sms, 1, bucket_most, 0, &bucket_cost);
-    *in_cluster = 0;
+    winrs_grid g = {cheapest(units, step, blocks, sms, 1, bucket_most, 0, &bucket_cost), 0, 0};
     if (cluster_most < 2)
-        return in_buckets;
+        return g;
     /* Clusters only where they save a sixth of the model's time: on the H100 eight segments in
      * clusters of eight ran up to 1.4x slower than the same eight in buckets (VGG-16 conv3_2
      * and conv4_1, FP16, batch 32), where two in clusters of two gained 1.4x over one segment
      * (ResNet-18 conv4_x). */
     const int clustered = cheapest(units, step, blocks, sms, 2, cluster_most, 1, &cluster_cost);
-    if (cluster_cost >= bucket_cost * 0.85)
-        return in_buckets;
-    *in_cluster = 1;
-    return clustered;
+    double cost = bucket_cost;
+    if (cluster_cost < bucket_cost * 0.85)
+        g.segments = clustered, g.in_cluster = 1, cost = cluster_cost;
+    const winrs_grid split = split_rounds(units, step, kc_blocks, rows, sms, cluster_most, cost);
+    return split.head ? split : g;
 }
 
 bool winrs_fused_nhwc_takes(const dims &d, size_t element_bytes)

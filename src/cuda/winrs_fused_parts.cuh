@@ -20,6 +20,7 @@
  * unrolled loops index the kernel parameters with constants and need no bounds. */
 template <int A> struct fused_problem {
     int n, r, alpha, q0, units, j0, tiles;
+    int kc0; /* the K x C block of blockIdx.x 0 (winrs_grid's head) */
     long total_units, segment_units;
     /* units a row and rows an image (d.p), for the tensor-core kernel's places of each step */
     wino_fast_divisor per_row, per_image;
@@ -59,9 +60,9 @@ struct block_place {
 template <int A> static __device__ block_place place_of(const dims &d, const fused_problem<A> &f)
 {
     block_place b;
-    const int kblocks = (d.k + BLOCK - 1) / BLOCK;
-    b.k0 = (int)(blockIdx.x % kblocks) * BLOCK;
-    b.c0 = (int)(blockIdx.x / kblocks) * BLOCK;
+    const int kblocks = (d.k + BLOCK - 1) / BLOCK, kc = (int)blockIdx.x + f.kc0;
+    b.k0 = kc % kblocks * BLOCK;
+    b.c0 = kc / kblocks * BLOCK;
     b.row = (int)blockIdx.y / f.tiles;
     b.tile = (int)blockIdx.y % f.tiles;
     b.begin = (long)blockIdx.z * f.segment_units;
@@ -90,15 +91,16 @@ static __device__ __forceinline__ void put(const dims &d, T *dw, float *buckets,
 bool winrs_fused_nhwc_fits(const dims &d, size_t element_bytes, const void *x, const void *dy);
 /* The most segments it sums across a thread-block cluster on device (1: none). */
 int winrs_fused_nhwc_cluster_max(int device);
-/* Its segments: of units units, blocks thread blocks per segment, at most bucket_most summed in
- * buckets or (*in_cluster = 1) at most cluster_most summed in a cluster; from a model of its
- * waves over device's SMs for elements of element_bytes. */
-int winrs_fused_nhwc_segments(int device, size_t element_bytes, long units, int blocks,
-                              int cluster_most, int bucket_most, int *in_cluster);
+/* Its grid: units units, kc_blocks x rows thread blocks per segment (blocks of K x C, filter
+ * rows x tiles), at most bucket_most segments summed in buckets or at most cluster_most summed in
+ * a cluster; from a model of its rounds of blocks over device's SMs for elements of
+ * element_bytes. */
+winrs_grid winrs_fused_nhwc_grid(int device, size_t element_bytes, long units, int kc_blocks,
+                                 int rows, int cluster_most, int bucket_most);
 /* Lets its kernels have the shared memory they need on the current device (once, at create). */
 cudaError_t winrs_fused_nhwc_prepare(void);
-/* Launches it on grid (K x C blocks, filter rows x tiles, segments); in_cluster: the segments
- * are one cluster and block 0 of each writes dw (buckets unused). */
+/* Launches it on grid (K x C blocks from f.kc0, filter rows x tiles, segments); in_cluster: the
+ * segments are one cluster and block 0 of each writes dw (buckets unused). */
 template <typename T, int A>
 cudaError_t winrs_fused_nhwc_launch(const dims &d, const fused_problem<A> &f, dim3 grid,
                                     int in_cluster, const T *x, const T *dy, T *dw,

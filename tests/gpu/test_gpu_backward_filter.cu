@@ -8,7 +8,8 @@
  *    uniform in (-1, 1) (rounded to 16 bits for FP16 and BF16), dw poisoned with NaN first (or random values
  *    to accumulate onto);
  *  - a layer whose units need several chunks (the GEMMs' beta = 1 sums them) and several
- *    segments of the fused kernels (their buckets summed);
+ *    segments of the fused kernels (their buckets summed); one of more than a round of thread
+ *    blocks, some run whole and the rest in clusters after them (NHWC, every dtype);
  *  - one operator reshaped across two sizes;
  *  - AUTO's workspace on layers of the winrs-bfc set: at most twice x + dy + dw;
  *  - bad input: host pointers, a workspace too small, stride 2 with WINO_ALGO_WINOGRAD
@@ -353,6 +354,12 @@ int main(void)
                 for (int acc = 0; acc < 2; acc++)
                     check_layer(&layers[i], dtypes[dt], variants[v],
                                 acc, &ctx);
+    /* More than a round of 64 x 64 blocks on an H100's 132 SMs (147 a segment): the model
+     * takes the first blocks of K x C whole, then the rest in clusters (winrs_grid's head) */
+    static const struct layer rounds = {16, 448, 8, 8, 448, 3, 3, 1, 1, WINO_LAYOUT_NHWC};
+    check_layer(&rounds, WINO_DTYPE_F16, WINO_VARIANT_FUSED, 0, &ctx);
+    check_layer(&rounds, WINO_DTYPE_BF16, WINO_VARIANT_FUSED, 1, &ctx);
+    check_layer(&rounds, WINO_DTYPE_F32, WINO_VARIANT_FUSED, 0, &ctx);
     check_reshape(&ctx);
     check_auto_workspace(&ctx);
     check_bad_input(&ctx);

@@ -3,7 +3,8 @@
  *  - random layers: filters 2 to 7 wide (3 most often), C a multiple of 8 from 8 to 200, K 1 to
  *    150, maps 1 x 1 to 40 x 40, batch 1 to 3, padding 0 to s - 1 per side, bias and ReLU drawn;
  *    among them 1 x 1 maps with padding, one output channel, W not a multiple of m;
- *  - medium layers: several blocks of tiles, of 64 output channels and many channel steps;
+ *  - medium layers: several blocks of tiles, of 64 output channels and many channel steps, and
+ *    more than a round of them (some whole, the rest split in a second launch);
  *  - the operator reports Winograd, the tile m = 9 - s and the ROWS variant; y is poisoned
  *    before each of two runs; relative L1 within the bound (FP16 4e-3, BF16 3e-2: first
  *    bounds, the measured worst errors are printed);
@@ -209,6 +210,10 @@ int main(void)
             nhwc(1, 256, 14, 14, 200, 3, 1, WINO_DTYPE_BF16),
             nhwc(4, 128, 28, 28, 128, 3, 1, WINO_DTYPE_F16),
             nhwc(1, 64, 33, 45, 96, 5, 2, WINO_DTYPE_F16),
+            /* 135 clusters of 18 steps: on 132 SMs one round of whole blocks, then the other
+             * three in clusters of 4 blocks with shares of 1 and 2 of the 6 chunks (a second
+             * launch, choose_launches) */
+            nhwc(3, 96, 56, 56, 320, 3, 1, WINO_DTYPE_F16),
         };
         for (size_t i = 0; i < sizeof medium / sizeof medium[0]; i++)
             rows_case(&medium[i], (int)(i % 2), (int)(i % 3 == 0), id++, &rng, stream);
