@@ -488,7 +488,8 @@ static void choose_boxes(struct wino_rows_plan *p)
  * of blocks (one block an SM): a block costs its steps and about OVERHEAD steps more (the
  * pipeline's start, the epilogue), a split block a step more for each block whose accumulators
  * its epilogue sums, a second launch about LAUNCH steps; a split is taken where it saves a
- * tenth. Splitting only the clusters past the whole rounds fills a last, partial round
+ * twentieth (a tenth left wino-grid g128_1024 and g256_256 whole, 1.09x and 1.05x slower on an
+ * H100). Splitting only the clusters past the whole rounds fills a last, partial round
  * (ResNet-18 conv3_x at batch 32: 160 clusters of 24 steps took two rounds of whole blocks on
  * an H100's 132 SMs; 132 whole, then 28 in clusters of 4, ran 1.16x faster). */
 static void choose_launches(long long clusters, int chunks, int r, int sms, long long *head,
@@ -504,7 +505,7 @@ static void choose_launches(long long clusters, int chunks, int r, int sms, long
         for (long long h = 0; h < clusters; h += sms) { /* whole rounds, then the split rest */
             const double cost = (double)((h + sms - 1) / sms) * whole + (h ? LAUNCH : 0) +
                                 (double)(((clusters - h) * s + sms - 1) / sms) * share;
-            if (cost < best && cost < unsplit * 0.9)
+            if (cost < best && cost < unsplit * 0.95)
                 best = cost, *head = h, *splits = s;
         }
     }
