@@ -27,8 +27,8 @@
  * each of raw and transformed data, so that a warp may transform while another still
  * multiplies). At the end the warps' alphas meet in shared memory, each thread applies A^T to
  * the alphas of 8 pairs (k, c) and writes their n taps to dw or its segment's bucket, or
- * (segments in a thread-block cluster) block 0 of the cluster sums every block's taps through
- * distributed shared memory (cluster_sum). */
+ * (segments in a thread-block cluster) the cluster's blocks share the sums of every block's
+ * taps through distributed shared memory (cluster_sum). */
 #include <cooperative_groups.h>
 #include <cuda.h>
 #include <limits.h>
@@ -443,8 +443,10 @@ static __device__ __forceinline__ void taps_of(const fused_problem<A> &f, const 
 }
 
 /* The blocks of a cluster are the segments of one 64 x 64 block, filter row and tile: each
- * puts its taps into its shared memory (part), and block 0 adds them up in rank order with
- * Kahan summation and writes dw. */
+ * puts its taps into its shared memory (part); then block q adds up the taps of the pairs i
+ * with i % blocks == q over every block's part, in rank order with Kahan summation, and writes
+ * dw. (Block 0 alone, one remote load after another, made a cluster of two blocks of 14 steps
+ * take 35 us where a whole block of 28 took 39: ResNet-18 conv5_x FP16, H100.) */
 template <typename T, int A>
 static __device__ void cluster_sum(const dims &d, const fused_problem<A> &f,
                                    const block_place &b, const float (&taps)[PAIRS][A], T *dw,
@@ -464,25 +466,35 @@ static __device__ void cluster_sum(const dims &d, const fused_problem<A> &f,
             part[(jj * PAIRS + i) * NHWC_THREADS + threadIdx.x] = taps[i][jj];
     }
     cluster.sync();
-    if (cluster.block_rank() == 0) {
-        const int blocks = (int)cluster.num_blocks();
-        for (int jj = 0; jj < f.n; jj++)
+    const int blocks = (int)cluster.num_blocks();
+    const float *parts[WINRS_CLUSTER_MAX];
 #pragma unroll
-            for (int i = 0; i < PAIRS; i++) {
-                const int at = (jj * PAIRS + i) * NHWC_THREADS + threadIdx.x;
-                float sum = 0.0f, lost = 0.0f;
-                for (int r = 0; r < blocks; r++) {
-                    const float y = cluster.map_shared_rank(part, r)[at] - lost, next = sum + y;
-                    lost = (next - sum) - y;
-                    sum = next;
-                }
-                const int k = k0 + 8 * i;
-                if (k < d.k && c < d.c)
-                    put(d, dw, (float *)NULL, overwrite, k, c, b.row, f.j0 + b.tile * f.n + jj,
-                        sum);
+    for (int r = 0; r < WINRS_CLUSTER_MAX; r++)
+        parts[r] = cluster.map_shared_rank(part, r < blocks ? r : 0);
+    for (int i = (int)cluster.block_rank(); i < PAIRS; i += blocks) {
+        const int k = k0 + 8 * i;
+#pragma unroll
+        for (int jj = 0; jj < A; jj++) {
+            if (jj >= f.n)
+                break;
+            const int at = (jj * PAIRS + i) * NHWC_THREADS + threadIdx.x;
+            float v[WINRS_CLUSTER_MAX]; /* every block's load in flight at once */
+#pragma unroll
+            for (int r = 0; r < WINRS_CLUSTER_MAX; r++)
+                v[r] = r < blocks ? parts[r][at] : 0.0f;
+            float sum = 0.0f, lost = 0.0f;
+#pragma unroll
+            for (int r = 0; r < WINRS_CLUSTER_MAX; r++) {
+                const float y = v[r] - lost, next = sum + y;
+                lost = r < blocks ? (next - sum) - y : lost;
+                sum = r < blocks ? next : sum;
             }
+            if (k < d.k && c < d.c)
+                put(d, dw, (float *)NULL, overwrite, k, c, b.row, f.j0 + b.tile * f.n + jj,
+                    sum);
+        }
     }
-    cluster.sync(); /* block 0 has read every block's part */
+    cluster.sync(); /* every block has read every block's part */
 #else
     __trap(); /* clusters need sm_90; the host plans none below it */
 #endif
@@ -904,7 +916,7 @@ int winrs_fused_nhwc_cluster_max(int device)
 
 /* The model's cost of s segments: one block per SM; a block costs its steps of `step` units
  * plus about OVERHEAD steps of filling the pipeline and writing its accumulators, and in a
- * cluster about a step more per segment, block 0 adding up the others' taps one by one. */
+ * cluster about a step more per segment, the blocks adding up each other's taps. */
 static double waves_cost(long units, int step, int blocks, int sms, int s, int clusters)
 {
     const double OVERHEAD = 4.0;
