@@ -354,8 +354,9 @@ int main(void)
                 for (int acc = 0; acc < 2; acc++)
                     check_layer(&layers[i], dtypes[dt], variants[v],
                                 acc, &ctx);
-    /* More than a round of 64 x 64 blocks on an H100's 132 SMs (147 a segment): the model
-     * takes the first blocks of K x C whole, then the rest in clusters (winrs_grid's head) */
+    /* More than a round of 64 x 64 blocks on an H100's 132 SMs (147 a segment), sized so that
+     * the round model (split_rounds) would take the first blocks of K x C whole and the rest
+     * in clusters (winrs_grid's head); a device of other sizes may plan it otherwise */
     static const struct layer rounds = {16, 448, 8, 8, 448, 3, 3, 1, 1, WINO_LAYOUT_NHWC};
     check_layer(&rounds, WINO_DTYPE_F16, WINO_VARIANT_FUSED, 0, &ctx);
     check_layer(&rounds, WINO_DTYPE_BF16, WINO_VARIANT_FUSED, 1, &ctx);

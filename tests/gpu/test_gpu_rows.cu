@@ -210,9 +210,9 @@ int main(void)
             nhwc(1, 256, 14, 14, 200, 3, 1, WINO_DTYPE_BF16),
             nhwc(4, 128, 28, 28, 128, 3, 1, WINO_DTYPE_F16),
             nhwc(1, 64, 33, 45, 96, 5, 2, WINO_DTYPE_F16),
-            /* 135 clusters of 18 steps: on 132 SMs one round of whole blocks, then the other
-             * three in clusters of 4 blocks with shares of 1 and 2 of the 6 chunks (a second
-             * launch, choose_launches) */
+            /* 135 clusters of 18 steps, sized so that on 132 SMs the round model
+             * (choose_launches) takes one round of whole blocks, then the other three in
+             * clusters of 4 blocks with shares of 1 and 2 of the 6 chunks (a second launch) */
             nhwc(3, 96, 56, 56, 320, 3, 1, WINO_DTYPE_F16),
         };
         for (size_t i = 0; i < sizeof medium / sizeof medium[0]; i++)
