@@ -306,7 +306,7 @@ winrs_grid winrs_fused_grid(const dims &d, const wino_cuda_winrs_problem &pr,
         return winrs_fused_nhwc_grid(device, element_bytes, (long)units, (int)kc_blocks,
                                      d.r * pr.tiles, cluster_most, most < 2 ? 1 : (int)most);
     }
-    winrs_grid g = {1, 0, 0};
+    winrs_grid g = {1, 0, 0, 0};
     if (most >= 2)
         g.segments = (int)fmax(1.0, fmin(ceil(TARGET_BLOCKS / blocks), most));
     return g;
@@ -325,12 +325,12 @@ size_t winrs_fused_bucket_bytes(const dims &d, const winrs_grid &g)
  * other kernels elsewhere: FP32 on CUDA cores, 16 bits with wmma. */
 template <int A, typename T>
 static cudaError_t launch(const dims &d, const fused_problem<A> &f, dim3 grid, int nhwc,
-                          int in_cluster, const T *x, const T *dy, T *dw, float *buckets,
+                          const winrs_grid &g, const T *x, const T *dy, T *dw, float *buckets,
                           int overwrite, cudaStream_t s)
 {
     if (nhwc)
-        return winrs_fused_nhwc_launch<T, A>(d, f, grid, in_cluster, x, dy, dw, buckets,
-                                             overwrite, s);
+        return winrs_fused_nhwc_launch<T, A>(d, f, grid, g.in_cluster, g.threads, x, dy, dw,
+                                             buckets, overwrite, s);
     if constexpr (sizeof(T) == 4)
         fused_fma<A><<<grid, fma_threads(A), 0, s>>>(d, f, x, dy, dw, buckets, overwrite);
     else
@@ -338,17 +338,17 @@ static cudaError_t launch(const dims &d, const fused_problem<A> &f, dim3 grid, i
     return cudaGetLastError();
 }
 
-/* The blocks of K x C from kc0 to kc1 in `segments` segments. */
+/* The blocks of K x C from kc0 to kc1 as g says (its segments, in a cluster or not). */
 template <int A, typename T>
 static cudaError_t launch_fused(const dims &d, const wino_cuda_winrs_problem &pr, int kc0,
-                                int kc1, int segments, int nhwc, int in_cluster, const T *x,
-                                const T *dy, T *dw, float *buckets, int overwrite, cudaStream_t s)
+                                int kc1, const winrs_grid &g, int nhwc, const T *x, const T *dy,
+                                T *dw, float *buckets, int overwrite, cudaStream_t s)
 {
-    fused_problem<A> f = fused_problem_of<A>(d, pr, segments);
+    fused_problem<A> f = fused_problem_of<A>(d, pr, g.segments);
     f.kc0 = kc0;
-    const dim3 grid((unsigned)(kc1 - kc0), (unsigned)(d.r * pr.tiles), (unsigned)segments);
-    return launch<A>(d, f, grid, nhwc, in_cluster, x, dy, dw,
-                     segments > 1 && !in_cluster ? buckets : NULL, overwrite, s);
+    const dim3 grid((unsigned)(kc1 - kc0), (unsigned)(d.r * pr.tiles), (unsigned)g.segments);
+    return launch<A>(d, f, grid, nhwc, g, x, dy, dw,
+                     g.segments > 1 && !g.in_cluster ? buckets : NULL, overwrite, s);
 }
 
 /* g's launches: the head's blocks of K x C whole, then the rest in g.segments segments. */
@@ -359,13 +359,13 @@ static cudaError_t launch_grid(const dims &d, const wino_cuda_winrs_problem &pr,
 {
     const int kc_blocks = ((d.k + BLOCK - 1) / BLOCK) * ((d.c + BLOCK - 1) / BLOCK);
     if (g.head > 0) {
-        const cudaError_t e = launch_fused<A>(d, pr, 0, g.head, 1, nhwc, 0, x, dy, dw, buckets,
+        const winrs_grid whole = {1, 0, 0, g.threads};
+        const cudaError_t e = launch_fused<A>(d, pr, 0, g.head, whole, nhwc, x, dy, dw, buckets,
                                               overwrite, s);
         if (e != cudaSuccess)
             return e;
     }
-    return launch_fused<A>(d, pr, g.head, kc_blocks, g.segments, nhwc, g.in_cluster, x, dy, dw,
-                           buckets, overwrite, s);
+    return launch_fused<A>(d, pr, g.head, kc_blocks, g, nhwc, x, dy, dw, buckets, overwrite, s);
 }
 
 template <typename T>

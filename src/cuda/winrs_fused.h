@@ -24,9 +24,10 @@
  * (in_cluster) across a thread-block cluster (the NHWC kernel, up to WINRS_CLUSTER_MAX segments:
  * no buckets); head > 0 (the NHWC kernel, with in_cluster): the first `head` blocks of K x C
  * first, one segment each, then the others in clusters of `segments`, so that the rounds of
- * blocks fill the SMs. */
+ * blocks fill the SMs; threads: a block's, for the NHWC kernel (its warp-specialized form has a
+ * warpgroup more). */
 struct winrs_grid {
-    int segments, in_cluster, head;
+    int segments, in_cluster, head, threads;
 };
 
 /* The grid of pr's units for d and elements of element_bytes on device: enough thread blocks to

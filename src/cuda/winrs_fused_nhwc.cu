@@ -590,25 +590,28 @@ static __device__ void interleaved_steps(const dims &d, const fused_problem<A> &
                                W::k0() + 16 * mt, 8 * nt, M_PITCH);
 }
 
-/* Warp specialization (16 bits, sm_90a): warpgroups 0 and 1 produce each step's U and V
- * (warps 0-3 fetch and transform dy, warps 4-7 x), warpgroups 2 and 3 multiply them with
- * wgmma straight from the planes, each A / 2 alphas of 64 x 64 (128 FP32 accumulators a thread
- * for A = 8). The producers run up to TF_STAGES steps ahead: a step's planes are handed over
- * through mbarriers (full: the producers' 256 threads have stored them; empty: the consumers'
- * 8 warps have multiplied them), the raw units likewise (raw_full: their bytes have arrived;
- * raw_empty: the 8 producer warps have transformed them), copies issued AHEAD steps ahead into
- * RAW_STAGES buffers. With every warp doing every stage, a step waited at one barrier for the
- * longest chain of copies, transforms and products (0.46 instructions issued per scheduler and
- * cycle, ResNet-18 conv2_x FP16); here the products overlap the next steps' fetch and
- * transforms. */
+/* Warp specialization (16 bits, sm_90a): warpgroup 4 asks the tensor memory accelerator for each
+ * step's units (request), warpgroups 0 and 1 transform them into U and V (warps 0-3 dy, warps
+ * 4-7 x), warpgroups 2 and 3 multiply them with wgmma straight from the planes, each A / 2
+ * alphas of 64 x 64 (128 FP32 accumulators a thread for A = 8). Steps are handed over through
+ * mbarriers: the raw units (raw_full: their bytes have arrived; raw_empty: the 8 producing warps
+ * have transformed them) in RAW_STAGES buffers, the planes (full: the producers' 256 threads
+ * have stored them; empty: the consumers' 8 warps have multiplied them) in TF_STAGES. With
+ * every warp doing every stage, a step waited at one barrier for the longest chain of copies,
+ * transforms and products (0.46 instructions issued per scheduler and cycle, ResNet-18 conv2_x
+ * FP16); here the products overlap the next steps' fetch and transforms. */
 #define PRODUCER_THREADS 256
-#define RAW_STAGES 5 /* raw buffers, requested AHEAD steps ahead */
-#define AHEAD 3
+#define REQUEST_THREADS 128
+#define WS_THREADS (NHWC_THREADS + REQUEST_THREADS)
+#define RAW_STAGES 5
 #define TF_STAGES 2
-/* Registers a thread: the producers need few, the consumers hold the accumulators; together
- * the 512 threads' 128 each. */
-#define PRODUCER_REGS 96
+/* Registers a thread: the producers and requesters need few, the consumers hold the
+ * accumulators; together the 640 threads' 96 each. At the end the 512 threads of the epilogue
+ * take EPILOGUE_REGS. */
+#define PRODUCER_REGS 64
 #define CONSUMER_REGS 160
+#define REQUEST_REGS 32
+#define EPILOGUE_REGS 112
 
 template <typename T, int A> struct ws_smem {
     tma_rows<T> raw[RAW_STAGES]; /* first: 1024-byte aligned, as the swizzle needs */
@@ -666,12 +669,12 @@ template <typename T> struct ws_addresses {
     }
 };
 
-/* Each producing warp asks the tensor memory accelerator for 4 units of a step, those from u0
- * on: warp w < 4 for the r taps of dy of units 4 w .. 4 w + 3, warp 4 + w for their alpha
- * columns of x, at coordinates (channel, column, row, image), those outside the tensors zero, a
- * unit past the segment at image N (all zero), into the raw buffer at shared address raw.
- * Lane 0 first expects the warp's bytes on the buffer's mbarrier (raw_full); lanes 0-3 ask for
- * a unit each (the requests take uniform registers: one lane at a time). */
+/* Requesting warp w (of REQUEST_THREADS / 32) asks the tensor memory accelerator for units 4 w
+ * .. 4 w + 3 of a step, those from u0 on: lanes 0-3 for their r taps of dy, lanes 4-7 for their
+ * alpha columns of x, at coordinates (channel, column, row, image), those outside the tensors
+ * zero, a unit past the segment at image N (all zero), into the raw buffer at shared address
+ * raw. Lane 0 first expects the warp's bytes on the buffer's mbarrier (raw_full); the requests
+ * take uniform registers, one lane at a time. */
 template <typename T, int A>
 static __device__ __forceinline__ void request_step(const dims &d, const fused_problem<A> &f,
                                                     const block_place &b, int u0,
@@ -679,14 +682,13 @@ static __device__ __forceinline__ void request_step(const dims &d, const fused_p
                                                     const CUtensorMap &x_map, unsigned raw,
                                                     unsigned raw_full)
 {
-    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, kind = warp / 4;
-    const int taps = kind ? f.alpha : f.r;
+    const int lane = threadIdx.x % 32, warp = (threadIdx.x - NHWC_THREADS) / 32, kind = lane / 4;
     if (lane == 0)
-        mbarrier_arrive_expect(raw_full, 4 * taps * BLOCK * (unsigned)sizeof(T));
+        mbarrier_arrive_expect(raw_full, 4 * (f.r + f.alpha) * BLOCK * (unsigned)sizeof(T));
     __syncwarp();
-    if (lane >= 4)
+    if (lane >= 8)
         return;
-    const int u = 4 * (warp % 4) + lane; /* every unit index below 2^31: winrs_fused_nhwc_takes */
+    const int u = 4 * warp + lane % 4; /* every unit index below 2^31: winrs_fused_nhwc_takes */
     const int unit = min(u0 + u, (int)f.total_units);
     const int row = wino_fast_divide(unit, f.per_row), image = wino_fast_divide(row, f.per_image);
     const int p = row - image * d.p, q = f.q0 + (unit - row * f.units) * f.r;
@@ -699,30 +701,32 @@ static __device__ __forceinline__ void request_step(const dims &d, const fused_p
                     n, raw_full);
 }
 
+/* The requesting warps: every step's units into the raw buffers, as soon as the producers have
+ * transformed what a buffer held. (When the producers asked for them themselves, four requests
+ * a warp and step, those requests were half of the instructions of the producers' step.) */
 template <typename T, int A>
-static __device__ void produce(const dims &d, const fused_problem<A> &f, const block_place &b,
-                               int steps, bool two, const unsigned (&hi)[4],
-                               const unsigned (&lo)[4], const CUtensorMap &dy_map,
-                               const CUtensorMap &x_map, ws_smem<T, A> &sm, ws_barriers &bar)
+static __device__ void request(const dims &d, const fused_problem<A> &f, const block_place &b,
+                               int steps, const CUtensorMap &dy_map, const CUtensorMap &x_map,
+                               const ws_addresses<T> &at)
 {
     constexpr int UNITS = nhwc_shape<T>::UNITS;
+    ring_place<RAW_STAGES> slot;
+    for (int s = 0; s < steps; s++, slot.advance()) {
+        if (s >= RAW_STAGES) /* the 8 producing warps have transformed its last step */
+            mbarrier_wait(at.raw_empty + 8 * slot.at, slot.parity ^ 1u);
+        request_step<T, A>(d, f, b, (int)b.begin + s * UNITS, dy_map, x_map,
+                           at.raw_buffer(slot.at), at.raw_full + 8 * slot.at);
+    }
+}
+
+template <typename T, int A>
+static __device__ void produce(int steps, bool two, const unsigned (&hi)[4],
+                               const unsigned (&lo)[4], ws_smem<T, A> &sm, ws_barriers &bar)
+{
     const ws_addresses<T> at(sm, bar);
-    const int u0 = (int)b.begin;
-    ring_place<RAW_STAGES> now, ahead; /* of steps s and s + AHEAD */
-    ring_place<TF_STAGES> slot;        /* of step s */
-    for (int s = 0; s < AHEAD; s++, ahead.advance())
-        if (s < steps)
-            request_step<T, A>(d, f, b, u0 + s * UNITS, dy_map, x_map, at.raw_buffer(ahead.at),
-                               at.raw_full + 8 * ahead.at);
-    for (int s = 0; s < steps; s++, now.advance(), ahead.advance(), slot.advance()) {
-        if (s + AHEAD < steps) {
-            /* into the buffer of step s + AHEAD - RAW_STAGES, once every warp has transformed
-             * it (long since: no warp waits for the others here) */
-            if (s + AHEAD >= RAW_STAGES)
-                mbarrier_wait(at.raw_empty + 8 * ahead.at, ahead.parity ^ 1u);
-            request_step<T, A>(d, f, b, u0 + (s + AHEAD) * UNITS, dy_map, x_map,
-                               at.raw_buffer(ahead.at), at.raw_full + 8 * ahead.at);
-        }
+    ring_place<RAW_STAGES> now;
+    ring_place<TF_STAGES> slot;
+    for (int s = 0; s < steps; s++, now.advance(), slot.advance()) {
         mbarrier_wait(at.raw_full + 8 * now.at, now.parity);
         if (s >= TF_STAGES) /* the products of step s - TF_STAGES are done */
             mbarrier_wait(at.empty + 8 * slot.at, slot.parity ^ 1u);
@@ -768,8 +772,10 @@ static __device__ void consume(int steps, ws_smem<T, A> &sm, ws_barriers &bar,
     wgmma_wait<0>();
 }
 
+/* The steps of a block; true in the requesting warps, which take no part in the epilogue (the
+ * epilogue's registers are theirs too): they go through its barriers in requesters_tail. */
 template <typename T, int A>
-static __device__ void specialized_steps(const dims &d, const fused_problem<A> &f,
+static __device__ bool specialized_steps(const dims &d, const fused_problem<A> &f,
                                          const block_place &b, int steps,
                                          const CUtensorMap &dy_map, const CUtensorMap &x_map,
                                          unsigned char *smem)
@@ -788,14 +794,14 @@ static __device__ void specialized_steps(const dims &d, const fused_problem<A> &
         mbarrier_init(&bar.empty[threadIdx.x], (NHWC_THREADS - PRODUCER_THREADS) / 32);
     }
     if (threadIdx.x < RAW_STAGES) {
-        mbarrier_init(&bar.raw_full[threadIdx.x], PRODUCER_THREADS / 32);
+        mbarrier_init(&bar.raw_full[threadIdx.x], REQUEST_THREADS / 32);
         mbarrier_init(&bar.raw_empty[threadIdx.x], PRODUCER_THREADS / 32);
     }
     /* the taps of dy past r and columns of x past alpha, which no copy writes, are zeros: a
      * thread takes a 16-byte piece of a unit's rows in a stage and zeroes it in those rows (a
      * loop over every piece of the buffers, 160 KB, took 3% of a ResNet-18 conv2_x block) */
     constexpr int UNITS = nhwc_shape<T>::UNITS;
-    for (int e = threadIdx.x; e < RAW_STAGES * UNITS * 8; e += NHWC_THREADS) {
+    for (int e = threadIdx.x; e < RAW_STAGES * UNITS * 8; e += WS_THREADS) {
         const int piece = e % 8, unit = e / 8 % UNITS, stage = e / 8 / UNITS;
         for (int row = f.r; row < 8; row++)
             ((uint4 *)&sm.raw[stage][0][unit * 8 + row][0])[piece] = make_uint4(0, 0, 0, 0);
@@ -805,7 +811,7 @@ static __device__ void specialized_steps(const dims &d, const fused_problem<A> &
     __syncthreads(); /* the barriers are set up, the zeros in */
     if (producer) {
         registers_down<PRODUCER_REGS>();
-        produce<T, A>(d, f, b, steps, kind ? bt_rest : g_rest, hi, lo, dy_map, x_map, sm, bar);
+        produce<T, A>(steps, kind ? bt_rest : g_rest, hi, lo, sm, bar);
         /* Every warp's reads of the raw buffers are done before the consumers put the
          * accumulators over them. The mbarriers order them too (each producer thread's
          * arrival on full releases its reads, and the consumers wait for the last step's), but
@@ -813,8 +819,8 @@ static __device__ void specialized_steps(const dims &d, const fused_problem<A> &
          * consumers alone here it reported the accumulators' stores against the transforms'
          * ldmatrix. */
         __syncthreads();
-        registers_up<128>();
-    } else {
+        registers_up<EPILOGUE_REGS>();
+    } else if (threadIdx.x < NHWC_THREADS) {
         registers_up<CONSUMER_REGS>();
         ws_accumulators<A> acc;
 #pragma unroll
@@ -832,7 +838,30 @@ static __device__ void specialized_steps(const dims &d, const fused_problem<A> &
                 fragment_to_shared(reinterpret_cast<const float(&)[4]>(acc[i][4 * nt]),
                                    (float *)smem + (group * (A / 2) + i) * BLOCK * M_PITCH,
                                    16 * w, 8 * nt, M_PITCH);
-        registers_down<128>();
+        registers_down<EPILOGUE_REGS>();
+    } else {
+        registers_down<REQUEST_REGS>();
+        request<T, A>(d, f, b, steps, dy_map, x_map, ws_addresses<T>(sm, bar));
+        return true;
+    }
+    return false;
+}
+
+/* The requesting warps' part in the barriers of the rest of the kernel, which count the whole
+ * block: the accumulators' way into shared memory (specialized_steps), then fused_nhwc's end,
+ * with put_kcrs's or cluster_sum's own (krsc: the epilogue is put_krsc, which has none). */
+static __device__ void requesters_tail(bool krsc, int in_cluster)
+{
+    __syncthreads(); /* the producers' reads of the raw buffers are done */
+    __syncthreads(); /* every accumulator is in shared memory */
+    if (krsc)
+        return;
+    __syncthreads(); /* put_kcrs: every thread has read its alphas; cluster_sum: likewise */
+    if (in_cluster) {
+        cooperative_groups::this_cluster().sync(); /* every part is in */
+        cooperative_groups::this_cluster().sync(); /* every part has been read */
+    } else {
+        __syncthreads(); /* put_kcrs: the taps are in shared memory */
     }
 }
 #endif
@@ -874,10 +903,17 @@ static __device__ void put_krsc(const dims &d, const fused_problem<A> &f, const 
     }
 }
 
+/* Threads of a block: with warp specialization (16 bits, sm_90a code) a warpgroup of requests
+ * beside the 512 of the other kernels (the host's count: block_threads). */
+template <typename T> static constexpr int fused_nhwc_threads()
+{
+    return WINO_WGMMA && !nhwc_shape<T>::TF32 ? WS_THREADS : NHWC_THREADS;
+}
+
 /* dy_map and x_map: dy and x for the tensor memory accelerator (16 bits), boxes of 64 channels
  * x r taps of dy and x alpha columns of x (winrs_fused_nhwc_launch). */
 template <typename T, int A>
-__global__ void __launch_bounds__(NHWC_THREADS, 1)
+__global__ void __launch_bounds__(fused_nhwc_threads<T>(), 1)
     fused_nhwc(dims d, fused_problem<A> f, const T *__restrict__ x, const T *__restrict__ dy,
                T *dw, float *buckets, int overwrite, int in_cluster,
                const __grid_constant__ CUtensorMap dy_map, const __grid_constant__ CUtensorMap x_map)
@@ -888,9 +924,12 @@ __global__ void __launch_bounds__(NHWC_THREADS, 1)
     constexpr int UNITS = nhwc_shape<T>::UNITS;
     const int steps = b.end > b.begin ? (int)((b.end - b.begin + UNITS - 1) / UNITS) : 0;
 #if WINO_WGMMA
-    if constexpr (!nhwc_shape<T>::TF32)
-        specialized_steps<T, A>(d, f, b, steps, dy_map, x_map, smem_bytes);
-    else
+    if constexpr (!nhwc_shape<T>::TF32) {
+        if (specialized_steps<T, A>(d, f, b, steps, dy_map, x_map, smem_bytes)) {
+            requesters_tail(!in_cluster && (buckets || d.dw_nhwc), in_cluster);
+            return;
+        }
+    } else
 #endif
         interleaved_steps<T, A>(d, f, b, steps, x, dy, sm);
     __syncthreads(); /* every accumulator is in shared memory */
@@ -952,7 +991,7 @@ static winrs_grid split_rounds(long units, int step, int kc_blocks, int rows, in
                                int cluster_most, double cost)
 {
     const double LAUNCH = 2.0;
-    winrs_grid g = {1, 0, 0};
+    winrs_grid g = {1, 0, 0, 0};
     double best = cost * 0.9;
     for (int s = 2; s <= cluster_most; s *= 2)
         for (int head = 1; head < kc_blocks; head++) {
@@ -962,6 +1001,23 @@ static winrs_grid split_rounds(long units, int step, int kc_blocks, int rows, in
                 best = c, g.segments = s, g.in_cluster = 1, g.head = head;
         }
     return g;
+}
+
+/* The threads of a block on device: 16 bits run the warp-specialized steps where the GPU runs
+ * the sm_90a code (fused_nhwc_threads). */
+static int block_threads(int device, size_t element_bytes)
+{
+#if WINO_CUDA_SM90A
+    int major = 0, minor = 0;
+    if (element_bytes == 2 &&
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) == cudaSuccess &&
+        major == 9 && minor == 0)
+        return WS_THREADS;
+#else
+    (void)device, (void)element_bytes;
+#endif
+    return NHWC_THREADS;
 }
 
 winrs_grid winrs_fused_nhwc_grid(int device, size_t element_bytes, long units, int kc_blocks,
@@ -974,7 +1030,8 @@ winrs_grid winrs_fused_nhwc_grid(int device, size_t element_bytes, long units, i
         sms < 1)
         sms = 132;
     double bucket_cost = 0.0, cluster_cost = 0.0;
-    winrs_grid g = {cheapest(units, step, blocks, sms, 1, bucket_most, 0, &bucket_cost), 0, 0};
+    winrs_grid g = {cheapest(units, step, blocks, sms, 1, bucket_most, 0, &bucket_cost), 0, 0,
+                    block_threads(device, element_bytes)};
     if (cluster_most < 2)
         return g;
     /* Clusters only where they save a sixth of the model's time: on the H100 eight segments in
@@ -985,7 +1042,8 @@ winrs_grid winrs_fused_nhwc_grid(int device, size_t element_bytes, long units, i
     double cost = bucket_cost;
     if (cluster_cost < bucket_cost * 0.85)
         g.segments = clustered, g.in_cluster = 1, cost = cluster_cost;
-    const winrs_grid split = split_rounds(units, step, kc_blocks, rows, sms, cluster_most, cost);
+    winrs_grid split = split_rounds(units, step, kc_blocks, rows, sms, cluster_most, cost);
+    split.threads = g.threads;
     return split.head ? split : g;
 }
 
@@ -1048,7 +1106,7 @@ static cudaError_t tensor_map(CUtensorMap *map, const T *at, int n, int rows, in
 
 template <typename T, int A>
 cudaError_t winrs_fused_nhwc_launch(const dims &d, const fused_problem<A> &f, dim3 grid,
-                                    int in_cluster, const T *x, const T *dy, T *dw,
+                                    int in_cluster, int threads, const T *x, const T *dy, T *dw,
                                     float *buckets, int overwrite, cudaStream_t stream)
 {
     CUtensorMap dy_map, x_map; /* 16 bits: where the GPU has warp specialization */
@@ -1065,7 +1123,7 @@ cudaError_t winrs_fused_nhwc_launch(const dims &d, const fused_problem<A> &f, di
     cudaLaunchConfig_t config = {};
     cudaLaunchAttribute cluster[1];
     config.gridDim = grid;
-    config.blockDim = dim3(NHWC_THREADS);
+    config.blockDim = dim3((unsigned)threads);
     config.dynamicSmemBytes = (size_t)smem;
     config.stream = stream;
     if (in_cluster) { /* the segments of a block of K x C, filter row and tile */
@@ -1082,8 +1140,8 @@ cudaError_t winrs_fused_nhwc_launch(const dims &d, const fused_problem<A> &f, di
 
 #define WINO_NHWC_LAUNCH(T, A)                                                                 \
     template cudaError_t winrs_fused_nhwc_launch<T, A>(const dims &, const fused_problem<A> &, \
-                                                       dim3, int, const T *, const T *, T *,    \
-                                                       float *, int, cudaStream_t);
+                                                       dim3, int, int, const T *, const T *,    \
+                                                       T *, float *, int, cudaStream_t);
 WINO_NHWC_LAUNCH(float, 4)
 WINO_NHWC_LAUNCH(float, WINRS_FUSED_MAX_ALPHA)
 WINO_NHWC_LAUNCH(__half, 4)

@@ -99,11 +99,12 @@ winrs_grid winrs_fused_nhwc_grid(int device, size_t element_bytes, long units, i
                                  int rows, int cluster_most, int bucket_most);
 /* Lets its kernels have the shared memory they need on the current device (once, at create). */
 cudaError_t winrs_fused_nhwc_prepare(void);
-/* Launches it on grid (K x C blocks from f.kc0, filter rows x tiles, segments); in_cluster: the
- * segments are one cluster, whose blocks sum their taps and write dw (buckets unused). */
+/* Launches it on grid (K x C blocks from f.kc0, filter rows x tiles, segments) in blocks of
+ * `threads` (winrs_grid's); in_cluster: the segments are one cluster, whose blocks sum their
+ * taps and write dw (buckets unused). */
 template <typename T, int A>
 cudaError_t winrs_fused_nhwc_launch(const dims &d, const fused_problem<A> &f, dim3 grid,
-                                    int in_cluster, const T *x, const T *dy, T *dw,
+                                    int in_cluster, int threads, const T *x, const T *dy, T *dw,
                                     float *buckets, int overwrite, cudaStream_t stream);
 
 #endif
