@@ -12,13 +12,13 @@
  * A thread block owns 64 tiles, in boxes of box_h output rows x box_w tiles (choose_boxes), and
  * 64 output channels, and goes through r x ceil(C / 16) steps of one filter row and 16 input
  * channels. Warps are specialized:
- *   - producers (warpgroups 0 and 1, 8 warps): they ask the tensor memory accelerator for each
- *     step's boxes (box_h rows x the box's columns x 16 channels; its zero fill is the padding,
- *     the channels past C and the boxes past the layer), warp 0 also for the step's U (8 x 64 x
- *     16, laid out by the filter transform as wgmma reads it), AHEAD steps ahead into RING
- *     buffers; then they transform the windows on tensor cores (16 channels x 8 taps times
- *     diag(B) in m16n8k8, the matrix split into its nearest 16-bit values and the rest, FP32
- *     sums) and store V's planes with stmatrix;
+ *   - requesters (warpgroup 4): they ask the tensor memory accelerator for each step's boxes
+ *     (box_h rows x the box's columns x 16 channels; its zero fill is the padding, the channels
+ *     past C and the boxes past the layer), warp 0 also for the step's U (8 x 64 x 16, laid out
+ *     by the filter transform as wgmma reads it), into RING buffers as they come free;
+ *   - producers (warpgroups 0 and 1, 8 warps): they transform the windows on tensor cores (16
+ *     channels x 8 taps times diag(B) in m16n8k8, the matrix split into its nearest 16-bit
+ *     values and the rest, FP32 sums) and store V's planes with stmatrix;
  *   - consumers (warpgroups 2 and 3): wgmma m64n64k16 per alpha position, 4 positions each.
  * mbarriers pass the steps: full (the accelerator's bytes are in), empty (producers have
  * transformed and consumers multiplied a ring buffer), tf_full / tf_empty for V's planes. At
@@ -42,13 +42,18 @@ static constexpr int A = ROWS_ALPHA;
 #define TILES 64 /* a block's tiles: the products' M */
 #define OUTS 64  /* a block's output channels: N */
 #define CH 16    /* input channels a step: the products' depth */
-#define THREADS 512
+#define THREADS 512 /* the producers and consumers, who also apply A^T at the end */
 #define PRODUCERS 256
-#define RING 5  /* buffers of raw windows and U, requested AHEAD steps ahead */
-#define AHEAD 3
+#define REQUESTERS 128
+#define RING 5  /* buffers of raw windows and U */
 #define TF 3    /* buffers of V's planes: the producers transform up to two steps ahead */
-#define PRODUCER_REGS 96
+/* Registers a thread: the producers and requesters need few, the consumers hold the
+ * accumulators; together the 640 threads' 96 each. At the end the 512 threads of the epilogue
+ * take EPILOGUE_REGS. */
+#define PRODUCER_REGS 64
 #define CONSUMER_REGS 160
+#define REQUEST_REGS 32
+#define EPILOGUE_REGS 112
 /* A plane of V: 64 tiles x 16 channels, and 8 elements more, so that the 8 rows of a stored
  * matrix (8 alpha positions, one plane each) fall on distinct banks. */
 #define PLANE (TILES * CH + 8)
@@ -146,24 +151,24 @@ struct rows_step {
     }
 };
 
-/* Producer warp w asks for box w + 8 l (lane l) of step `step` (filter row i, channel chunk) at
- * `mine`, warp 0 also for the step's U, into the ring's stage at shared address st (its
- * mbarrier `full`). */
+/* Requesting warp w asks for box w + 4 l (lane l) of step `step` (filter row i, channel chunk)
+ * at `mine`, warp 0 also for the step's U, into the ring's stage at shared address st (its
+ * mbarrier `full`). A step has at most 64 boxes: lanes 0-15, and lane 31 for U. */
 template <typename T>
 static __device__ __forceinline__ void request_step(const wino_rows_plan &p, rows_step step,
                                                     const box_place &mine, const T *u, int kb,
                                                     const CUtensorMap &x_map, unsigned st,
                                                     unsigned full)
 {
-    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const int lane = threadIdx.x % 32, warp = (threadIdx.x - THREADS) / 32;
     const int i = step.i, chunk = step.chunk;
-    const int mine_count = (p.boxes - warp + 7) / 8; /* boxes w, w + 8, .. below p.boxes */
+    const int mine_count = (p.boxes - warp + 3) / 4; /* boxes w, w + 4, .. below p.boxes */
     if (lane == 0)
         mbarrier_arrive_expect(full, mine_count * p.box_h * p.cols * CH * (unsigned)sizeof(T) +
                                          (warp == 0 ? U_STEP * (unsigned)sizeof(T) : 0u));
     __syncwarp();
     if (lane < mine_count)
-        tma_load_4d(st + (unsigned)((warp + 8 * lane) * p.box_elems * sizeof(T)), &x_map,
+        tma_load_4d(st + (unsigned)((warp + 4 * lane) * p.box_elems * sizeof(T)), &x_map,
                     chunk * CH, mine.tw0 * p.m - p.pad_w, mine.h0 + i - p.pad_h, mine.n, full);
     else if (warp == 0 && lane == 31)
         bulk_load(st + (unsigned)offsetof(rows_stage<T>, u),
@@ -171,9 +176,34 @@ static __device__ __forceinline__ void request_step(const wino_rows_plan &p, row
                   full);
 }
 
+/* The requesters: each step's boxes and U into the ring, as soon as the producers have
+ * transformed and the consumers multiplied what a stage held. (When the producers asked for
+ * them themselves, a step waited for their requests too.) */
+template <typename T>
+static __device__ void request(const wino_rows_plan &p, int tb, int kb, int first, int steps,
+                               const T *u, const CUtensorMap &x_map, rows_smem<T> &sm,
+                               rows_barriers &bar)
+{
+    const box_place mine =
+        box_of(p, tb * p.boxes + (threadIdx.x - THREADS) / 32 + 4 * (threadIdx.x % 32));
+    const rows_addresses at(sm, bar);
+    constexpr unsigned STAGE = sizeof(rows_stage<T>);
+    rows_step step;
+    step.i = first % p.r, step.chunk = first / p.r;
+    ring_place<RING> slot;
+    for (int s = 0; s < steps; s++, step.advance(p.r), slot.advance()) {
+        if (s >= RING) /* the producers and consumers of step s - RING are done with it */
+            mbarrier_wait(at.empty + 8 * slot.at, slot.parity ^ 1u);
+        request_step<T>(p, step, mine, u, kb, x_map, at.ring + slot.at * STAGE,
+                        at.full + 8 * slot.at);
+    }
+}
+
 /* V of a step from its windows: a warp takes 4 groups of 2 tiles' windows (8 columns each) x
  * 16 channels; transposed, times diag(B) they give 16 channels x 8 alphas of a tile, stored
- * transposed (a row per alpha position, each into its plane). */
+ * transposed (a row per alpha position, each into its plane). Every group's load first, then
+ * the products, then the stores: ldmatrix and stmatrix are volatile asm, kept in program order,
+ * so group by group each load waited for the last group's store (as in WinRS's transform_jobs). */
 template <typename T, bool TWO>
 static __device__ __forceinline__ void transform(const wino_rows_plan &p, unsigned hi,
                                                  unsigned lo, const rows_stage<T> &st,
@@ -181,56 +211,44 @@ static __device__ __forceinline__ void transform(const wino_rows_plan &p, unsign
 {
     constexpr int JOBS = TILES * A / 16 / (PRODUCERS / 32);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, m = lane / 8, part = m % 2;
+    unsigned frag[JOBS][4], out[JOBS][4];
+    int row[JOBS];
 #pragma unroll
     for (int j = 0; j < JOBS; j++) {
-        const int row = (warp * JOBS + j) * 16 + 8 * (m / 2) + lane % 8;
-        const int t = row / A, in = t & ((1 << p.lg_tiles) - 1); /* tile, its place in its box */
-        const int at = (in >> p.lg_w) * p.cols + (in & (p.box_w - 1)) * p.m + row % A;
-        unsigned frag[4], out[4];
-        ldmatrix_x4_trans(frag, &st.raw[(t >> p.lg_tiles) * p.box_elems + at * CH +
-                                        8 * raw_piece(at, part)]);
+        row[j] = (warp * JOBS + j) * 16 + 8 * (m / 2) + lane % 8;
+        const int t = row[j] / A, in = t & ((1 << p.lg_tiles) - 1); /* tile, its place in its box */
+        const int at = (in >> p.lg_w) * p.cols + (in & (p.box_w - 1)) * p.m + row[j] % A;
+        ldmatrix_x4_trans(frag[j], &st.raw[(t >> p.lg_tiles) * p.box_elems + at * CH +
+                                           8 * raw_piece(at, part)]);
+    }
+#pragma unroll
+    for (int j = 0; j < JOBS; j++)
 #pragma unroll
         for (int kb = 0; kb < 2; kb++) {
             float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-            mma_k8<T>::run(acc, frag + 2 * kb, hi);
+            mma_k8<T>::run(acc, frag[j] + 2 * kb, hi);
             if (TWO)
-                mma_k8<T>::run(acc, frag + 2 * kb, lo);
-            out[2 * kb] = pack16<T>(acc[0], acc[1]);
-            out[2 * kb + 1] = pack16<T>(acc[2], acc[3]);
+                mma_k8<T>::run(acc, frag[j] + 2 * kb, lo);
+            out[j][2 * kb] = pack16<T>(acc[0], acc[1]);
+            out[j][2 * kb + 1] = pack16<T>(acc[2], acc[3]);
         }
-        stmatrix_x4_trans(&v[row % A][k_major_at(t, 8 * part)], out);
-    }
+#pragma unroll
+    for (int j = 0; j < JOBS; j++)
+        stmatrix_x4_trans(&v[row[j] % A][k_major_at(row[j] / A, 8 * part)], out[j]);
 }
 
-/* The producers of `steps` steps from step `first` on. */
+/* The producers of `steps` steps. */
 template <typename T>
-static __device__ void produce(const wino_rows_plan &p, int tb, int kb, int first, int steps,
-                               const T *u, const CUtensorMap &x_map, rows_smem<T> &sm,
+static __device__ void produce(const wino_rows_plan &p, int steps, rows_smem<T> &sm,
                                rows_barriers &bar)
 {
-    const int lane = threadIdx.x % 32;
-    const box_place mine = box_of(p, tb * p.boxes + threadIdx.x / 32 + 8 * lane);
     unsigned hi, lo;
     diag_fragment16<T, A>(p.bt, hi, lo);
     const bool two = __any_sync(0xffffffffu, lo != 0u);
     const rows_addresses at(sm, bar);
-    constexpr unsigned STAGE = sizeof(rows_stage<T>);
-    rows_step step; /* of step s + AHEAD */
-    step.i = first % p.r, step.chunk = first / p.r;
-    ring_place<RING> now, ahead; /* of steps s and s + AHEAD */
-    ring_place<TF> slot;         /* of step s */
-    for (int s = 0; s < AHEAD; s++, step.advance(p.r), ahead.advance())
-        if (s < steps)
-            request_step<T>(p, step, mine, u, kb, x_map, at.ring + ahead.at * STAGE,
-                            at.full + 8 * ahead.at);
-    for (int s = 0; s < steps; s++, now.advance(), ahead.advance(), slot.advance()) {
-        if (s + AHEAD < steps) {
-            if (s + AHEAD >= RING) /* the producers and consumers of step s + AHEAD - RING */
-                mbarrier_wait(at.empty + 8 * ahead.at, ahead.parity ^ 1u);
-            request_step<T>(p, step, mine, u, kb, x_map, at.ring + ahead.at * STAGE,
-                            at.full + 8 * ahead.at);
-            step.advance(p.r);
-        }
+    ring_place<RING> now;
+    ring_place<TF> slot;
+    for (int s = 0; s < steps; s++, now.advance(), slot.advance()) {
         mbarrier_wait(at.full + 8 * now.at, now.parity);
         if (s >= TF) /* the products of step s - TF are done */
             mbarrier_wait(at.tf_empty + 8 * slot.at, slot.parity ^ 1u);
@@ -241,7 +259,7 @@ static __device__ void produce(const wino_rows_plan &p, int tb, int kb, int firs
         fence_proxy_async(); /* the products read the planes through wgmma */
         mbarrier_arrive(at.tf_full + 8 * slot.at);
         __syncwarp();
-        if (lane == 0)
+        if (threadIdx.x % 32 == 0)
             mbarrier_arrive(at.empty + 8 * now.at);
     }
 }
@@ -351,7 +369,7 @@ static __device__ void output_transform(const wino_rows_plan &p, int tb, int kb,
 /* The clusters from first_cluster on; SPLIT: launched in clusters of p.splits blocks
  * (choose_launches). */
 template <typename T, bool SPLIT>
-__global__ void __launch_bounds__(THREADS, 1)
+__global__ void __launch_bounds__(THREADS + REQUESTERS, 1)
     rows_fused(const __grid_constant__ wino_rows_plan p, int first_cluster,
                const T *__restrict__ u, const float *__restrict__ bias, T *__restrict__ y,
                const __grid_constant__ CUtensorMap x_map)
@@ -370,7 +388,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     const int chunk0 = rank * p.chunks / splits, chunk1 = (rank + 1) * p.chunks / splits;
     const int first = chunk0 * p.r, steps = (chunk1 - chunk0) * p.r;
     if (threadIdx.x < RING) {
-        mbarrier_init(&bar.full[threadIdx.x], PRODUCERS / 32);
+        mbarrier_init(&bar.full[threadIdx.x], REQUESTERS / 32);
         mbarrier_init(&bar.empty[threadIdx.x], THREADS / 32);
     }
     if (threadIdx.x < TF) {
@@ -380,13 +398,26 @@ __global__ void __launch_bounds__(THREADS, 1)
     __syncthreads();
     if (threadIdx.x < PRODUCERS) {
         registers_down<PRODUCER_REGS>();
-        produce<T>(p, tb, kb, first, steps, u, x_map, sm, bar);
+        produce<T>(p, steps, sm, bar);
         __syncthreads(); /* the consumers' (consume): the shared memory is theirs now */
-        registers_up<128>();
-    } else {
+        registers_up<EPILOGUE_REGS>();
+    } else if (threadIdx.x < THREADS) {
         registers_up<CONSUMER_REGS>();
         consume<T>(steps, sm, bar, (float *)smem);
-        registers_down<128>();
+        registers_down<EPILOGUE_REGS>();
+    } else {
+        /* no part in the epilogue (its registers are the requesters' too), only in the block's
+         * barriers below */
+        registers_down<REQUEST_REGS>();
+        request<T>(p, tb, kb, first, steps, u, x_map, sm, bar);
+        __syncthreads(); /* the consumers' (consume) */
+        if constexpr (SPLIT) {
+            cooperative_groups::this_cluster().sync();
+            cooperative_groups::this_cluster().sync();
+        } else {
+            __syncthreads();
+        }
+        return;
     }
     if constexpr (SPLIT) /* every accumulator of the cluster is in shared memory */
         cooperative_groups::this_cluster().sync();
@@ -593,8 +624,8 @@ static cudaError_t launch(const struct wino_rows_plan *p, const T *u, const floa
                           const CUtensorMap &x_map, cudaStream_t stream)
 {
     if (p->head > 0) {
-        rows_fused<T, false><<<(unsigned)p->head, THREADS, smem_bytes<T>(), stream>>>(
-            *p, 0, u, bias, y, x_map);
+        rows_fused<T, false><<<(unsigned)p->head, THREADS + REQUESTERS, smem_bytes<T>(),
+                               stream>>>(*p, 0, u, bias, y, x_map);
         const cudaError_t e = cudaGetLastError();
         if (e != cudaSuccess || p->head == p->clusters)
             return e;
@@ -607,7 +638,7 @@ static cudaError_t launch(const struct wino_rows_plan *p, const T *u, const floa
     cluster.val.clusterDim.z = 1;
     cudaLaunchConfig_t config = {};
     config.gridDim = dim3(blocks);
-    config.blockDim = dim3(THREADS);
+    config.blockDim = dim3(THREADS + REQUESTERS);
     config.dynamicSmemBytes = smem_bytes<T>();
     config.stream = stream;
     config.attrs = &cluster;
