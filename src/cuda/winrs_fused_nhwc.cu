@@ -3,8 +3,8 @@
  * values, three products: about FP32's accuracy). A thread block owns 64 x 64 of K x C, one
  * filter row and tile, one segment of units, and goes through its units UNITS at a time in
  * three stages. In 16 bits on Hopper (sm_90a code) different warps run them: see
- * specialized_steps (the tensor memory accelerator fetches, producer warps transform, consumer
- * warpgroups multiply with wgmma). Otherwise every warp takes part in each, overlapping across
+ * specialized_steps (a warpgroup asks the tensor memory accelerator for the units, producer
+ * warps transform them, consumer warpgroups multiply with wgmma). Otherwise every warp takes part in each, overlapping across
  * steps (interleaved_steps):
  *   1. fetch: cp.async copies the step's units of dy (r taps x 64 channels) and windows of x
  *      (alpha columns x 64 channels) into shared memory, two steps ahead, zeros where a unit is
