@@ -292,11 +292,17 @@ __global__ void sum_buckets(dims d, int j0, int taps, int segments, const float 
     store(dw, at, overwrite ? sum : load(dw, at) + sum);
 }
 
+/* The blocks of BLOCK x BLOCK that K x C takes (place_of's count on the device). */
+static long kc_blocks_of(const dims &d)
+{
+    return (long)((d.k + BLOCK - 1) / BLOCK) * ((d.c + BLOCK - 1) / BLOCK);
+}
+
 winrs_grid winrs_fused_grid(const dims &d, const wino_cuda_winrs_problem &pr,
                             size_t element_bytes, int device, double bucket_budget)
 {
-    const double kc_blocks = ceil(d.k / (double)BLOCK) * ceil(d.c / (double)BLOCK);
-    const double blocks = kc_blocks * d.r * pr.tiles;
+    const long kc_blocks = kc_blocks_of(d);
+    const double blocks = (double)kc_blocks * d.r * pr.tiles;
     const double units = (double)d.n * d.p * pr.units;
     const double bucket = 4.0 * d.k * d.c * d.r * d.s;
     const double by_units = fmin((double)MAX_SEGMENTS, floor(units / MIN_SEGMENT_UNITS));
@@ -357,7 +363,7 @@ static cudaError_t launch_grid(const dims &d, const wino_cuda_winrs_problem &pr,
                                const winrs_grid &g, int nhwc, const T *x, const T *dy, T *dw,
                                float *buckets, int overwrite, cudaStream_t s)
 {
-    const int kc_blocks = ((d.k + BLOCK - 1) / BLOCK) * ((d.c + BLOCK - 1) / BLOCK);
+    const int kc_blocks = (int)kc_blocks_of(d);
     if (g.head > 0) {
         const winrs_grid whole = {1, 0, 0, g.threads};
         const cudaError_t e = launch_fused<A>(d, pr, 0, g.head, whole, nhwc, x, dy, dw, buckets,
