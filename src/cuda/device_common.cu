@@ -233,6 +233,15 @@ enum wino_status time_run(const struct wino_context *ctx,
     return WINO_SUCCESS;
 }
 
+int compute_capability(int device)
+{
+    int major = 0, minor = 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess)
+        return 0;
+    return 10 * major + minor;
+}
+
 enum wino_status device_name(const struct wino_context *ctx, char *buf, size_t cap)
 {
     const enum wino_status st = check_context(ctx);

@@ -76,6 +76,10 @@ enum wino_status time_run(const struct wino_context *ctx,
                           enum wino_status (*run)(void *arg, void *stream), void *arg,
                           double *ms);
 /* The name of ctx's device (cudaDeviceProp.name, e.g. "NVIDIA H100 80GB HBM3") into buf. */
+/* The device's compute capability as 10 major + minor (90 for Hopper, where sm_90a code runs),
+ * 0 where it cannot be read. */
+int compute_capability(int device);
+
 enum wino_status device_name(const struct wino_context *ctx, char *buf, size_t cap);
 
 /* A device that exists, and a stream (if any) of that device. */

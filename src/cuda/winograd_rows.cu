@@ -32,6 +32,7 @@
 
 #include <type_traits>
 
+#include "cuda/device_common.h"
 #include "cuda/tensor_core_ptx.cuh"
 #include "cuda/tensor_core_transform.cuh"
 #include "cuda/tensor_map.h"
@@ -470,11 +471,10 @@ const char *wino_rows_refusal(const struct wino_conv2d_desc *d, int device)
     if (d->s < 2 || d->s > ROWS_ALPHA - 1)
         return "the ROWS variant takes filters 2 to 7 wide (alpha 8)";
 #if WINO_CUDA_SM90A
-    int major = 0, minor = 0;
-    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess)
+    const int cc = compute_capability(device);
+    if (!cc)
         return "the ROWS variant: the device's compute capability is unknown";
-    if (major != 9 || minor != 0)
+    if (cc != 90)
         return "the ROWS variant runs on Hopper (sm_90) only";
     return NULL;
 #else

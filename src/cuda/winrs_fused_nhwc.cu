@@ -35,6 +35,7 @@
 
 #include <type_traits>
 
+#include "cuda/device_common.h"
 #include "cuda/tensor_core_ptx.cuh"
 #include "cuda/tensor_core_transform.cuh"
 #include "cuda/tensor_map.h"
@@ -947,10 +948,7 @@ __global__ void __launch_bounds__(fused_nhwc_threads<T>(), 1)
 
 int winrs_fused_nhwc_cluster_max(int device)
 {
-    int major = 0;
-    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess)
-        return 1;
-    return major >= 9 ? WINRS_CLUSTER_MAX : 1;
+    return compute_capability(device) >= 90 ? WINRS_CLUSTER_MAX : 1;
 }
 
 /* The model's cost of s segments: one block per SM; a block costs its steps of `step` units
@@ -1008,11 +1006,7 @@ static winrs_grid split_rounds(long units, int step, int kc_blocks, int rows, in
 static int block_threads(int device, size_t element_bytes)
 {
 #if WINO_CUDA_SM90A
-    int major = 0, minor = 0;
-    if (element_bytes == 2 &&
-        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
-        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) == cudaSuccess &&
-        major == 9 && minor == 0)
+    if (element_bytes == 2 && compute_capability(device) == 90)
         return WS_THREADS;
 #else
     (void)device, (void)element_bytes;
