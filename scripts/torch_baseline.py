@@ -7,8 +7,9 @@ calls) with output_mask selecting grad_input (dx from dy and w) or grad_weight (
 dy) alone, on the layer's dy (uniform in (-1, 1), like x and w); the op column says which.
 
 Timing as `wino bench`: cudnn.benchmark = True, W warm-up calls (the first one lets cuDNN pick its
-engine for the shape), then R calls enqueued back to back with a CUDA event between consecutive
-calls; the median of the R intervals. f16 and bf16 run in channels_last (NHWC, like wino), f32
+engine for the shape), then R calls enqueued behind a GPU sleep (so that the GPU runs them back
+to back, whatever the host spends on a call) with a CUDA event between consecutive calls; the
+median of the R intervals. f16 and bf16 run in channels_last (NHWC, like wino), f32
 with TF32 off (torch's default for convolutions is TF32 on) in NCHW, torch's default, and in
 channels_last (wino's layout): a row each (--layout picks one). --dtype int8 times f16:
 torch has no INT8 convolution on CUDA, and FP16 is what wino's INT8 kernels must beat.
@@ -73,17 +74,47 @@ def timing_mode(torch):
     torch.backends.cuda.matmul.allow_tf32 = False
 
 
+def sleep_cycles(torch, seconds):
+    """GPU clock cycles of torch.cuda._sleep that last about seconds (measured once)."""
+    if not hasattr(sleep_cycles, 'per_second'):
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        torch.cuda._sleep(10 ** 7)
+        stop.record()
+        stop.synchronize()
+        sleep_cycles.per_second = 10 ** 7 / (start.elapsed_time(stop) * 1e-3)
+    return int(seconds * sleep_cycles.per_second)
+
+
 def median_ms(torch, call, warmup, reps):
-    """Median of reps back-to-back calls, an event between consecutive ones (as `wino bench`)."""
+    """Median of reps back-to-back calls, an event between consecutive ones (as `wino bench`).
+    The calls wait behind a GPU sleep that outlasts the host's enqueueing of them all, so that
+    the GPU runs them back to back and the intervals time the GPU alone: enqueued as the host
+    goes, a kernel shorter than torch's dispatch (tens of microseconds a call on some hosts)
+    timed the host instead. The sleep grows until the first event is still pending when the
+    host has enqueued the last call."""
     for _ in range(warmup):
         call()
-    events = [torch.cuda.Event(enable_timing=True) for _ in range(reps + 1)]
-    events[0].record()
-    for i in range(reps):
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(reps):
         call()
-        events[i + 1].record()
-    events[-1].synchronize()
-    return statistics.median(events[i].elapsed_time(events[i + 1]) for i in range(reps))
+    host_s = time.perf_counter() - start
+    torch.cuda.synchronize()
+    cycles = sleep_cycles(torch, 2 * host_s + 1e-3)
+    for _ in range(5):
+        events = [torch.cuda.Event(enable_timing=True) for _ in range(reps + 1)]
+        torch.cuda._sleep(cycles)
+        events[0].record()
+        for i in range(reps):
+            call()
+            events[i + 1].record()
+        ahead = not events[0].query()
+        events[-1].synchronize()
+        if ahead:
+            return statistics.median(events[i].elapsed_time(events[i + 1]) for i in range(reps))
+        cycles *= 4
+    sys.exit('torch_baseline: the host could not enqueue the calls ahead of the GPU')
 
 
 def layer_row(torch, index, layer, args, dtype, nhwc, device_name):

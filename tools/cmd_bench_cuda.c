@@ -350,16 +350,29 @@ void bench_cuda_usage(FILE *out)
 
 /* ---- timing ---- */
 
+/* The stream's gate (gate_wait): closed until the host has enqueued every timed run, or for at
+ * most GATE_LIMIT_MS (a run that waits for the GPU itself must not wait for the gate). */
+#define GATE_LIMIT_MS 2000.0
+
+/* A host function on the stream: the work behind it waits until *open. */
+static void CUDART_CB gate_wait(void *open)
+{
+    const double until = bench_now_ms() + GATE_LIMIT_MS;
+    while (!__atomic_load_n((int *)open, __ATOMIC_ACQUIRE) && bench_now_ms() < until)
+        ;
+}
+
 /* The median time in ms of reps runs of r, each between two events on stream, after warmup
- * untimed runs. Consecutive runs share an event so that the GPU runs them back to back while the
- * host enqueues ahead. Returns 0, or 1 with the error recorded. */
+ * untimed runs. Consecutive runs share an event, and the runs wait at a gate until the host has
+ * enqueued them all, so that the GPU runs them back to back and the events time the GPU alone,
+ * whatever the host spends on a run. Returns 0, or 1 with the error recorded. */
 static int time_runs(const struct bench_runner *r, cudaStream_t stream, long warmup, long reps,
                      double *ms)
 {
     cudaEvent_t *ev = calloc((size_t)reps + 1, sizeof *ev);
     double *t = malloc((size_t)reps * sizeof *t);
     long made = 0;
-    int rc = 1;
+    int rc = 1, open = 0;
     if (!ev || !t) {
         bench_cuda_record("malloc", __FILE__, __LINE__, "out of memory");
         goto done;
@@ -370,11 +383,13 @@ static int time_runs(const struct bench_runner *r, cudaStream_t stream, long war
     for (long i = 0; i < warmup; i++)
         if (r->run(r->state))
             goto done;
-    if (BENCH_CUDA_FAILED(cudaEventRecord(ev[0], stream)))
-        goto done;
+    if (BENCH_CUDA_FAILED(cudaLaunchHostFunc(stream, gate_wait, &open)) ||
+        BENCH_CUDA_FAILED(cudaEventRecord(ev[0], stream)))
+        goto opened;
     for (long i = 0; i < reps; i++)
         if (r->run(r->state) || BENCH_CUDA_FAILED(cudaEventRecord(ev[i + 1], stream)))
-            goto done;
+            goto opened;
+    __atomic_store_n(&open, 1, __ATOMIC_RELEASE);
     if (BENCH_CUDA_FAILED(cudaEventSynchronize(ev[reps])))
         goto done;
     for (long i = 0; i < reps; i++) {
@@ -385,6 +400,10 @@ static int time_runs(const struct bench_runner *r, cudaStream_t stream, long war
     }
     *ms = bench_median(t, reps);
     rc = 0;
+    goto done;
+opened: /* a failure after the gate: open it, and let the stream drain before open goes */
+    __atomic_store_n(&open, 1, __ATOMIC_RELEASE);
+    (void)cudaStreamSynchronize(stream); /* teardown */
 done:
     for (long i = 0; i < made; i++)
         (void)cudaEventDestroy(ev[i]); /* teardown */
