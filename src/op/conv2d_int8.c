@@ -176,11 +176,15 @@ static enum wino_status create_winograd(const struct wino_conv2d_desc *desc, con
     if (options && options->matrices)
         return wino_fail(WINO_INVALID_ARGUMENT, "INT8 Winograd: the tiles are fixed (leave "
                                                 "options.matrices NULL)");
-    if (variant != WINO_VARIANT_AUTO &&
-        (!cuda || (variant != WINO_VARIANT_FUSED && variant != WINO_VARIANT_NON_FUSED &&
-                   variant != WINO_VARIANT_FUSED_OUTPUT)))
+    if (variant != WINO_VARIANT_AUTO && !cuda)
         return wino_fail(WINO_INVALID_ARGUMENT, "INT8 Winograd: the variant is fixed on the "
-                                                "CPU (leave it 0); any variant on CUDA");
+                                                "CPU (leave it 0)");
+    if (variant == WINO_VARIANT_ROWS)
+        return wino_fail(WINO_UNSUPPORTED, "INT8 Winograd on CUDA: no rows variant (fused, "
+                                           "non-fused or fused-output)");
+    if (variant != WINO_VARIANT_AUTO && variant != WINO_VARIANT_FUSED &&
+        variant != WINO_VARIANT_NON_FUSED && variant != WINO_VARIANT_FUSED_OUTPUT)
+        return wino_fail(WINO_INVALID_ARGUMENT, "INT8 Winograd: unknown variant %d", (int)variant);
     void *host_weights = NULL; /* the layer is prepared on the host from a copy */
     if (cuda && (st = weights_to_host(desc, weights, params, ctx, &host_weights)))
         return st;

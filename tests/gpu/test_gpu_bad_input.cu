@@ -311,6 +311,8 @@ int main(void)
     o8.tile_m = 4;
     o8.variant = (enum wino_variant)7;
     expect_create_int8(&d8, dw8, &q8, &ctx, &o8, WINO_INVALID_ARGUMENT, "INT8 create variant 7");
+    o8.variant = WINO_VARIANT_ROWS; /* a variant INT8 lacks: unsupported, not invalid */
+    expect_create_int8(&d8, dw8, &q8, &ctx, &o8, WINO_UNSUPPORTED, "INT8 create rows variant");
     o8.variant = WINO_VARIANT_NON_FUSED; /* with a workspace to refuse */
     wino_conv2d *op8 = NULL;
     size_t bytes8 = 0;
