@@ -184,7 +184,10 @@ def plot_torch(out, paths):
         own, t = rows[0][2]['own'], rows[0][2]['torch']
         against = '' if own['dtype'] == t['dtype'] else f" vs torch {DTYPES[t['dtype']]}"
         base = path.rsplit('/', 1)[-1].replace('.csv', '')
-        ax.set_title(f"{own['set']} {DTYPES[own['dtype']]}{against}, batch {own['N']} ({base}); "
+        batches = sorted({int(r[2]['own']['N']) for r in rows})
+        batch = (f'batch {batches[0]}' if len(batches) == 1 else
+                 'batches ' + ', '.join(map(str, batches)) + ' as in the set')
+        ax.set_title(f"{own['set']} {DTYPES[own['dtype']]}{against}, {batch} ({base}); "
                      f"geomean: " + ', '.join(f'{label} {panel_geomean(rows, n):.2f}x'
                                               for n, label, _ in present), fontsize=8)
         ax.legend(fontsize=7, loc='upper left', bbox_to_anchor=(1.0, 1.0))
