@@ -58,8 +58,8 @@ if [ -f .gpu-deps/include/gmp.h ]; then # shared libraries need a PIC GMP: libgm
   [ -f "$gmp" ] || gmp=$PWD/.gpu-deps/lib/libgmp.a
   deps=(-DGMP_INCLUDE_DIR="$PWD/.gpu-deps/include" -DGMP_LIBRARY="$gmp")
 fi
-wheel=$(python3 -c 'import nvidia.cudnn, os; print(os.path.dirname(nvidia.cudnn.__file__))' \
-        2>/dev/null)
+# (its package may be a namespace package, without __file__: its first path)
+wheel=$(python3 -c 'import nvidia.cudnn as m; print(list(m.__path__)[0])' 2>/dev/null)
 if [ -n "$wheel" ] && [ -f "$wheel/lib/libcudnn.so.9" ]; then
   mkdir -p build-gpu-cudnn && ln -sf "$wheel/lib/libcudnn.so.9" build-gpu-cudnn/libcudnn.so
   deps+=(-DCUDNN_LIBRARY="$PWD/build-gpu-cudnn/libcudnn.so")
