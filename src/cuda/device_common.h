@@ -62,8 +62,9 @@ enum wino_status check_seen(struct seen_arguments *s, int slot, const void *p, i
                             int device, const char *what);
 
 /* The milliseconds of a run of run(arg, stream) on stream after a warm-up: the median of 5
- * samples of 4 runs back to back; a negative value when one failed (its error is left for the
- * caller to clear). */
+ * samples of 4 runs back to back, all enqueued before the GPU starts them (the GPU's time, not
+ * the host's); a negative value when one failed (its error is left for the caller to clear).
+ * Not on a stream being captured. */
 float median_run_ms(cudaStream_t stream, enum wino_status (*run)(void *arg, void *stream),
                     void *arg);
 
