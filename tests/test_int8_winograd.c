@@ -200,7 +200,7 @@ static double int8_sqnr(const struct wino_conv2d_desc *df, int m, const float *x
 
 /* (b) again with every (int8 GEMM, vector ISA) pair this machine runs, through the engine, on 2
  * threads: random small images (one block of tiles, shared by the threads) or, with c > 0, the
- * given shape (c = k = 64 on 40 x 40: several blocks, one thread each). */
+ * given shape (C = K = c on hw x hw: several blocks, one thread each; K in chunks past 64). */
 static void check_engine_isas(struct test_counts *tc, struct test_rng *rng, int m, int c, int hw)
 {
     const int C = c ? c : 1 + (int)(test_rng_next(rng) % 90);
@@ -429,6 +429,11 @@ int main(void)
         check_engine_isas(&tc, &rng, tiles[i % 3], 0, 0);
     for (int i = 0; i < 2; i++)
         check_engine_isas(&tc, &rng, tiles[i], 64, 40);
+    /* K in chunks of 64, 64 and 22 channels, several blocks; drawn from a stream of their own,
+     * so that the draws of the checks below stay as they were */
+    struct test_rng chunked = {rng.s ^ 0x9e3779b97f4a7c15u};
+    for (int i = 0; i < 2; i++)
+        check_engine_isas(&tc, &chunked, tiles[i], 150, 24);
     check_calibrated(&tc, &rng);
     check_refusals(&tc);
     return test_report(&tc);

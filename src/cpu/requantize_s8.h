@@ -13,5 +13,8 @@
  * bits for int8 and uint8 outputs); offset may be NULL (no offset). isa <= wino_cpu_isa(). */
 void wino_s8_requantize_row(enum wino_isa isa, const struct wino_int8_layer *L, const int32_t *y,
                             const int32_t *offset, int k0, int k1, uint8_t *out);
+/* The same for sums of channels k0 .. k1 - 1 alone: out[k] from y[k - k0], no offset. */
+void wino_s8_requantize_chunk(enum wino_isa isa, const struct wino_int8_layer *L,
+                              const int32_t *y, int k0, int k1, uint8_t *out);
 
 #endif

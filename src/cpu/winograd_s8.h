@@ -15,10 +15,13 @@ struct wino_s8_engine {
     struct wino_int8_layer layer; /* owned: Uq and the requantization constants */
     enum wino_s8_isa isa;
     enum wino_isa vector_isa; /* of the transforms and the requantization */
-    void *packed_u;      /* alpha^2 matrices Uq[pos] (C x K), packed for the GEMM */
-    size_t packed_bytes; /* bytes of one packed matrix (a 64-byte multiple) */
+    /* Uq[pos] (C x K) packed for the GEMM in chunks of `chunk` columns of K, [chunk][pos]: a
+     * block's GEMMs and output transforms go chunk by chunk, so that its int32 M stays in L2
+     * for blocks of many tiles, which read the filters fewer times */
+    void *packed_u;
+    size_t packed_bytes; /* bytes of one packed chunk (a 64-byte multiple) */
     size_t lda;          /* bytes per GEMM row of transformed activations */
-    int threads, tile_block;
+    int threads, tile_block, chunk;
     wino_s8_input_fn *input;
     wino_s8_output_fn *output;
     wino_s8_widen_fn *widen;
