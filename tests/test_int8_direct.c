@@ -31,9 +31,10 @@ struct layer {
     size_t xn, yn;
 };
 
-/* Kinds of random layers: any, 3 x 3 of stride 1, and stride 1 with 64 or 128 channels (what
- * the direct engine's implicit path takes). */
-enum layer_kind { ANY_LAYER, THREE_BY_THREE, IMPLICIT };
+/* Kinds of random layers: any, 3 x 3 of stride 1, stride 1 with 64 or 128 channels (what
+ * the direct engine's implicit path takes), and any of stride 1 on 24 x 24 to 40 x 40 images
+ * (blocks enough for the engine's output channels in one group). */
+enum layer_kind { ANY_LAYER, THREE_BY_THREE, IMPLICIT, LARGE };
 
 static void random_layer(struct test_rng *rng, struct layer *L, enum layer_kind kind)
 {
@@ -47,7 +48,8 @@ static void random_layer(struct test_rng *rng, struct layer *L, enum layer_kind 
     const int c = kind == IMPLICIT ? 64 << (test_rng_next(rng) % 2)
                                    : 1 + (int)(test_rng_next(rng) % 37);
     const int k = 1 + (int)(test_rng_next(rng) % 40);
-    int h = 1 + (int)(test_rng_next(rng) % 13), w = 1 + (int)(test_rng_next(rng) % 13);
+    const int side = kind == LARGE ? 24 : 1, sides = kind == LARGE ? 17 : 13;
+    int h = side + (int)(test_rng_next(rng) % sides), w = side + (int)(test_rng_next(rng) % sides);
     if (h + 2 * pad < dil * (r - 1) + 1) /* the dilated filter fits the padded image */
         h = dil * (r - 1) + 1;
     if (w + 2 * pad < dil * (s - 1) + 1)
@@ -97,9 +99,12 @@ static void describe(char *out, size_t n, const struct layer *L, const char *how
 /* (a) through the API and through the engine with each GEMM, against the reference. */
 static void random_layers(struct test_counts *tc, struct test_rng *rng)
 {
-    for (int i = 0; i < 80; i++) {
+    for (int i = 0; i < 88; i++) {
         struct layer L;
-        random_layer(rng, &L, i >= 60 ? IMPLICIT : i % 6 == 0 ? THREE_BY_THREE : ANY_LAYER);
+        random_layer(rng, &L, i >= 80   ? LARGE
+                              : i >= 60 ? IMPLICIT
+                              : i % 6 == 0 ? THREE_BY_THREE
+                                           : ANY_LAYER);
         struct wino_int8_layer ref_layer;
         enum wino_status st = wino_int8_direct_prepare(&L.d, L.w, &L.q, L.o.bias, L.o.relu,
                                                        &ref_layer);

@@ -176,8 +176,8 @@ static void input_tile(const struct wino_s8_engine *e, const struct wino_conv2d_
     e->input(win, (int)cp, e->layer.f_a, a_rows, pos_stride);
 }
 
-/* Steps 5-7 of one tile for channels k0 .. k0 + n - 1 (a chunk of cw lanes) from row `slot`
- * of the block's M chunk (pos stride tb * cw). */
+/* Steps 5-7 of one tile (image n, output rows p0.., columns q0..) for the chunk of K from
+ * channel k0 (cw lanes), from the tile's row of the block's M chunk (pos stride tb * cw). */
 static void output_tile(const struct wino_s8_engine *e, const struct wino_conv2d_desc *d, int p,
                         int q, int n, int p0, int q0, int k0, int cw, const int32_t *mm,
                         size_t pos_stride, int32_t *tmp, void *y)
