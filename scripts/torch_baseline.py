@@ -93,13 +93,12 @@ def median_ms(torch, call, warmup, reps):
     goes, a kernel shorter than torch's dispatch (tens of microseconds a call on some hosts)
     timed the host instead. The sleep grows until the first event is still pending when the
     host has enqueued the last call."""
-    for _ in range(warmup):
-        call()
+    call()  # the first call may search cuDNN's engines: not the host's cost of a call
     torch.cuda.synchronize()
     start = time.perf_counter()
-    for _ in range(reps):
+    for _ in range(max(warmup - 1, 1)):
         call()
-    host_s = time.perf_counter() - start
+    host_s = (time.perf_counter() - start) / max(warmup - 1, 1) * reps
     torch.cuda.synchronize()
     cycles = sleep_cycles(torch, 2 * host_s + 1e-3)
     for _ in range(5):

@@ -47,6 +47,13 @@ static size_t padded_k(int k)
  * faster on 2 cores of a Xeon with AMX (medians of 6 runs; chunks of 128: 1.19x). */
 #define K_CHUNK 64
 
+/* Of k channels (or lanes), those in chunk c: e->chunk, fewer in the last. */
+static int chunk_width(const struct wino_s8_engine *e, int k, int c)
+{
+    const int k0 = c * e->chunk;
+    return k - k0 < e->chunk ? k - k0 : e->chunk;
+}
+
 /* Per-thread buffers (bytes): the int16 window, the int32 output tile, the block's A and M. */
 struct buffers {
     size_t win, tmp, a, mm, scratch, per_thread;
@@ -118,8 +125,8 @@ enum wino_status wino_s8_engine_prepare(struct wino_s8_engine *e,
     const size_t ck = (size_t)d->c * (size_t)d->k;
     for (int c = 0; c < chunks; c++)
         for (int pos = 0; pos < a * a; pos++) {
-            const int k0 = c * e->chunk, n = d->k - k0 < e->chunk ? d->k - k0 : e->chunk;
-            wino_s8_gemm_pack_b(e->isa, d->c, n, e->layer.uq + (size_t)pos * ck + k0, d->k,
+            wino_s8_gemm_pack_b(e->isa, d->c, chunk_width(e, d->k, c),
+                                e->layer.uq + (size_t)pos * ck + (size_t)c * e->chunk, d->k,
                                 (char *)e->packed_u +
                                     ((size_t)c * a * a + (size_t)pos) * e->packed_bytes);
         }
@@ -176,17 +183,18 @@ static void input_tile(const struct wino_s8_engine *e, const struct wino_conv2d_
     e->input(win, (int)cp, e->layer.f_a, a_rows, pos_stride);
 }
 
-/* Steps 5-7 of one tile (image n, output rows p0.., columns q0..) for the chunk of K from
- * channel k0 (cw lanes), from the tile's row of the block's M chunk (pos stride tb * cw). */
+/* Steps 5-7 of one tile (image n, output rows p0.., columns q0..) for chunk c of K, from the
+ * tile's row of the block's M chunk (pos stride tb * e->chunk). */
 static void output_tile(const struct wino_s8_engine *e, const struct wino_conv2d_desc *d, int p,
-                        int q, int n, int p0, int q0, int k0, int cw, const int32_t *mm,
+                        int q, int n, int p0, int q0, int c, const int32_t *mm,
                         size_t pos_stride, int32_t *tmp, void *y)
 {
-    const int m = e->layer.tile.m, K = d->k, k1 = K - k0 < cw ? K : k0 + cw;
-    e->output(mm, pos_stride, cw, tmp);
+    const int m = e->layer.tile.m, K = d->k, k0 = c * e->chunk;
+    const int lanes = chunk_width(e, (int)padded_k(K), c), k1 = k0 + chunk_width(e, K, c);
+    e->output(mm, pos_stride, lanes, tmp);
     for (int i = 0; i < m && p0 + i < p; i++)
         for (int j = 0; j < m && q0 + j < q; j++)
-            wino_s8_requantize_chunk(e->vector_isa, &e->layer, tmp + (size_t)(i * m + j) * cw,
+            wino_s8_requantize_chunk(e->vector_isa, &e->layer, tmp + (size_t)(i * m + j) * lanes,
                                      k0, k1,
                                      (uint8_t *)y + (((size_t)n * p + p0 + i) * q + q0 + j) * K);
 }
@@ -218,16 +226,9 @@ struct run {
     const struct wino_conv2d_desc *d;
     int p, q;
     struct tile_geometry g;
-    int kp, chunks;      /* padded K, and its chunks */
+    int chunks;          /* of K */
     size_t a_pos, m_pos; /* position strides of A and M in a block */
 };
-
-/* Lanes of chunk c: e->chunk, fewer in the last (a multiple of 16). */
-static int chunk_lanes(const struct run *r, int c)
-{
-    const int k0 = c * r->e->chunk;
-    return r->kp - k0 < r->e->chunk ? r->kp - k0 : r->e->chunk;
-}
 
 /* Tile s of the block starting at tile t0: input transform into am. */
 static void block_input(const struct run *r, const void *x, long t0, int s, int16_t *win,
@@ -245,9 +246,9 @@ static void block_gemm(const struct run *r, int c, int pos, int nt, const uint8_
                        int32_t *mm, void *scratch)
 {
     const struct wino_s8_engine *e = r->e;
-    const int k0 = c * e->chunk, n = r->d->k - k0 < e->chunk ? r->d->k - k0 : e->chunk;
     const int a2 = e->layer.tile.alpha * e->layer.tile.alpha;
-    wino_s8_gemm(e->isa, nt, n, r->d->c, am + (size_t)pos * r->a_pos, (ptrdiff_t)e->lda,
+    wino_s8_gemm(e->isa, nt, chunk_width(e, r->d->k, c), r->d->c, am + (size_t)pos * r->a_pos,
+                 (ptrdiff_t)e->lda,
                  (const char *)e->packed_u + ((size_t)c * a2 + (size_t)pos) * e->packed_bytes,
                  mm + (size_t)pos * r->m_pos, (ptrdiff_t)e->chunk, scratch);
 }
@@ -259,8 +260,7 @@ static void block_output(const struct run *r, int c, long t0, int s, const int32
     const int m = r->e->layer.tile.m;
     const long t = t0 + s, per_image = (long)r->g.tiles_h * r->g.tiles_w, i = t % per_image;
     output_tile(r->e, r->d, r->p, r->q, (int)(t / per_image), (int)(i / r->g.tiles_w) * m,
-                (int)(i % r->g.tiles_w) * m, c * r->e->chunk, chunk_lanes(r, c),
-                mm + (size_t)s * r->e->chunk, r->m_pos, tmp, y);
+                (int)(i % r->g.tiles_w) * m, c, mm + (size_t)s * r->e->chunk, r->m_pos, tmp, y);
 }
 
 /* A run, and in the shared mode the block being worked on. */
@@ -327,9 +327,8 @@ void wino_s8_engine_run(const struct wino_s8_engine *e, const struct wino_conv2d
     const int a2 = e->layer.tile.alpha * e->layer.tile.alpha, tb = e->tile_block;
     struct buffers b;
     plan_buffers(e, d, &b); /* cannot fail: workspace_bytes succeeded at create */
-    const int kp = (int)padded_k(d->k);
-    struct run_state s = {{e, d, p, q, geometry(e->layer.tile.m, p, q, d->n), kp,
-                           (kp + e->chunk - 1) / e->chunk, 0, 0},
+    struct run_state s = {{e, d, p, q, geometry(e->layer.tile.m, p, q, d->n),
+                           ((int)padded_k(d->k) + e->chunk - 1) / e->chunk, 0, 0},
                           &b, x, y, ws, 0, 0, buffers_of(&b, ws, 0)};
     s.r.a_pos = (size_t)tb * e->lda;
     s.r.m_pos = (size_t)tb * (size_t)e->chunk;
