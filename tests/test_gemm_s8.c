@@ -6,7 +6,8 @@
  * its row padding (ldc > n) holds a sentinel that must survive. Buffers are allocated to their
  * exact sizes so that ASan catches any access past them. Two threads also detect the ISA
  * concurrently (the AMX permission request runs once) and run a GEMM each. The chunked GEMM
- * (VNNI, AMX) reads A's 64-byte chunks at random offsets of one exactly sized buffer. */
+ * (VNNI, AMX) reads A's 64-byte chunks at random offsets of one exactly sized buffer, with A
+ * as int8 + 128 or uint8, and tells of each row once it holds its result. */
 #define _POSIX_C_SOURCE 200112L
 #include <pthread.h>
 #include <stdint.h>
@@ -137,11 +138,31 @@ static struct gemm_case tight(int m, int n, int k, enum fill fa, enum fill fb)
     return t;
 }
 
+/* What a chunked GEMM's rows_done saw: the next row it expects, and the ranges that came out
+ * of order or whose rows of C were not yet the reference's. */
+struct rows_seen {
+    const int32_t *c;
+    const int64_t *ref;
+    int n, next;
+    long bad;
+};
+
+static void check_rows_done(void *ctx, int i0, int rows)
+{
+    struct rows_seen *s = ctx;
+    s->bad += i0 != s->next || rows < 1;
+    for (size_t e = (size_t)i0 * (size_t)s->n; e < (size_t)(i0 + rows) * (size_t)s->n; e++)
+        s->bad += (int64_t)s->c[e] != s->ref[e];
+    s->next = i0 + rows;
+}
+
 /* wino_s8_gemm_chunked on isa: A's chunks at random offsets into one buffer, rows overlapping
  * (lda below k), k not a multiple of 64, the buffer exactly as long as the contract asks (the
- * chunks of the rows up to m rounded up to 16 readable), against the int64 reference. */
+ * chunks of the rows up to m rounded up to 16 readable), against the int64 reference; A read
+ * as uint8 (wino_s8_gemm_unsigned_a) where unsigned_a; every row told done once, in order,
+ * when it holds its result. */
 static void chunked_case(struct test_counts *counts, struct test_rng *rng, enum wino_s8_isa isa,
-                         int m, int n, int kt)
+                         int m, int n, int kt, int unsigned_a)
 {
     const int k = 64 * kt - rand_int(rng, 0, 63), rows = (m + 15) / 16 * 16;
     const ptrdiff_t lda = rand_int(rng, 1, 96);
@@ -164,19 +185,26 @@ static void chunked_case(struct test_counts *counts, struct test_rng *rng, enum 
         for (int j = 0; j < n; j++) {
             int64_t sum = 0;
             for (int p = 0; p < k; p++)
-                sum += ((int64_t)a[i * lda + chunk[p / 64] + p % 64] - 128) * b[p * n + j];
+                sum += ((int64_t)a[i * lda + chunk[p / 64] + p % 64] - (unsigned_a ? 0 : 128)) *
+                       b[p * n + j];
             ref[(size_t)i * (size_t)n + (size_t)j] = sum;
         }
     wino_s8_gemm_pack_b(isa, k, n, b, n, pb);
+    if (unsigned_a)
+        wino_s8_gemm_unsigned_a(pb, n);
     for (size_t e = 0; e < (size_t)m * (size_t)n; e++)
         c[e] = POISON;
-    wino_s8_gemm_chunked(isa, m, n, k, a, lda, chunk, pb, c, n, scratch);
-    long bad = 0;
+    struct rows_seen seen = {c, ref, n, 0, 0};
+    const struct wino_s8_rows_done done = {check_rows_done, &seen};
+    wino_s8_gemm_chunked(isa, m, n, k, a, lda, chunk, pb, c, n, scratch, &done);
+    long bad = seen.bad + (seen.next != m);
     for (size_t e = 0; e < (size_t)m * (size_t)n; e++)
         bad += (int64_t)c[e] != ref[e];
-    char what[160];
-    snprintf(what, sizeof what, "%s chunked m=%d n=%d k=%d lda=%ld, %d chunks within %zu bytes",
-             wino_s8_isa_name(isa), m, n, k, (long)lda, kt, reach);
+    char what[200];
+    snprintf(what, sizeof what,
+             "%s chunked m=%d n=%d k=%d lda=%ld, %d chunks within %zu bytes, A %s, rows done",
+             wino_s8_isa_name(isa), m, n, k, (long)lda, kt, reach,
+             unsigned_a ? "uint8" : "int8 + 128");
     test_check(counts, bad == 0, what);
     free(chunk), free(a), free(b), free(ref), free(c), free(pb), free(scratch);
 }
@@ -306,11 +334,12 @@ int main(void)
     }
     /* The chunked GEMM, on the ISAs that have it. */
     for (r = WINO_S8_VNNI; r <= (int)max_isa; r++) {
-        static const int shapes[][3] = {{1, 1, 1},  {15, 17, 3}, {16, 32, 9}, {17, 45, 2},
-                                        {33, 64, 4}, {64, 70, 9}, {5, 129, 18}};
+        /* the last: packed B past the AMX kernel's 1 MiB column block, rows told at the end */
+        static const int shapes[][3] = {{1, 1, 1},   {15, 17, 3}, {16, 32, 9},  {17, 45, 2},
+                                        {33, 64, 4}, {64, 70, 9}, {5, 129, 18}, {40, 1100, 16}};
         for (f = 0; f < sizeof shapes / sizeof shapes[0]; f++)
             chunked_case(&counts, &rng, (enum wino_s8_isa)r, shapes[f][0], shapes[f][1],
-                         shapes[f][2]);
+                         shapes[f][2], (int)(f % 2));
     }
     /* Random shapes, padded strides, misaligned A. */
     for (r = 0; r < 40; r++) {

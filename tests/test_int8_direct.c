@@ -32,23 +32,25 @@ struct layer {
 };
 
 /* Kinds of random layers: any, 3 x 3 of stride 1, stride 1 with 64 or 128 channels (what
- * the direct engine's implicit path takes), and any of stride 1 on 24 x 24 to 40 x 40 images
- * (blocks enough for the engine's output channels in one group). */
-enum layer_kind { ANY_LAYER, THREE_BY_THREE, IMPLICIT, LARGE };
+ * the direct engine's implicit path takes), any of stride 1 on 24 x 24 to 40 x 40 images
+ * (blocks enough for the engine's output channels in one group), and 3 x 3 (dilation 1 or 2)
+ * of the implicit path on such images (several windows an image). */
+enum layer_kind { ANY_LAYER, THREE_BY_THREE, IMPLICIT, LARGE, LARGE_IMPLICIT };
 
 static void random_layer(struct test_rng *rng, struct layer *L, enum layer_kind kind)
 {
     memset(L, 0, sizeof *L);
-    const int three_by_three = kind == THREE_BY_THREE;
+    const int three_by_three = kind == THREE_BY_THREE || kind == LARGE_IMPLICIT;
+    const int implicit = kind == IMPLICIT || kind == LARGE_IMPLICIT;
+    const int large = kind == LARGE || kind == LARGE_IMPLICIT;
     const int r = three_by_three ? 3 : 1 + (int)(test_rng_next(rng) % 7);
     const int s = three_by_three ? 3 : 1 + (int)(test_rng_next(rng) % 5);
     const int stride = kind != ANY_LAYER ? 1 : 1 + (int)(test_rng_next(rng) % 3);
-    const int dil = three_by_three ? 1 : 1 + (int)(test_rng_next(rng) % 2);
+    const int dil = kind == THREE_BY_THREE ? 1 : 1 + (int)(test_rng_next(rng) % 2);
     const int pad = (int)(test_rng_next(rng) % 4);
-    const int c = kind == IMPLICIT ? 64 << (test_rng_next(rng) % 2)
-                                   : 1 + (int)(test_rng_next(rng) % 37);
+    const int c = implicit ? 64 << (test_rng_next(rng) % 2) : 1 + (int)(test_rng_next(rng) % 37);
     const int k = 1 + (int)(test_rng_next(rng) % 40);
-    const int side = kind == LARGE ? 24 : 1, sides = kind == LARGE ? 17 : 13;
+    const int side = large ? 24 : 1, sides = large ? 17 : 13;
     int h = side + (int)(test_rng_next(rng) % sides), w = side + (int)(test_rng_next(rng) % sides);
     if (h + 2 * pad < dil * (r - 1) + 1) /* the dilated filter fits the padded image */
         h = dil * (r - 1) + 1;
@@ -99,9 +101,10 @@ static void describe(char *out, size_t n, const struct layer *L, const char *how
 /* (a) through the API and through the engine with each GEMM, against the reference. */
 static void random_layers(struct test_counts *tc, struct test_rng *rng)
 {
-    for (int i = 0; i < 88; i++) {
+    for (int i = 0; i < 92; i++) {
         struct layer L;
-        random_layer(rng, &L, i >= 80   ? LARGE
+        random_layer(rng, &L, i >= 88   ? LARGE_IMPLICIT
+                              : i >= 80 ? LARGE
                               : i >= 60 ? IMPLICIT
                               : i % 6 == 0 ? THREE_BY_THREE
                                            : ANY_LAYER);

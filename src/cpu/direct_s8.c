@@ -15,6 +15,9 @@
 #define ROWS 256
 /* Output channels of a group: a multiple of the VNNI kernel's two 16-column panels. */
 #define GROUP_ALIGN 32
+/* The largest window of x a thread copies for the implicit path (where one row allows):
+ * within the L2 of a core. */
+#define WINDOW_BYTES (512 * 1024)
 
 static size_t round64(size_t n)
 {
@@ -59,18 +62,17 @@ enum wino_status wino_s8_direct_prepare(struct wino_s8_direct *e,
     e->group_k = (group + GROUP_ALIGN - 1) / GROUP_ALIGN * GROUP_ALIGN;
     e->groups = (K + e->group_k - 1) / e->group_k;
     e->group_bytes = round64(wino_s8_gemm_packed_b_bytes(isa, e->depth, e->group_k));
-    if (posix_memalign(&e->packed_w, 64, e->group_bytes * (size_t)e->groups) ||
-        !(e->offset = calloc((size_t)K, sizeof *e->offset))) {
+    if (posix_memalign(&e->packed_w, 64, e->group_bytes * (size_t)e->groups)) {
         wino_s8_direct_release(e);
         return wino_fail(WINO_OUT_OF_MEMORY, "INT8 direct: out of memory");
     }
-    for (int g = 0; g < e->groups; g++)
+    for (int g = 0; g < e->groups; g++) {
+        void *packed = (char *)e->packed_w + e->group_bytes * (size_t)g;
         wino_s8_gemm_pack_b(isa, e->depth, group_width(e, K, g), e->layer.uq + g * e->group_k, K,
-                            (char *)e->packed_w + e->group_bytes * (size_t)g);
-    if (!e->layer.x_signed) /* A holds x itself: the GEMM's (x - 128) Wq needs 128 Wq back */
-        for (size_t t = 0; t < (size_t)e->depth; t++)
-            for (int k = 0; k < K; k++)
-                e->offset[k] += 128 * e->layer.uq[t * K + k];
+                            packed);
+        if (!e->layer.x_signed) /* A holds a uint8 x itself */
+            wino_s8_gemm_unsigned_a(packed, group_width(e, K, g));
+    }
     return WINO_SUCCESS;
 }
 
@@ -78,12 +80,11 @@ void wino_s8_direct_release(struct wino_s8_direct *e)
 {
     wino_int8_layer_release(&e->layer);
     free(e->packed_w);
-    free(e->offset);
     memset(e, 0, sizeof *e);
 }
 
 /* Whether desc runs the implicit path: the engine's layer (above) at sizes whose taps'
- * offsets in the padded copy fit an int32. */
+ * offsets in a window fit an int32. */
 static int implicit_for(const struct wino_s8_direct *e, const struct wino_conv2d_desc *d)
 {
     const double reach = ((double)(d->r - 1) * d->dilation_h * (d->w + 2 * d->pad_w) +
@@ -92,27 +93,46 @@ static int implicit_for(const struct wino_s8_direct *e, const struct wino_conv2d
     return e->implicit && reach < 2147483647.0;
 }
 
-/* One thread's buffers: the gathered rows (none on the implicit path), the GEMM's int32
- * result, the GEMM's scratch. */
-static size_t per_thread(const struct wino_s8_direct *e, int k, int implicit, size_t *a,
-                         size_t *c)
+/* Output rows of an implicit item (one image's rows h0 .. h0 + rows - 1): about 4 items a
+ * thread, so that the pool balances them; virtual pixels enough for 8 row tiles of the GEMM
+ * where the image has the rows; a window of at most WINDOW_BYTES where a row allows. */
+static int item_rows(const struct wino_s8_direct *e, const struct wino_conv2d_desc *d, int p)
 {
-    *a = implicit ? 0 : round64(ROWS * e->lda);
-    *c = round64(sizeof(int32_t) * ROWS * (size_t)k);
-    return *a + *c + round64(wino_s8_gemm_scratch_bytes(e->isa, ROWS, k, e->depth));
+    const long wp = d->w + 2 * d->pad_w, reach = (long)(d->r - 1) * d->dilation_h;
+    const long share = ((long)d->n * p + 4L * e->threads - 1) / (4L * e->threads);
+    const long fill = (128 + wp - 1) / wp, most = WINDOW_BYTES / (wp * d->c) - reach;
+    long rows = share > fill ? share : fill;
+    rows = rows < most ? rows : most;
+    rows = rows < p ? rows : p;
+    return rows > 1 ? (int)rows : 1;
 }
 
-/* The implicit path's padded copy of x: N images of (H + 2 pad_h) x (W + 2 pad_w) pixels, and
- * after them the pixels that the last image's last row tile reads past it (16 rows, and the
- * taps' reach past a row: S - 1 dilated columns). */
-static size_t padded_bytes(const struct wino_conv2d_desc *d, int *overflow)
+/* The bytes of a window of x for `rows` output rows: the padded rows they read, (rows - 1 +
+ * (R - 1) dilation_h + 1) of W + 2 pad_w pixels, and the pixels that the last row tile reads
+ * past them (16 virtual pixels, and the taps' reach past a row: S - 1 dilated columns). */
+static size_t window_bytes(const struct wino_conv2d_desc *d, int rows, int *overflow)
 {
     size_t pixels = 0, bytes = 0;
-    const size_t image = (size_t)(d->h + 2 * d->pad_h) * (size_t)(d->w + 2 * d->pad_w);
-    *overflow = wino_mul_size(image, (size_t)d->n, &pixels) ||
+    const size_t padded = (size_t)rows + (size_t)(d->r - 1) * d->dilation_h;
+    *overflow = wino_mul_size(padded, (size_t)(d->w + 2 * d->pad_w), &pixels) ||
                 wino_mul_size(pixels + 16 + (size_t)(d->s - 1) * d->dilation_w, (size_t)d->c,
                               &bytes);
     return round64(bytes);
+}
+
+/* One thread's buffers: the gathered rows or (implicit path) its window of x, the GEMM's
+ * int32 result, the GEMM's scratch. */
+static size_t per_thread(const struct wino_s8_direct *e, const struct wino_conv2d_desc *d,
+                         int implicit, size_t *a, size_t *c, int *overflow)
+{
+    int p, q;
+    wino_conv2d_output_size(d, &p, &q);
+    *overflow = 0;
+    *a = implicit ? window_bytes(d, item_rows(e, d, p), overflow) : round64(ROWS * e->lda);
+    *c = round64(sizeof(int32_t) * ROWS * (size_t)d->k);
+    const size_t all = *a + *c + round64(wino_s8_gemm_scratch_bytes(e->isa, ROWS, d->k, e->depth));
+    *overflow = *overflow || all < *a;
+    return all;
 }
 
 /* The implicit path's chunk table: depth / 64 int32 offsets. */
@@ -121,17 +141,19 @@ static size_t chunk_bytes(const struct wino_s8_direct *e)
     return round64(sizeof(int32_t) * (size_t)(e->depth / WINO_S8_KPAD));
 }
 
-/* Worker `worker`'s buffers in ws: gathered rows (none on the implicit path), C, GEMM scratch. */
+/* Worker `worker`'s buffers in ws: gathered rows or window, C, GEMM scratch. */
 struct worker_buffers {
     uint8_t *a;
     int32_t *c;
     void *scratch;
 };
-static struct worker_buffers buffers_of(const struct wino_s8_direct *e, int k, int implicit,
+static struct worker_buffers buffers_of(const struct wino_s8_direct *e,
+                                        const struct wino_conv2d_desc *d, int implicit,
                                         char *ws, int worker)
 {
     size_t a_bytes, c_bytes;
-    char *mine = ws + (size_t)worker * per_thread(e, k, implicit, &a_bytes, &c_bytes);
+    int overflow; /* checked by the workspace query */
+    char *mine = ws + (size_t)worker * per_thread(e, d, implicit, &a_bytes, &c_bytes, &overflow);
     const struct worker_buffers b = {(uint8_t *)mine, (int32_t *)(mine + a_bytes),
                                      mine + a_bytes + c_bytes};
     return b;
@@ -141,13 +163,15 @@ size_t wino_s8_direct_workspace_bytes(const struct wino_s8_direct *e,
                                       const struct wino_conv2d_desc *d, int *overflow)
 {
     const int implicit = implicit_for(e, d);
-    size_t a, c, all = 0, shared = 0;
-    *overflow = wino_mul_size(per_thread(e, d->k, implicit, &a, &c), (size_t)e->threads, &all);
+    size_t a, c, all = 0;
+    const size_t mine = per_thread(e, d, implicit, &a, &c, overflow);
+    *overflow = *overflow || wino_mul_size(mine, (size_t)e->threads, &all);
     if (implicit && !*overflow) {
-        shared = padded_bytes(d, overflow) + chunk_bytes(e);
-        *overflow = *overflow || all + shared < all;
+        const size_t shared = chunk_bytes(e);
+        *overflow = all + shared < all;
+        all += shared;
     }
-    return *overflow ? 0 : all + shared;
+    return *overflow ? 0 : all;
 }
 
 struct run {
@@ -202,7 +226,7 @@ static void blocks(void *arg, long begin, long end, int worker)
     const struct run *r = arg;
     const struct wino_s8_direct *e = r->e;
     const int K = r->d->k;
-    const struct worker_buffers buf = buffers_of(e, K, 0, r->ws, worker);
+    const struct worker_buffers buf = buffers_of(e, r->d, 0, r->ws, worker);
     uint8_t *a = buf.a;
     int32_t *c = buf.c;
     const long pixels = (long)r->d->n * r->p * r->q;
@@ -219,9 +243,8 @@ static void blocks(void *arg, long begin, long end, int worker)
         wino_s8_gemm(e->isa, rows, width, e->depth, a, (ptrdiff_t)e->lda,
                      (const char *)e->packed_w + e->group_bytes * (size_t)g, c + k0, K,
                      buf.scratch);
-        for (int i = 0; i < rows; i++)
-            wino_s8_requantize_row(e->vector_isa, &e->layer, c + (size_t)i * K, e->offset, k0,
-                                   k0 + width, (uint8_t *)r->y + (size_t)(m0 + i) * K);
+        wino_s8_requantize(e->vector_isa, &e->layer, rows, c + k0, (size_t)K, k0, k0 + width,
+                           (uint8_t *)r->y + (size_t)m0 * K, (size_t)K);
     }
 }
 
@@ -230,68 +253,99 @@ static void blocks(void *arg, long begin, long end, int worker)
 struct implicit_run {
     const struct wino_s8_direct *e;
     const struct wino_conv2d_desc *d;
-    int p, q, hp, wp; /* output and padded sizes */
+    int p, q, wp;         /* output sizes, padded width */
+    int rows, items;      /* output rows an item, items an image */
     const void *x;
     void *y;
-    uint8_t *xp;          /* the padded copy */
-    const int32_t *chunk; /* the taps' offsets in xp, per 64 channels */
+    const int32_t *chunk; /* the taps' offsets in a window, per 64 channels */
     char *ws;             /* the workers' buffers */
-    long block, blocks;   /* virtual pixels a block, blocks an image */
 };
 
-/* Rows [begin, end) of the padded copy, row i: image i / hp, padded row i % hp (x + 128 for
- * int8, x for uint8; the padding 0 of either). */
-static void pad_rows(void *arg, long begin, long end, int worker)
+/* Image n's padded rows h0 - pad_h .. for output rows h0 .. h0 + rows - 1 into the worker's
+ * window (x + 128 for int8, x for uint8; the padding 0 of either), then the zeros past them
+ * that the last row tile reads. The worker's own copy: the GEMM then reads it from this
+ * core's caches (one copy of the batch shared by the threads, the GEMM's reads of rows that
+ * the other core had written took a third of ResNet-18 conv2_x on 2 cores of a Xeon). */
+static void fill_window(const struct implicit_run *r, int n, int h0, int rows, uint8_t *window,
+                        size_t bytes)
 {
-    (void)worker;
-    const struct implicit_run *r = arg;
     const struct wino_conv2d_desc *d = r->d;
     const size_t C = (size_t)d->c, row = (size_t)r->wp * C;
-    const int x_signed = r->e->layer.x_signed;
+    const size_t left = (size_t)d->pad_w * C, inside = (size_t)d->w * C;
+    const int x_signed = r->e->layer.x_signed, padded = rows + (d->r - 1) * d->dilation_h;
     const uint8_t zero = x_signed ? 128 : 0;
-    for (long i = begin; i < end; i++) {
-        uint8_t *to = r->xp + (size_t)i * row;
-        const int n = (int)(i / r->hp), h = (int)(i % r->hp) - d->pad_h;
+    uint8_t *to = window;
+    for (int i = 0; i < padded; i++, to += row) {
+        const int h = h0 + i - d->pad_h;
         if (h < 0 || h >= d->h) {
             memset(to, zero, row);
             continue;
         }
-        const uint8_t *from = (const uint8_t *)r->x + (((size_t)n * d->h + h) * d->w) * C;
-        const size_t left = (size_t)d->pad_w * C, inside = (size_t)d->w * C;
         memset(to, zero, left);
-        store_a(to + left, from, inside, x_signed);
+        store_a(to + left, (const uint8_t *)r->x + (((size_t)n * d->h + h) * d->w) * C, inside,
+                x_signed);
         memset(to + left + inside, zero, row - left - inside);
+    }
+    memset(to, 0, bytes - (size_t)(to - window)); /* read by dropped rows, never kept */
+}
+
+/* One GEMM's output: image n's output rows from h0, virtual pixels v0 .. of the window (v =
+ * (h - h0) wp + w) and channels k0 .. k0 + width - 1, their sums in c (row i: v0 + i). */
+struct implicit_output {
+    const struct implicit_run *r;
+    const int32_t *c;
+    long v0;
+    int n, h0, k0, width;
+};
+
+/* Rows i0 .. i0 + rows - 1 of a GEMM's output requantized into y, the columns w < q of each
+ * virtual row (the GEMM's rows_done, while they are in L1). */
+static void requantize_virtual(void *arg, int i0, int rows)
+{
+    const struct implicit_output *o = arg;
+    const struct implicit_run *r = o->r;
+    const int K = r->d->k;
+    for (long v = o->v0 + i0, end = v + rows; v < end;) {
+        const int h = (int)(v / r->wp), w = (int)(v % r->wp);
+        const long row_end = (long)(h + 1) * r->wp, next = row_end < end ? row_end : end;
+        const int kept = w >= r->q ? 0 : (int)((next - v) < r->q - w ? next - v : r->q - w);
+        uint8_t *y = (uint8_t *)r->y + (((size_t)o->n * r->p + o->h0 + h) * r->q + w) * K;
+        wino_s8_requantize(r->e->vector_isa, &r->e->layer, kept,
+                           o->c + (size_t)(v - o->v0) * K + o->k0, (size_t)K, o->k0,
+                           o->k0 + o->width, y, (size_t)K);
+        v = next;
     }
 }
 
-/* Items [begin, end), item (n blocks + b) groups + g: block b of image n's virtual pixels v =
- * h wp + w (h < p, w < wp) and output channel group g; the pixels with w < q are kept. */
-static void implicit_blocks(void *arg, long begin, long end, int worker)
+/* Items [begin, end), item (n items + b) groups + g: output rows b rows .. of image n and
+ * output channel group g, from the worker's window of x (filled once for consecutive items of
+ * the same rows), in GEMMs of at most ROWS virtual pixels, the pixels with w < q kept. */
+static void implicit_items(void *arg, long begin, long end, int worker)
 {
     const struct implicit_run *r = arg;
     const struct wino_s8_direct *e = r->e;
     const int K = r->d->k;
-    const struct worker_buffers buf = buffers_of(e, K, 1, r->ws, worker);
-    int32_t *c = buf.c;
-    const long virtual = (long)r->p * r->wp;
-    const size_t C = (size_t)r->d->c;
+    const struct worker_buffers buf = buffers_of(e, r->d, 1, r->ws, worker);
+    size_t window, c_bytes;
+    int overflow; /* checked by the workspace query */
+    per_thread(e, r->d, 1, &window, &c_bytes, &overflow);
+    long filled = -1;
     for (long item = begin; item < end; item++) {
-        const long nb = item / e->groups, m0 = nb % r->blocks * r->block;
-        const int n = (int)(nb / r->blocks), g = (int)(item % e->groups), k0 = g * e->group_k;
-        const int rows = (int)(virtual - m0 < r->block ? virtual - m0 : r->block);
-        const int width = group_width(e, K, g);
-        const uint8_t *a = r->xp + ((size_t)n * r->hp * r->wp + (size_t)m0) * C;
-        wino_s8_gemm_chunked(e->isa, rows, width, e->depth, a, (ptrdiff_t)C, r->chunk,
-                             (const char *)e->packed_w + e->group_bytes * (size_t)g, c + k0, K,
-                             buf.scratch);
-        for (int i = 0; i < rows; i++) {
-            const long v = m0 + i;
-            const int h = (int)(v / r->wp), w = (int)(v % r->wp);
-            if (w >= r->q)
-                continue;
-            uint8_t *y = (uint8_t *)r->y + (((size_t)n * r->p + h) * r->q + w) * K;
-            wino_s8_requantize_row(e->vector_isa, &e->layer, c + (size_t)i * K, e->offset, k0,
-                                   k0 + width, y);
+        const long nb = item / e->groups;
+        const int g = (int)(item % e->groups), b = (int)(nb % r->items);
+        struct implicit_output o = {r, buf.c, 0, (int)(nb / r->items), b * r->rows,
+                                    g * e->group_k, group_width(e, K, g)};
+        const int rows = r->p - o.h0 < r->rows ? r->p - o.h0 : r->rows;
+        if (nb != filled)
+            fill_window(r, o.n, o.h0, rows, buf.a, window);
+        filled = nb;
+        const struct wino_s8_rows_done done = {requantize_virtual, &o};
+        for (const long virtual = (long)rows * r->wp; o.v0 < virtual; o.v0 += ROWS) {
+            const int m = (int)(virtual - o.v0 < ROWS ? virtual - o.v0 : ROWS);
+            wino_s8_gemm_chunked(e->isa, m, o.width, e->depth, buf.a + (size_t)o.v0 * r->d->c,
+                                 (ptrdiff_t)r->d->c, r->chunk,
+                                 (const char *)e->packed_w + e->group_bytes * (size_t)g,
+                                 buf.c + o.k0, K, buf.scratch, &done);
         }
     }
 }
@@ -299,13 +353,13 @@ static void implicit_blocks(void *arg, long begin, long end, int worker)
 static void run_implicit(const struct wino_s8_direct *e, const struct wino_conv2d_desc *d, int p,
                          int q, const void *x, void *y, char *ws)
 {
-    int overflow = 0;
     size_t a, cb;
-    uint8_t *xp = (uint8_t *)ws + per_thread(e, d->k, 1, &a, &cb) * (size_t)e->threads;
-    const size_t padded = padded_bytes(d, &overflow); /* checked by the workspace query */
-    int32_t *chunk = (int32_t *)(xp + padded);
-    struct implicit_run r = {e, d, p, q, d->h + 2 * d->pad_h, d->w + 2 * d->pad_w,
-                             x, y, xp, chunk, ws, 0, 0};
+    int overflow; /* checked by the workspace query */
+    int32_t *chunk =
+        (int32_t *)(ws + per_thread(e, d, 1, &a, &cb, &overflow) * (size_t)e->threads);
+    const int rows = item_rows(e, d, p);
+    struct implicit_run r = {e, d, p, q, d->w + 2 * d->pad_w, rows, (p + rows - 1) / rows,
+                             x, y, chunk, ws};
     const int per_tap = d->c / WINO_S8_KPAD;
     for (int t = 0; t < e->depth / WINO_S8_KPAD; t++) { /* depth in (filter row, column, c) */
         const int tap = t / per_tap, i = tap / d->s, j = tap % d->s;
@@ -313,15 +367,9 @@ static void run_implicit(const struct wino_s8_direct *e, const struct wino_conv2
                                  (size_t)d->c +
                              (size_t)(t % per_tap) * WINO_S8_KPAD);
     }
-    const size_t images = (size_t)d->n * r.hp * r.wp * (size_t)d->c;
-    memset(xp + images, 0, padded - images); /* read past the last image, never kept */
-    wino_parallel_for(e->threads, (long)d->n * r.hp, 1, pad_rows, &r);
-    const long virtual = (long)p * r.wp;
-    r.block = wino_balanced_block(virtual * d->n, ROWS, e->threads);
-    r.blocks = (virtual + r.block - 1) / r.block;
-    const long n = r.blocks * d->n;
-    wino_parallel_for(e->threads, n * e->groups, n >= e->threads ? e->groups : 1,
-                      implicit_blocks, &r);
+    const long n = (long)r.items * d->n;
+    wino_parallel_for(e->threads, n * e->groups, n >= e->threads ? e->groups : 1, implicit_items,
+                      &r);
 }
 
 void wino_s8_direct_run(const struct wino_s8_direct *e, const struct wino_conv2d_desc *d, int p,

@@ -26,7 +26,6 @@ struct wino_s8_direct {
                           * packed on its own, group_bytes apart, so that threads can share
                           * the channels of a layer of few pixels */
     size_t group_bytes;
-    int32_t *offset; /* K: what the GEMM's -128 on A takes from a uint8 x (128 sum Wq), or 0 */
     size_t lda;      /* bytes per gathered row */
     int depth, threads;
     int implicit;    /* no gather (above): set by prepare with AMX; may be set before the

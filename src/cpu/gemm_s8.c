@@ -147,12 +147,20 @@ void wino_s8_gemm(enum wino_s8_isa isa, int m, int n, int k, const uint8_t *a, p
 
 void wino_s8_gemm_chunked(enum wino_s8_isa isa, int m, int n, int k, const uint8_t *a,
                           ptrdiff_t lda, const int32_t *chunk, const void *packed_b, int32_t *c,
-                          ptrdiff_t ldc, void *scratch)
+                          ptrdiff_t ldc, void *scratch, const struct wino_s8_rows_done *done)
 {
     if (m <= 0 || n <= 0 || k <= 0)
         return;
-    if (isa == WINO_S8_AMX)
-        wino_s8_gemm_chunked__amx(m, n, k, a, lda, chunk, packed_b, c, ldc, scratch);
-    else
-        wino_s8_gemm_chunked__vnni(m, n, k, a, lda, chunk, packed_b, c, ldc);
+    if (isa == WINO_S8_AMX) {
+        wino_s8_gemm_chunked__amx(m, n, k, a, lda, chunk, packed_b, c, ldc, scratch, done);
+        return;
+    }
+    wino_s8_gemm_chunked__vnni(m, n, k, a, lda, chunk, packed_b, c, ldc);
+    if (done)
+        done->fn(done->ctx, 0, m);
+}
+
+void wino_s8_gemm_unsigned_a(void *packed_b, int n)
+{
+    memset(packed_b, 0, (size_t)wino_s8_panels(n) * WINO_S8_NPANEL * sizeof(int32_t));
 }

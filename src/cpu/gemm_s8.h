@@ -42,14 +42,28 @@ size_t wino_s8_gemm_scratch_bytes(enum wino_s8_isa isa, int m, int n, int k);
 void wino_s8_gemm(enum wino_s8_isa isa, int m, int n, int k, const uint8_t *a, ptrdiff_t lda,
                   const void *packed_b, int32_t *c, ptrdiff_t ldc, void *scratch);
 
+/* Sets packed B's column sums to zero: its GEMMs then compute sum_p A[i][p] B[p][j], A read as
+ * uint8 (a uint8 operand stored as itself), where they computed sum (A - 128) B. */
+void wino_s8_gemm_unsigned_a(void *packed_b, int n);
+
+/* What the caller does with rows of C once they are final: fn(ctx, i0, rows) for rows i0 ..
+ * i0 + rows - 1, ranges in order, disjoint and covering 0 .. m - 1. */
+struct wino_s8_rows_done {
+    void (*fn)(void *ctx, int i0, int rows);
+    void *ctx;
+};
+
 /* The same product with A read in 64-byte chunks from anywhere (an implicit im2col): bytes
  * 64 t .. 64 t + 63 of row i at a + i lda + chunk[t], t < ceil(k / 64); rows may overlap (lda
  * below k). Every chunk must be readable for 64 bytes, and with AMX for the 16 rows of its row
  * tile (rows up to m rounded up to 16: read, their products dropped). VNNI and AMX only
- * (isa >= WINO_S8_VNNI); scratch as for wino_s8_gemm. */
+ * (isa >= WINO_S8_VNNI); scratch as for wino_s8_gemm. done (or NULL) is told of the finished
+ * rows: with AMX after every 32 rows where B fits the GEMM's block (n <= 512 for k <= 1024),
+ * so that the caller's epilogue reads them from L1 and runs beside the next rows' tile
+ * products; else once at the end. */
 void wino_s8_gemm_chunked(enum wino_s8_isa isa, int m, int n, int k, const uint8_t *a,
                           ptrdiff_t lda, const int32_t *chunk, const void *packed_b, int32_t *c,
-                          ptrdiff_t ldc, void *scratch);
+                          ptrdiff_t ldc, void *scratch, const struct wino_s8_rows_done *done);
 
 /* ---- internal: shared by gemm_s8.c and the per-ISA files ----------------------------------
  *
@@ -94,6 +108,6 @@ void wino_s8_gemm__amx(int m, int n, int k, const uint8_t *a, ptrdiff_t lda,
                        const void *packed_b, int32_t *c, ptrdiff_t ldc, void *scratch);
 void wino_s8_gemm_chunked__amx(int m, int n, int k, const uint8_t *a, ptrdiff_t lda,
                                const int32_t *chunk, const void *packed_b, int32_t *c,
-                               ptrdiff_t ldc, void *scratch);
+                               ptrdiff_t ldc, void *scratch, const struct wino_s8_rows_done *done);
 
 #endif

@@ -142,7 +142,8 @@ TGT static void copy_rows(const int32_t *tmp, int32_t *c, ptrdiff_t ldc, int row
 /* The GEMM of wino_s8_gemm__amx (chunk NULL: rows of A past the last full row tile copied,
  * zero padded, into scratch) and of wino_s8_gemm_chunked__amx (every row tile read in place). */
 TGT static void gemm(int m, int n, int k, const uint8_t *a, ptrdiff_t lda, const int32_t *chunk,
-                     const void *packed_b, int32_t *c, ptrdiff_t ldc, void *scratch)
+                     const void *packed_b, int32_t *c, ptrdiff_t ldc, void *scratch,
+                     const struct wino_s8_rows_done *done)
 {
     const int np = wino_s8_panels(n), kt = (k + 63) / 64;
     const int mfull = chunk ? (m + 15) / 16 * 16 : m / 16 * 16;
@@ -208,22 +209,27 @@ TGT static void gemm(int m, int n, int k, const uint8_t *a, ptrdiff_t lda, const
                         STORE_TILE(3, ci1 + 16, ldc, r1, w1, tmp);
                 }
             }
+            if (done && npb >= np) /* the 32 rows are final */
+                done->fn(done->ctx, i, m - i < 32 ? m - i : 32);
         }
     }
     _tile_release();
+    if (done && npb < np)
+        done->fn(done->ctx, 0, m);
 }
 
 TGT void wino_s8_gemm__amx(int m, int n, int k, const uint8_t *a, ptrdiff_t lda,
                            const void *packed_b, int32_t *c, ptrdiff_t ldc, void *scratch)
 {
-    gemm(m, n, k, a, lda, NULL, packed_b, c, ldc, scratch);
+    gemm(m, n, k, a, lda, NULL, packed_b, c, ldc, scratch, NULL);
 }
 
 TGT void wino_s8_gemm_chunked__amx(int m, int n, int k, const uint8_t *a, ptrdiff_t lda,
                                    const int32_t *chunk, const void *packed_b, int32_t *c,
-                                   ptrdiff_t ldc, void *scratch)
+                                   ptrdiff_t ldc, void *scratch,
+                                   const struct wino_s8_rows_done *done)
 {
-    gemm(m, n, k, a, lda, chunk, packed_b, c, ldc, scratch);
+    gemm(m, n, k, a, lda, chunk, packed_b, c, ldc, scratch, done);
 }
 
 #else /* no AMX build or not Linux: never dispatched to (wino_s8_amx_usable says no) */
@@ -248,10 +254,10 @@ void wino_s8_gemm__amx(int m, int n, int k, const uint8_t *a, ptrdiff_t lda,
 
 void wino_s8_gemm_chunked__amx(int m, int n, int k, const uint8_t *a, ptrdiff_t lda,
                                const int32_t *chunk, const void *packed_b, int32_t *c,
-                               ptrdiff_t ldc, void *scratch)
+                               ptrdiff_t ldc, void *scratch, const struct wino_s8_rows_done *done)
 {
     (void)m, (void)n, (void)k, (void)a, (void)lda, (void)chunk, (void)packed_b, (void)c,
-        (void)ldc, (void)scratch;
+        (void)ldc, (void)scratch, (void)done;
 }
 
 #endif

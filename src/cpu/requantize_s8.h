@@ -9,12 +9,10 @@
 #include "cpu/gemm_f32.h" /* enum wino_isa */
 #include "op/int8_layer.h"
 
-/* out[k] = the low byte of requantize(y[k] + offset[k]) for k0 <= k < k1 <= L->k (the same
- * bits for int8 and uint8 outputs); offset may be NULL (no offset). isa <= wino_cpu_isa(). */
-void wino_s8_requantize_row(enum wino_isa isa, const struct wino_int8_layer *L, const int32_t *y,
-                            const int32_t *offset, int k0, int k1, uint8_t *out);
-/* The same for sums of channels k0 .. k1 - 1 alone: out[k] from y[k - k0], no offset. */
-void wino_s8_requantize_chunk(enum wino_isa isa, const struct wino_int8_layer *L,
-                              const int32_t *y, int k0, int k1, uint8_t *out);
+/* Rows of sums to bytes: out[i ldo + k] = the low byte of requantize(y[i ldy + k - k0]) for
+ * i < rows and k0 <= k < k1 <= L->k (the same bits for int8 and uint8 outputs), the sums of
+ * channels k0 .. k1 - 1 starting at y. isa <= wino_cpu_isa(). */
+void wino_s8_requantize(enum wino_isa isa, const struct wino_int8_layer *L, int rows,
+                        const int32_t *y, size_t ldy, int k0, int k1, uint8_t *out, size_t ldo);
 
 #endif

@@ -192,11 +192,11 @@ static void output_tile(const struct wino_s8_engine *e, const struct wino_conv2d
     const int m = e->layer.tile.m, K = d->k, k0 = c * e->chunk;
     const int lanes = chunk_width(e, (int)padded_k(K), c), k1 = k0 + chunk_width(e, K, c);
     e->output(mm, pos_stride, lanes, tmp);
+    const int columns = q - q0 < m ? q - q0 : m;
     for (int i = 0; i < m && p0 + i < p; i++)
-        for (int j = 0; j < m && q0 + j < q; j++)
-            wino_s8_requantize_chunk(e->vector_isa, &e->layer, tmp + (size_t)(i * m + j) * lanes,
-                                     k0, k1,
-                                     (uint8_t *)y + (((size_t)n * p + p0 + i) * q + q0 + j) * K);
+        wino_s8_requantize(e->vector_isa, &e->layer, columns, tmp + (size_t)i * m * lanes,
+                           (size_t)lanes, k0, k1,
+                           (uint8_t *)y + (((size_t)n * p + p0 + i) * q + q0) * K, (size_t)K);
 }
 
 /* One thread's buffers. */
