@@ -93,28 +93,41 @@ static int implicit_for(const struct wino_s8_direct *e, const struct wino_conv2d
     return e->implicit && reach < 2147483647.0;
 }
 
-/* Output rows of an implicit item (one image's rows h0 .. h0 + rows - 1): about 4 items a
- * thread, so that the pool balances them; virtual pixels enough for 8 row tiles of the GEMM
- * where the image has the rows; a window of at most WINDOW_BYTES where a row allows. */
-static int item_rows(const struct wino_s8_direct *e, const struct wino_conv2d_desc *d, int p)
+/* The implicit path's items: output rows h0 .. h0 + rows - 1 of one image (rows < p), or
+ * `images` whole images (rows = p). About 4 items a thread, so that the pool balances them;
+ * at least ROWS virtual pixels where the batch has them (a GEMM reads all of the packed
+ * weights: ResNet-18 conv5_x, 7 x 7 x 512, read them from L3 once an image); a window of at
+ * most WINDOW_BYTES where one row allows. */
+struct item_shape {
+    int rows, images;
+};
+static struct item_shape item_shape(const struct wino_s8_direct *e,
+                                    const struct wino_conv2d_desc *d, int p)
 {
     const long wp = d->w + 2 * d->pad_w, reach = (long)(d->r - 1) * d->dilation_h;
     const long share = ((long)d->n * p + 4L * e->threads - 1) / (4L * e->threads);
-    const long fill = (128 + wp - 1) / wp, most = WINDOW_BYTES / (wp * d->c) - reach;
+    const long fill = (ROWS + wp - 1) / wp, most = WINDOW_BYTES / (wp * d->c) - reach;
     long rows = share > fill ? share : fill;
     rows = rows < most ? rows : most;
-    rows = rows < p ? rows : p;
-    return rows > 1 ? (int)rows : 1;
+    struct item_shape shape = {rows > 1 ? (int)rows : 1, 1};
+    if (rows >= p) {
+        shape.rows = p;
+        shape.images = (int)(rows / p < d->n ? rows / p : d->n);
+    }
+    return shape;
 }
 
-/* The bytes of a window of x for `rows` output rows: the padded rows they read, (rows - 1 +
- * (R - 1) dilation_h + 1) of W + 2 pad_w pixels, and the pixels that the last row tile reads
- * past them (16 virtual pixels, and the taps' reach past a row: S - 1 dilated columns). */
-static size_t window_bytes(const struct wino_conv2d_desc *d, int rows, int *overflow)
+/* The bytes of a window of x for an item: for each image, the padded rows that its output
+ * rows read ((rows - 1) + (R - 1) dilation_h + 1 of W + 2 pad_w pixels), and after them the
+ * pixels that the last row tile reads past them (16 virtual pixels, and the taps' reach past a
+ * row: S - 1 dilated columns). */
+static size_t window_bytes(const struct wino_conv2d_desc *d, struct item_shape shape,
+                           int *overflow)
 {
     size_t pixels = 0, bytes = 0;
-    const size_t padded = (size_t)rows + (size_t)(d->r - 1) * d->dilation_h;
-    *overflow = wino_mul_size(padded, (size_t)(d->w + 2 * d->pad_w), &pixels) ||
+    const size_t padded = (size_t)shape.rows + (size_t)(d->r - 1) * d->dilation_h;
+    *overflow = wino_mul_size(padded * (size_t)shape.images, (size_t)(d->w + 2 * d->pad_w),
+                              &pixels) ||
                 wino_mul_size(pixels + 16 + (size_t)(d->s - 1) * d->dilation_w, (size_t)d->c,
                               &bytes);
     return round64(bytes);
@@ -128,7 +141,7 @@ static size_t per_thread(const struct wino_s8_direct *e, const struct wino_conv2
     int p, q;
     wino_conv2d_output_size(d, &p, &q);
     *overflow = 0;
-    *a = implicit ? window_bytes(d, item_rows(e, d, p), overflow) : round64(ROWS * e->lda);
+    *a = implicit ? window_bytes(d, item_shape(e, d, p), overflow) : round64(ROWS * e->lda);
     *c = round64(sizeof(int32_t) * ROWS * (size_t)d->k);
     const size_t all = *a + *c + round64(wino_s8_gemm_scratch_bytes(e->isa, ROWS, d->k, e->depth));
     *overflow = *overflow || all < *a;
@@ -253,73 +266,105 @@ static void blocks(void *arg, long begin, long end, int worker)
 struct implicit_run {
     const struct wino_s8_direct *e;
     const struct wino_conv2d_desc *d;
-    int p, q, wp;         /* output sizes, padded width */
-    int rows, items;      /* output rows an item, items an image */
+    int p, q, wp;             /* output sizes, padded width */
+    struct item_shape shape;
+    int per_image;            /* items an image (shape.images 1) */
     const void *x;
     void *y;
-    const int32_t *chunk; /* the taps' offsets in a window, per 64 channels */
-    char *ws;             /* the workers' buffers */
+    const int32_t *chunk;     /* the taps' offsets in a window, per 64 channels */
+    char *ws;                 /* the workers' buffers */
 };
 
-/* Image n's padded rows h0 - pad_h .. for output rows h0 .. h0 + rows - 1 into the worker's
- * window (x + 128 for int8, x for uint8; the padding 0 of either), then the zeros past them
- * that the last row tile reads. The worker's own copy: the GEMM then reads it from this
- * core's caches (one copy of the batch shared by the threads, the GEMM's reads of rows that
- * the other core had written took a third of ResNet-18 conv2_x on 2 cores of a Xeon). */
-static void fill_window(const struct implicit_run *r, int n, int h0, int rows, uint8_t *window,
-                        size_t bytes)
+/* Item b: images n .. n + images - 1, output rows h0 .. h0 + rows - 1 of each. Its window
+ * holds each image's padded rows, span = rows + (R - 1) dilation_h of them, one after the
+ * other; its virtual pixels v = H wp + w run over H < (images - 1) span + rows, and those of
+ * the rows between two images (H % span >= rows) are computed and dropped. */
+struct implicit_item {
+    int n, h0, rows, images, span;
+};
+static struct implicit_item item_of(const struct implicit_run *r, long b)
+{
+    struct implicit_item it;
+    if (r->shape.images == 1) {
+        it.n = (int)(b / r->per_image);
+        it.h0 = (int)(b % r->per_image) * r->shape.rows;
+        it.rows = r->p - it.h0 < r->shape.rows ? r->p - it.h0 : r->shape.rows;
+        it.images = 1;
+    } else {
+        it.n = (int)b * r->shape.images;
+        it.h0 = 0;
+        it.rows = r->p;
+        it.images = r->d->n - it.n < r->shape.images ? r->d->n - it.n : r->shape.images;
+    }
+    it.span = it.rows + (r->d->r - 1) * r->d->dilation_h;
+    return it;
+}
+
+/* The item's window (x + 128 for int8, x for uint8; the padding 0 of either), then the zeros
+ * past it that the last row tile reads. The worker's own copy: the GEMM then reads it from
+ * this core's caches (from one copy of the batch shared by the threads, the GEMM's reads of
+ * rows that the other core had written took a third of ResNet-18 conv2_x on 2 cores of a
+ * Xeon). */
+static void fill_window(const struct implicit_run *r, const struct implicit_item *it,
+                        uint8_t *window, size_t bytes)
 {
     const struct wino_conv2d_desc *d = r->d;
     const size_t C = (size_t)d->c, row = (size_t)r->wp * C;
     const size_t left = (size_t)d->pad_w * C, inside = (size_t)d->w * C;
-    const int x_signed = r->e->layer.x_signed, padded = rows + (d->r - 1) * d->dilation_h;
+    const int x_signed = r->e->layer.x_signed;
     const uint8_t zero = x_signed ? 128 : 0;
     uint8_t *to = window;
-    for (int i = 0; i < padded; i++, to += row) {
-        const int h = h0 + i - d->pad_h;
-        if (h < 0 || h >= d->h) {
-            memset(to, zero, row);
-            continue;
+    for (int m = 0; m < it->images; m++)
+        for (int i = 0; i < it->span; i++, to += row) {
+            const int h = it->h0 + i - d->pad_h;
+            if (h < 0 || h >= d->h) {
+                memset(to, zero, row);
+                continue;
+            }
+            memset(to, zero, left);
+            store_a(to + left,
+                    (const uint8_t *)r->x + (((size_t)(it->n + m) * d->h + h) * d->w) * C,
+                    inside, x_signed);
+            memset(to + left + inside, zero, row - left - inside);
         }
-        memset(to, zero, left);
-        store_a(to + left, (const uint8_t *)r->x + (((size_t)n * d->h + h) * d->w) * C, inside,
-                x_signed);
-        memset(to + left + inside, zero, row - left - inside);
-    }
     memset(to, 0, bytes - (size_t)(to - window)); /* read by dropped rows, never kept */
 }
 
-/* One GEMM's output: image n's output rows from h0, virtual pixels v0 .. of the window (v =
- * (h - h0) wp + w) and channels k0 .. k0 + width - 1, their sums in c (row i: v0 + i). */
+/* One GEMM's output: the item's virtual pixels v0 .. and channels k0 .. k0 + width - 1,
+ * their sums in c (row i: v0 + i). */
 struct implicit_output {
     const struct implicit_run *r;
+    const struct implicit_item *it;
     const int32_t *c;
     long v0;
-    int n, h0, k0, width;
+    int k0, width;
 };
 
-/* Rows i0 .. i0 + rows - 1 of a GEMM's output requantized into y, the columns w < q of each
- * virtual row (the GEMM's rows_done, while they are in L1). */
+/* Rows i0 .. i0 + rows - 1 of a GEMM's output requantized into y, the pixels w < q of the
+ * virtual rows that are output rows (the GEMM's rows_done, while they are in L1). */
 static void requantize_virtual(void *arg, int i0, int rows)
 {
     const struct implicit_output *o = arg;
     const struct implicit_run *r = o->r;
+    const struct implicit_item *it = o->it;
     const int K = r->d->k;
     for (long v = o->v0 + i0, end = v + rows; v < end;) {
-        const int h = (int)(v / r->wp), w = (int)(v % r->wp);
-        const long row_end = (long)(h + 1) * r->wp, next = row_end < end ? row_end : end;
-        const int kept = w >= r->q ? 0 : (int)((next - v) < r->q - w ? next - v : r->q - w);
-        uint8_t *y = (uint8_t *)r->y + (((size_t)o->n * r->p + o->h0 + h) * r->q + w) * K;
+        const int H = (int)(v / r->wp), w = (int)(v % r->wp), h = H % it->span;
+        const long row_end = (long)(H + 1) * r->wp, next = row_end < end ? row_end : end;
+        const int kept = w >= r->q || h >= it->rows
+                             ? 0
+                             : (int)((next - v) < r->q - w ? next - v : r->q - w);
+        const size_t pixel = ((size_t)(it->n + H / it->span) * r->p + it->h0 + h) * r->q + w;
         wino_s8_requantize(r->e->vector_isa, &r->e->layer, kept,
                            o->c + (size_t)(v - o->v0) * K + o->k0, (size_t)K, o->k0,
-                           o->k0 + o->width, y, (size_t)K);
+                           o->k0 + o->width, (uint8_t *)r->y + pixel * K, (size_t)K);
         v = next;
     }
 }
 
-/* Items [begin, end), item (n items + b) groups + g: output rows b rows .. of image n and
- * output channel group g, from the worker's window of x (filled once for consecutive items of
- * the same rows), in GEMMs of at most ROWS virtual pixels, the pixels with w < q kept. */
+/* Items [begin, end), item b groups + g: item b's output pixels and output channel group g,
+ * from the worker's window of x (filled once for consecutive items of the same pixels), in
+ * GEMMs of at most ROWS virtual pixels. */
 static void implicit_items(void *arg, long begin, long end, int worker)
 {
     const struct implicit_run *r = arg;
@@ -331,16 +376,16 @@ static void implicit_items(void *arg, long begin, long end, int worker)
     per_thread(e, r->d, 1, &window, &c_bytes, &overflow);
     long filled = -1;
     for (long item = begin; item < end; item++) {
-        const long nb = item / e->groups;
-        const int g = (int)(item % e->groups), b = (int)(nb % r->items);
-        struct implicit_output o = {r, buf.c, 0, (int)(nb / r->items), b * r->rows,
-                                    g * e->group_k, group_width(e, K, g)};
-        const int rows = r->p - o.h0 < r->rows ? r->p - o.h0 : r->rows;
-        if (nb != filled)
-            fill_window(r, o.n, o.h0, rows, buf.a, window);
-        filled = nb;
+        const long b = item / e->groups;
+        const int g = (int)(item % e->groups);
+        const struct implicit_item it = item_of(r, b);
+        if (b != filled)
+            fill_window(r, &it, buf.a, window);
+        filled = b;
+        struct implicit_output o = {r, &it, buf.c, 0, g * e->group_k, group_width(e, K, g)};
         const struct wino_s8_rows_done done = {requantize_virtual, &o};
-        for (const long virtual = (long)rows * r->wp; o.v0 < virtual; o.v0 += ROWS) {
+        const long virtual = ((long)(it.images - 1) * it.span + it.rows) * r->wp;
+        for (; o.v0 < virtual; o.v0 += ROWS) {
             const int m = (int)(virtual - o.v0 < ROWS ? virtual - o.v0 : ROWS);
             wino_s8_gemm_chunked(e->isa, m, o.width, e->depth, buf.a + (size_t)o.v0 * r->d->c,
                                  (ptrdiff_t)r->d->c, r->chunk,
@@ -357,9 +402,9 @@ static void run_implicit(const struct wino_s8_direct *e, const struct wino_conv2
     int overflow; /* checked by the workspace query */
     int32_t *chunk =
         (int32_t *)(ws + per_thread(e, d, 1, &a, &cb, &overflow) * (size_t)e->threads);
-    const int rows = item_rows(e, d, p);
-    struct implicit_run r = {e, d, p, q, d->w + 2 * d->pad_w, rows, (p + rows - 1) / rows,
-                             x, y, chunk, ws};
+    const struct item_shape shape = item_shape(e, d, p);
+    const int per_image = (p + shape.rows - 1) / shape.rows;
+    struct implicit_run r = {e, d, p, q, d->w + 2 * d->pad_w, shape, per_image, x, y, chunk, ws};
     const int per_tap = d->c / WINO_S8_KPAD;
     for (int t = 0; t < e->depth / WINO_S8_KPAD; t++) { /* depth in (filter row, column, c) */
         const int tap = t / per_tap, i = tap / d->s, j = tap % d->s;
@@ -367,7 +412,8 @@ static void run_implicit(const struct wino_s8_direct *e, const struct wino_conv2
                                  (size_t)d->c +
                              (size_t)(t % per_tap) * WINO_S8_KPAD);
     }
-    const long n = (long)r.items * d->n;
+    const long n = shape.images == 1 ? (long)per_image * d->n
+                                     : (d->n + shape.images - 1) / shape.images;
     wino_parallel_for(e->threads, n * e->groups, n >= e->threads ? e->groups : 1, implicit_items,
                       &r);
 }
