@@ -97,20 +97,32 @@ size_t wino_s8_gemm_scratch_bytes__amx(int m, int n, int k)
 
 /* One row tile (16 rows of A at a, stride as bytes) or two (rows 16.. at a2, stride as2), times
  * one or two column tiles, over k tiles kk0 .. kk1 - 1 of 64 k (tile kk of A at + chunk[kk], or
- * + 64 kk where chunk is NULL; of B at b + 1024 kk), added to C tiles tmm0-3. mt and nt are
- * constants in every instance. */
+ * + 64 kk where chunk is NULL; of B at b + 1024 kk); C tiles tmm0-3 start from the column sums
+ * at negsum, or (negsum NULL) hold what the caller loaded. mt and nt are constants in every
+ * instance. */
 TGT static inline __attribute__((always_inline)) void
 block(const int mt, const int nt, int kk0, int kk1, const uint8_t *a, size_t as,
-      const uint8_t *a2, size_t as2, const int32_t *chunk, const int8_t *b, size_t bs)
+      const uint8_t *a2, size_t as2, const int32_t *chunk, const int8_t *b, size_t bs,
+      const int32_t *negsum)
 {
-    for (int kk = kk0; kk < kk1; kk++) {
+    int kk;
+    if (negsum) {
+        _tile_loadd(0, negsum, 0);
+        if (nt == 2)
+            _tile_loadd(1, negsum + 16, 0);
+        if (mt == 2) {
+            _tile_loadd(2, negsum, 0);
+            if (nt == 2)
+                _tile_loadd(3, negsum + 16, 0);
+        }
+    }
+    for (kk = kk0, b += 1024 * (ptrdiff_t)kk0; kk < kk1; kk++, b += 1024) {
         const ptrdiff_t at = chunk ? chunk[kk] : 64 * (ptrdiff_t)kk;
-        const int8_t *bk = b + 1024 * (ptrdiff_t)kk;
         _tile_loadd(4, a + at, as);
-        _tile_loadd(6, bk, 64);
+        _tile_loadd(6, b, 64);
         _tile_dpbusd(0, 4, 6);
         if (nt == 2) {
-            _tile_loadd(7, bk + bs, 64);
+            _tile_loadd(7, b + bs, 64);
             _tile_dpbusd(1, 4, 7);
         }
         if (mt == 2) {
@@ -164,6 +176,74 @@ TGT static void copy_in(const int32_t *c, ptrdiff_t ldc, int rows, int w, int32_
                                                   : _mm512_setzero_si512());
 }
 
+/* What one GEMM call works on: A (rows past mfull from atail), packed B, C. */
+struct operands {
+    int m, n, np, mfull;
+    const uint8_t *a, *atail;
+    ptrdiff_t lda, ldc;
+    size_t kp, bs;
+    const int32_t *chunk, *negsum;
+    const void *packed_b;
+    int32_t *c, *tmp;
+    const struct wino_s8_rows_done *done; /* told after each 32 rows, or NULL */
+};
+
+/* k tiles kk0 .. kk1 - 1 of B's panels jb .. jend - 1 for all rows: C starts from the column
+ * sums where kk0 is 0, else from what the last pass stored in C. */
+TGT static inline __attribute__((always_inline)) void pass_of_rows(const struct operands *o,
+                                                                   int jb, int jend, int kk0,
+                                                                   int kk1)
+{
+    const ptrdiff_t ldc = o->ldc;
+    int32_t *tmp = o->tmp;
+    for (int i = 0; i < o->m; i += 32) {
+        /* Row tile r reads A in place when its 16 rows exist, else the padded copy. */
+        const uint8_t *a0 = i < o->mfull ? o->a + (ptrdiff_t)i * o->lda : o->atail;
+        const uint8_t *a1 = i + 16 < o->mfull ? o->a + (ptrdiff_t)(i + 16) * o->lda : o->atail;
+        const size_t as0 = i < o->mfull ? (size_t)o->lda : o->kp;
+        const size_t as1 = i + 16 < o->mfull ? (size_t)o->lda : o->kp;
+        const int r0 = o->m - i < 16 ? o->m - i : 16;
+        const int r1 = o->m - i - 16 < 16 ? o->m - i - 16 : 16; /* <= 0: one row tile */
+        for (int jp = jb; jp < jend; jp += 2) {
+            const int nt = jend - jp < 2 ? 1 : 2, j0 = jp * WINO_S8_NPANEL;
+            const int w0 = o->n - j0 < 16 ? o->n - j0 : 16;
+            const int w1 = o->n - j0 - 16 < 16 ? o->n - j0 - 16 : 16; /* used when nt == 2 */
+            const int8_t *b = wino_s8_panel(o->packed_b, o->np, o->kp, jp);
+            int32_t *ci = o->c + (ptrdiff_t)i * ldc + j0, *ci1 = ci + 16 * ldc;
+            /* the first pass starts from the packed -128 column sums */
+            const int32_t *ns = kk0 == 0 ? o->negsum + j0 : NULL;
+            if (kk0 > 0) {
+                LOAD_TILE(0, ci, ldc, r0, w0, tmp);
+                if (nt == 2)
+                    LOAD_TILE(1, ci + 16, ldc, r0, w1, tmp);
+                if (r1 > 0) {
+                    LOAD_TILE(2, ci1, ldc, r1, w0, tmp);
+                    if (nt == 2)
+                        LOAD_TILE(3, ci1 + 16, ldc, r1, w1, tmp);
+                }
+            }
+            if (r1 > 0 && nt == 2)
+                block(2, 2, kk0, kk1, a0, as0, a1, as1, o->chunk, b, o->bs, ns);
+            else if (r1 > 0)
+                block(2, 1, kk0, kk1, a0, as0, a1, as1, o->chunk, b, o->bs, ns);
+            else if (nt == 2)
+                block(1, 2, kk0, kk1, a0, as0, a1, as1, o->chunk, b, o->bs, ns);
+            else
+                block(1, 1, kk0, kk1, a0, as0, a1, as1, o->chunk, b, o->bs, ns);
+            STORE_TILE(0, ci, ldc, r0, w0, tmp);
+            if (nt == 2)
+                STORE_TILE(1, ci + 16, ldc, r0, w1, tmp);
+            if (r1 > 0) {
+                STORE_TILE(2, ci1, ldc, r1, w0, tmp);
+                if (nt == 2)
+                    STORE_TILE(3, ci1 + 16, ldc, r1, w1, tmp);
+            }
+        }
+        if (o->done)
+            o->done->fn(o->done->ctx, i, o->m - i < 32 ? o->m - i : 32);
+    }
+}
+
 /* The GEMM of wino_s8_gemm__amx (chunk NULL: rows of A past the last full row tile copied,
  * zero padded, into scratch) and of wino_s8_gemm_chunked__amx (every row tile read in place). */
 TGT static void gemm(int m, int n, int k, const uint8_t *a, ptrdiff_t lda, const int32_t *chunk,
@@ -171,26 +251,23 @@ TGT static void gemm(int m, int n, int k, const uint8_t *a, ptrdiff_t lda, const
                      const struct wino_s8_rows_done *done)
 {
     const int np = wino_s8_panels(n), kt = (k + 63) / 64;
-    const int mfull = chunk ? (m + 15) / 16 * 16 : m / 16 * 16;
-    const size_t kp = wino_s8_gemm_lda(k), bs = kp * WINO_S8_NPANEL;
-    const int32_t *negsum = wino_s8_negsum(packed_b);
-    int32_t *tmp = (int32_t *)scratch;
-    uint8_t *atail = (uint8_t *)scratch + 16 * 16 * sizeof(int32_t);
+    const size_t kp = wino_s8_gemm_lda(k), bs = kp * WINO_S8_NPANEL, b_bytes = (size_t)np * bs;
     /* k tiles a pass, and panels a block (even) of B's pass within B_BLOCK_BYTES */
-    const size_t b_bytes = (size_t)np * bs;
     const int pass = b_bytes > ONE_PASS_BYTES && b_bytes <= B_BLOCK_BYTES ? PASS_TILES : kt;
     int npb = (int)(B_BLOCK_BYTES / ((size_t)(pass < kt ? pass : kt) * 1024)) / 2 * 2;
+    struct operands o = {m, n, np, chunk ? (m + 15) / 16 * 16 : m / 16 * 16, a,
+                         (uint8_t *)scratch + 16 * 16 * sizeof(int32_t), lda, ldc, kp, bs,
+                         chunk, wino_s8_negsum(packed_b), packed_b, c, (int32_t *)scratch,
+                         NULL};
     struct tile_config cfg;
-    int jb, i, jp, t;
 
     if (npb < 2)
         npb = 2;
-    const int in_stripes = done && npb >= np && pass >= kt; /* rows final after each stripe */
-
-    if (mfull < m) {
-        for (i = 0; i < 16; i++) {
-            if (mfull + i < m)
-                memcpy(atail + (size_t)i * kp, a + (ptrdiff_t)(mfull + i) * lda, kp);
+    if (o.mfull < m) {
+        uint8_t *atail = (uint8_t *)o.atail;
+        for (int i = 0; i < 16; i++) {
+            if (o.mfull + i < m)
+                memcpy(atail + (size_t)i * kp, a + (ptrdiff_t)(o.mfull + i) * lda, kp);
             else
                 memset(atail + (size_t)i * kp, 0, kp);
         }
@@ -199,74 +276,24 @@ TGT static void gemm(int m, int n, int k, const uint8_t *a, ptrdiff_t lda, const
     }
     memset(&cfg, 0, sizeof cfg);
     cfg.palette = 1;
-    for (t = 0; t < 8; t++) {
+    for (int t = 0; t < 8; t++) {
         cfg.colsb[t] = 64;
         cfg.rows[t] = 16;
     }
     load_tile_config(&cfg);
 
-    for (jb = 0; jb < np; jb += npb) {
-        const int jend = np - jb < npb ? np : jb + npb;
-        for (int kk0 = 0; kk0 < kt; kk0 += pass) {
-            const int kk1 = kt - kk0 < pass ? kt : kk0 + pass;
-            for (i = 0; i < m; i += 32) {
-                /* Row tile r reads A in place when its 16 rows exist, else the padded copy. */
-                const uint8_t *a0 = i < mfull ? a + (ptrdiff_t)i * lda : atail;
-                const uint8_t *a1 = i + 16 < mfull ? a + (ptrdiff_t)(i + 16) * lda : atail;
-                const size_t as0 = i < mfull ? (size_t)lda : kp;
-                const size_t as1 = i + 16 < mfull ? (size_t)lda : kp;
-                const int r0 = m - i < 16 ? m - i : 16;
-                const int r1 = m - i - 16 < 16 ? m - i - 16 : 16; /* <= 0: one row tile */
-                for (jp = jb; jp < jend; jp += 2) {
-                    const int nt = jend - jp < 2 ? 1 : 2, j0 = jp * WINO_S8_NPANEL;
-                    const int w0 = n - j0 < 16 ? n - j0 : 16;
-                    const int w1 = n - j0 - 16 < 16 ? n - j0 - 16 : 16; /* used when nt == 2 */
-                    const int8_t *b = wino_s8_panel(packed_b, np, kp, jp);
-                    int32_t *ci = c + (ptrdiff_t)i * ldc + j0, *ci1 = ci + 16 * ldc;
-                    if (kk0 == 0) { /* the packed -128 column sums, the same for every row */
-                        _tile_loadd(0, negsum + j0, 0);
-                        if (nt == 2)
-                            _tile_loadd(1, negsum + j0 + 16, 0);
-                        if (r1 > 0) {
-                            _tile_loadd(2, negsum + j0, 0);
-                            if (nt == 2)
-                                _tile_loadd(3, negsum + j0 + 16, 0);
-                        }
-                    } else {
-                        LOAD_TILE(0, ci, ldc, r0, w0, tmp);
-                        if (nt == 2)
-                            LOAD_TILE(1, ci + 16, ldc, r0, w1, tmp);
-                        if (r1 > 0) {
-                            LOAD_TILE(2, ci1, ldc, r1, w0, tmp);
-                            if (nt == 2)
-                                LOAD_TILE(3, ci1 + 16, ldc, r1, w1, tmp);
-                        }
-                    }
-                    if (r1 > 0 && nt == 2)
-                        block(2, 2, kk0, kk1, a0, as0, a1, as1, chunk, b, bs);
-                    else if (r1 > 0)
-                        block(2, 1, kk0, kk1, a0, as0, a1, as1, chunk, b, bs);
-                    else if (nt == 2)
-                        block(1, 2, kk0, kk1, a0, as0, a1, as1, chunk, b, bs);
-                    else
-                        block(1, 1, kk0, kk1, a0, as0, a1, as1, chunk, b, bs);
-                    STORE_TILE(0, ci, ldc, r0, w0, tmp);
-                    if (nt == 2)
-                        STORE_TILE(1, ci + 16, ldc, r0, w1, tmp);
-                    if (r1 > 0) {
-                        STORE_TILE(2, ci1, ldc, r1, w0, tmp);
-                        if (nt == 2)
-                            STORE_TILE(3, ci1 + 16, ldc, r1, w1, tmp);
-                    }
-                }
-                if (in_stripes)
-                    done->fn(done->ctx, i, m - i < 32 ? m - i : 32);
-            }
-        }
+    if (npb >= np && pass >= kt) { /* one pass, one block: the rows are final as they go */
+        o.done = done;
+        pass_of_rows(&o, 0, np, 0, kt);
+    } else {
+        for (int jb = 0; jb < np; jb += npb)
+            for (int kk0 = 0; kk0 < kt; kk0 += pass)
+                pass_of_rows(&o, jb, np - jb < npb ? np : jb + npb, kk0,
+                             kt - kk0 < pass ? kt : kk0 + pass);
+        if (done)
+            done->fn(done->ctx, 0, m);
     }
     _tile_release();
-    if (done && !in_stripes)
-        done->fn(done->ctx, 0, m);
 }
 
 TGT void wino_s8_gemm__amx(int m, int n, int k, const uint8_t *a, ptrdiff_t lda,
