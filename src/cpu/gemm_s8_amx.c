@@ -188,6 +188,22 @@ struct operands {
     const struct wino_s8_rows_done *done; /* told after each 32 rows, or NULL */
 };
 
+/* OP(t, c, rows, w) for the block's C tiles that exist: row tile r, column tile c in
+ * tmm0 + 2 r + c (in pass_of_rows, with its ci, ci1, r0, r1, w0, w1, nt, ldc and tmp). */
+#define EACH_C_TILE(OP)                                                                            \
+    do {                                                                                           \
+        OP(0, ci, r0, w0);                                                                         \
+        if (nt == 2)                                                                               \
+            OP(1, ci + 16, r0, w1);                                                                \
+        if (r1 > 0) {                                                                              \
+            OP(2, ci1, r1, w0);                                                                    \
+            if (nt == 2)                                                                           \
+                OP(3, ci1 + 16, r1, w1);                                                           \
+        }                                                                                          \
+    } while (0)
+#define LOAD_C(t, c, rows, w) LOAD_TILE(t, c, ldc, rows, w, tmp)
+#define STORE_C(t, c, rows, w) STORE_TILE(t, c, ldc, rows, w, tmp)
+
 /* k tiles kk0 .. kk1 - 1 of B's panels jb .. jend - 1 for all rows: C starts from the column
  * sums where kk0 is 0, else from what the last pass stored in C. */
 TGT static inline __attribute__((always_inline)) void pass_of_rows(const struct operands *o,
@@ -212,16 +228,8 @@ TGT static inline __attribute__((always_inline)) void pass_of_rows(const struct 
             int32_t *ci = o->c + (ptrdiff_t)i * ldc + j0, *ci1 = ci + 16 * ldc;
             /* the first pass starts from the packed -128 column sums */
             const int32_t *ns = kk0 == 0 ? o->negsum + j0 : NULL;
-            if (kk0 > 0) {
-                LOAD_TILE(0, ci, ldc, r0, w0, tmp);
-                if (nt == 2)
-                    LOAD_TILE(1, ci + 16, ldc, r0, w1, tmp);
-                if (r1 > 0) {
-                    LOAD_TILE(2, ci1, ldc, r1, w0, tmp);
-                    if (nt == 2)
-                        LOAD_TILE(3, ci1 + 16, ldc, r1, w1, tmp);
-                }
-            }
+            if (kk0 > 0)
+                EACH_C_TILE(LOAD_C);
             if (r1 > 0 && nt == 2)
                 block(2, 2, kk0, kk1, a0, as0, a1, as1, o->chunk, b, o->bs, ns);
             else if (r1 > 0)
@@ -230,19 +238,15 @@ TGT static inline __attribute__((always_inline)) void pass_of_rows(const struct 
                 block(1, 2, kk0, kk1, a0, as0, a1, as1, o->chunk, b, o->bs, ns);
             else
                 block(1, 1, kk0, kk1, a0, as0, a1, as1, o->chunk, b, o->bs, ns);
-            STORE_TILE(0, ci, ldc, r0, w0, tmp);
-            if (nt == 2)
-                STORE_TILE(1, ci + 16, ldc, r0, w1, tmp);
-            if (r1 > 0) {
-                STORE_TILE(2, ci1, ldc, r1, w0, tmp);
-                if (nt == 2)
-                    STORE_TILE(3, ci1 + 16, ldc, r1, w1, tmp);
-            }
+            EACH_C_TILE(STORE_C);
         }
         if (o->done)
             o->done->fn(o->done->ctx, i, o->m - i < 32 ? o->m - i : 32);
     }
 }
+#undef STORE_C
+#undef LOAD_C
+#undef EACH_C_TILE
 
 /* The GEMM of wino_s8_gemm__amx (chunk NULL: rows of A past the last full row tile copied,
  * zero padded, into scratch) and of wino_s8_gemm_chunked__amx (every row tile read in place). */
