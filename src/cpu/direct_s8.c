@@ -109,7 +109,10 @@ static struct item_shape item_shape(const struct wino_s8_direct *e,
     const long fill = (ROWS + wp - 1) / wp, most = WINDOW_BYTES / (wp * d->c) - reach;
     long rows = share > fill ? share : fill;
     rows = rows < most ? rows : most;
-    struct item_shape shape = {rows > 1 ? (int)rows : 1, 1};
+    rows = rows > 1 ? rows : 1;
+    /* the image's rows in equal items (28 rows of 9: 7, 7, 7, 7 rather than 9, 9, 9, 1) */
+    const long items = (p + rows - 1) / rows;
+    struct item_shape shape = {(int)((p + items - 1) / items), 1};
     if (rows >= p) {
         shape.rows = p;
         shape.images = (int)(rows / p < d->n ? rows / p : d->n);
