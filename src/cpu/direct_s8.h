@@ -3,10 +3,11 @@
  * int8 GEMM (src/cpu/gemm_s8.h: AMX, AVX512-VNNI, AVX2 or scalar), a GEMM with the packed
  * weights of each group of output channels, then the requantization; (block, group) items
  * threaded by src/cpu/thread_pool.h. Layers of stride 1 and channels in multiples of 64 on
- * AMX skip the gather (implicit): x is copied once with its padding, and the GEMM reads each
- * output pixel's taps in place (wino_s8_gemm_chunked), over "virtual" pixels of the padded
- * width whose extra columns are computed and dropped. Bit-exact against
- * src/ref/int8_direct_ref.c. */
+ * AMX skip the gather (implicit): each thread copies the padded rows of its items into a
+ * window of its own, and the GEMM reads each output pixel's taps in place there
+ * (wino_s8_gemm_chunked), over "virtual" pixels of the padded width whose extra columns are
+ * computed and dropped, telling the rows it has finished so that they are requantized from L1.
+ * Bit-exact against src/ref/int8_direct_ref.c. */
 #ifndef WINO_CPU_DIRECT_S8_H
 #define WINO_CPU_DIRECT_S8_H
 
