@@ -7,7 +7,8 @@
  *      outputs poisoned first;
  *  (b) the reference is the convolution when nothing rounds: x in {-1, 0, 1}, weights on the
  *      int8 grid and a unit requantization give the exact integer sums;
- *  (c) bad requests are refused with the documented status.
+ *  (c) bad requests are refused with the documented status;
+ *  (d) the requantization of rows of sums alone equals the scalar one with every vector ISA.
  * Usage: test_int8_direct (WINO_TEST_SEED=N to replay). */
 #define _POSIX_C_SOURCE 200112L /* posix_memalign */
 
@@ -15,6 +16,7 @@
 
 #include "base/tile_matrices.h"
 #include "cpu/direct_s8.h"
+#include "cpu/requantize_s8.h"
 #include "op/int8_layer.h"
 #include "ref/int8_direct_ref.h"
 #include "int8_test_cases.h"
@@ -291,6 +293,52 @@ static void bad_requests(struct test_counts *tc)
                "DIRECT on the CUDA backend: refused");
 }
 
+/* (d) the requantization of rows of sums alone, with every vector ISA: random rows, channel
+ * ranges of 1 to 200 (64-channel blocks and the 16- and 1-channel tails in one call), strides
+ * past the row, signed and ReLU outputs, byte for byte against wino_int8_requantize, the
+ * bytes around each row's range untouched. */
+static void requantize_rows(struct test_counts *tc, struct test_rng *rng)
+{
+    enum { MOST_K = 200, MOST_ROWS = 9, PAD = 7, AREA = MOST_ROWS * (MOST_K + PAD) };
+    float scale[MOST_K], bias[MOST_K];
+    int32_t y[AREA];
+    uint8_t got[AREA], want[AREA];
+    for (int t = 0; t < 24; t++) {
+        const int k = 1 + (int)(test_rng_next(rng) % MOST_K);
+        const int rows = 1 + (int)(test_rng_next(rng) % MOST_ROWS);
+        /* every third case all the channels, the others a random range of them */
+        const int k0 = t % 3 ? (int)(test_rng_next(rng) % (unsigned)k) : 0;
+        const int k1 = t % 3 ? k0 + 1 + (int)(test_rng_next(rng) % (unsigned)(k - k0)) : k;
+        const size_t ldy = (size_t)(k1 - k0) + test_rng_next(rng) % PAD;
+        const size_t ldo = (size_t)k + test_rng_next(rng) % PAD;
+        const int relu = t % 2;
+        struct wino_int8_layer L;
+        memset(&L, 0, sizeof L);
+        L.k = k, L.scale = scale, L.bias = bias;
+        L.lo = relu ? 0.0f : -127.0f, L.hi = relu ? 255.0f : 127.0f;
+        for (int i = 0; i < k; i++) {
+            scale[i] = (float)(test_rng_next(rng) % 1000 + 1) * 1e-4f;
+            bias[i] = (float)((int)(test_rng_next(rng) % 2001) - 1000) * 0.01f;
+        }
+        for (int i = 0; i < AREA; i++)
+            y[i] = (int32_t)(test_rng_next(rng) % 60001) - 30000; /* in range and clamped */
+        for (int v = WINO_ISA_SCALAR; v <= (int)wino_cpu_isa(); v++) {
+            memset(got, 0x5a, sizeof got);
+            memset(want, 0x5a, sizeof want);
+            for (int i = 0; i < rows; i++)
+                for (int kk = k0; kk < k1; kk++)
+                    want[(size_t)i * ldo + kk] = (uint8_t)wino_int8_requantize(
+                        y[(size_t)i * ldy + (size_t)(kk - k0)], scale[kk], bias[kk], L.lo, L.hi);
+            wino_s8_requantize((enum wino_isa)v, &L, rows, y, ldy, k0, k1, got, ldo);
+            char what[160];
+            snprintf(what, sizeof what, "requantization, %s: %d rows, channels %d..%d of %d, %s",
+                     wino_isa_name((enum wino_isa)v), rows, k0, k1 - 1, k,
+                     relu ? "ReLU, uint8 out" : "int8 out");
+            test_check(tc, !memcmp(got, want, sizeof got), what);
+        }
+    }
+}
+
 int main(void)
 {
     struct test_counts tc = {0, 0};
@@ -298,6 +346,7 @@ int main(void)
     printf("int8 GEMMs up to %s\n", wino_s8_isa_name(wino_s8_isa()));
     random_layers(&tc, &rng);
     exact_sums(&tc, &rng);
+    requantize_rows(&tc, &rng);
     bad_requests(&tc);
     return test_report(&tc);
 }

@@ -25,38 +25,51 @@ static void row_scalar(const struct span *p, int k, int n)
  * rounds to nearest even like rintf in the default mode. */
 #define AVX512 __attribute__((target("avx512f,avx512bw,avx512vl")))
 
-AVX512 static inline __m512i rounded16(const struct span *p, int k, __m512 lo, __m512 hi)
+AVX512 static inline __m512i rounded16(__m512i y, __m512 scale, __m512 bias, __m512 lo,
+                                       __m512 hi)
 {
-    const __m512 r = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_loadu_si512(p->y + k)),
-                                     _mm512_loadu_ps(p->scale + k), _mm512_loadu_ps(p->bias + k));
+    const __m512 r = _mm512_fmadd_ps(_mm512_cvtepi32_ps(y), scale, bias);
     return _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(r, lo), hi));
 }
 
 /* 64 channels at a time by saturating packs (exact: the clamped values are bytes of the
  * output's kind, [0, 255] where lo >= 0, else within [-127, 127]), 4 instructions for what
  * 4 vpmovdb (2 each) did; the packs interleave the 4 vectors by 128-bit lanes, which one
- * permute undoes. Then 16 at a time. All the rows in one call: rows of 64 channels are 4
- * vectors each, and a call a row took 5.4 cycles per 16 outputs from L1 against 4.8 (one core
- * of a Xeon, 32 rows of 64). */
+ * permute undoes. Each 64 channels' scales and biases stay in registers over all the rows
+ * (one load per 16 outputs instead of three), then the rest 16 and 1 at a time. From L1 on
+ * one core of a Xeon, 32 rows of 64: 5.4 cycles per 16 outputs with a call a row, 4.8 with
+ * the rows in one call, 3.1 with the scales kept. */
 AVX512 static void rows_avx512(struct span p, int rows, size_t ldy, size_t ldo, int n)
 {
     const __m512 lo = _mm512_set1_ps(p.lo), hi = _mm512_set1_ps(p.hi);
     const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-    const int unsigned_out = p.lo >= 0.0f;
-    for (int i = 0; i < rows; i++, p.y += ldy, p.out += ldo) {
-        int k = 0;
-        for (; k + 64 <= n; k += 64) {
-            const __m512i a =
-                _mm512_packs_epi32(rounded16(&p, k, lo, hi), rounded16(&p, k + 16, lo, hi));
-            const __m512i b =
-                _mm512_packs_epi32(rounded16(&p, k + 32, lo, hi), rounded16(&p, k + 48, lo, hi));
+    const int unsigned_out = p.lo >= 0.0f, n64 = n / 64 * 64;
+    for (int k = 0; k < n64; k += 64) {
+        __m512 scale[4], bias[4];
+        for (int j = 0; j < 4; j++) {
+            scale[j] = _mm512_loadu_ps(p.scale + k + 16 * j);
+            bias[j] = _mm512_loadu_ps(p.bias + k + 16 * j);
+        }
+        const int32_t *y = p.y + k;
+        uint8_t *out = p.out + k;
+        for (int i = 0; i < rows; i++, y += ldy, out += ldo) {
+            __m512i q[4];
+            for (int j = 0; j < 4; j++)
+                q[j] = rounded16(_mm512_loadu_si512(y + 16 * j), scale[j], bias[j], lo, hi);
+            const __m512i a = _mm512_packs_epi32(q[0], q[1]), b = _mm512_packs_epi32(q[2], q[3]);
             const __m512i bytes =
                 unsigned_out ? _mm512_packus_epi16(a, b) : _mm512_packs_epi16(a, b);
-            _mm512_storeu_si512(p.out + k, _mm512_permutexvar_epi32(order, bytes));
+            _mm512_storeu_si512(out, _mm512_permutexvar_epi32(order, bytes));
         }
+    }
+    for (int i = 0; n64 < n && i < rows; i++, p.y += ldy, p.out += ldo) {
+        int k = n64;
         for (; k + 16 <= n; k += 16)
             _mm_storeu_si128((__m128i *)(p.out + k),
-                             _mm512_cvtepi32_epi8(rounded16(&p, k, lo, hi)));
+                             _mm512_cvtepi32_epi8(rounded16(_mm512_loadu_si512(p.y + k),
+                                                            _mm512_loadu_ps(p.scale + k),
+                                                            _mm512_loadu_ps(p.bias + k), lo,
+                                                            hi)));
         row_scalar(&p, k, n);
     }
 }
