@@ -309,7 +309,7 @@ static struct implicit_item item_of(const struct implicit_run *r, long b)
  * rows that the other core had written took a third of ResNet-18 conv2_x on 2 cores of a
  * Xeon). */
 static void fill_window(const struct implicit_run *r, const struct implicit_item *it,
-                        uint8_t *window, size_t bytes)
+                        uint8_t *window)
 {
     const struct wino_conv2d_desc *d = r->d;
     const size_t C = (size_t)d->c, row = (size_t)r->wp * C;
@@ -330,7 +330,8 @@ static void fill_window(const struct implicit_run *r, const struct implicit_item
                     inside, x_signed);
             memset(to + left + inside, zero, row - left - inside);
         }
-    memset(to, 0, bytes - (size_t)(to - window)); /* read by dropped rows, never kept */
+    /* read by dropped rows, never kept: the tail of window_bytes */
+    memset(to, 0, (16 + (size_t)(d->s - 1) * d->dilation_w) * C);
 }
 
 /* One GEMM's output: the item's virtual pixels v0 .. and channels k0 .. k0 + width - 1,
@@ -374,16 +375,13 @@ static void implicit_items(void *arg, long begin, long end, int worker)
     const struct wino_s8_direct *e = r->e;
     const int K = r->d->k;
     const struct worker_buffers buf = buffers_of(e, r->d, 1, r->ws, worker);
-    size_t window, c_bytes;
-    int overflow; /* checked by the workspace query */
-    per_thread(e, r->d, 1, &window, &c_bytes, &overflow);
     long filled = -1;
     for (long item = begin; item < end; item++) {
         const long b = item / e->groups;
         const int g = (int)(item % e->groups);
         const struct implicit_item it = item_of(r, b);
         if (b != filled)
-            fill_window(r, &it, buf.a, window);
+            fill_window(r, &it, buf.a);
         filled = b;
         struct implicit_output o = {r, &it, buf.c, 0, g * e->group_k, group_width(e, K, g)};
         const struct wino_s8_rows_done done = {requantize_virtual, &o};
