@@ -58,9 +58,9 @@ struct wino_s8_rows_done {
  * below k). Every chunk must be readable for 64 bytes, and with AMX for the 16 rows of its row
  * tile (rows up to m rounded up to 16: read, their products dropped). VNNI and AMX only
  * (isa >= WINO_S8_VNNI); scratch as for wino_s8_gemm. done (or NULL) is told of the finished
- * rows: with AMX after every 32 rows where B fits the GEMM's block (n <= 512 for k <= 1024),
- * so that the caller's epilogue reads them from L1 and runs beside the next rows' tile
- * products; else once at the end. */
+ * rows: with AMX after every 32 rows where all of packed B is at most 256 KiB (one pass over k,
+ * one block of columns), so that the caller's epilogue reads them from L1; else once at the
+ * end. */
 void wino_s8_gemm_chunked(enum wino_s8_isa isa, int m, int n, int k, const uint8_t *a,
                           ptrdiff_t lda, const int32_t *chunk, const void *packed_b, int32_t *c,
                           ptrdiff_t ldc, void *scratch, const struct wino_s8_rows_done *done);
