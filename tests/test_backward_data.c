@@ -93,7 +93,7 @@ static void test_random(struct test_counts *tc, struct test_rng *rng)
 
 static void test_awkward(struct test_counts *tc, struct test_rng *rng)
 {
-    struct wino_conv2d_desc cases[8];
+    struct wino_conv2d_desc cases[9];
     cases[0] = wino_conv2d_desc_make(1, 1, 1, 1, 1, 1, 1, 0, 0);  /* 1x1 map, 1x1 filter */
     cases[1] = wino_conv2d_desc_make(2, 3, 1, 1, 2, 3, 3, 1, 1);  /* 1x1 map, 3x3 filter */
     cases[2] = wino_conv2d_desc_make(1, 2, 5, 7, 3, 2, 2, 3, 3);  /* padding > filter */
@@ -105,7 +105,11 @@ static void test_awkward(struct test_counts *tc, struct test_rng *rng)
     cases[6] = wino_conv2d_desc_make(1, 3, 12, 12, 2, 3, 3, 2, 2); /* dilated, stride 2 */
     cases[6].dilation_h = 2, cases[6].dilation_w = 3, cases[6].stride_h = 2;
     cases[7] = wino_conv2d_desc_make(1, 5, 9, 9, 6, 5, 3, 2, 1); /* 5x3: direct */
-    for (int c = 0; c < 8; c++)
+    /* stride 2 with 4 x 4 taps of 70 channels a phase: GEMMs 280 deep, on AMX-BF16 tiles where
+     * the machine has them */
+    cases[8] = wino_conv2d_desc_make(1, 33, 10, 9, 70, 4, 4, 1, 1);
+    cases[8].stride_h = cases[8].stride_w = 2;
+    for (int c = 0; c < 9; c++)
         for (int a = 0; a < 3; a++) {
             cases[c].layout = a % 2 ? WINO_LAYOUT_NHWC : WINO_LAYOUT_NCHW;
             double err = 0.0;

@@ -1,4 +1,5 @@
-/* FP32 GEMM (src/cpu/gemm_f32.h): every ISA this machine runs (scalar always) against a
+/* FP32 GEMM (src/cpu/gemm_f32.h): every ISA this machine runs (scalar always; AMX-BF16 where
+ * wino_f32_packed_gemm_isa has it, whose unpacked GEMM is the AVX-512 one) against a
  * double-precision naive GEMM, plain and pre-packed B, accumulate 0 and 1, awkward and random
  * sizes, large leading dimensions. C is poisoned with NaN before accumulate = 0 runs, and the
  * padding between rows (ldc > n) holds a sentinel that must survive. */
@@ -22,11 +23,13 @@ struct gemm_case {
 
 /* Returns the number of bad elements (0 = pass); prints the first few. */
 static long check_c(const struct gemm_case *t, const float *c, const double *ref,
-                    const double *bound, const float *c0, int acc, const char *what)
+                    const double *bound, const float *c0, int acc, int amx, const char *what)
 {
     long bad = 0;
     int i, j;
-    const double eps = (double)FLT_EPSILON * (double)(t->k + 2);
+    /* An FP32 GEMM's worst case: k + 2 roundings of the sum. AMX-BF16: 6 k products summed in
+     * FP32 (3 k epsilons), and the split's residuals and left-out products (2 more). */
+    const double eps = (double)FLT_EPSILON * (amx ? 3.0 * t->k + 4 : (double)(t->k + 2));
     for (i = 0; i < t->m; i++) {
         for (j = 0; j < (int)t->ldc; j++) {
             const float got = c[(ptrdiff_t)i * t->ldc + j];
@@ -111,7 +114,8 @@ static void run_case(struct test_counts *counts, struct test_rng *rng, const str
                 else
                     wino_f32_gemm(isa, t->m, t->n, t->k, a, t->lda, b, t->ldb, c, t->ldc, acc,
                                   scratch);
-                bad += check_c(t, c, ref, bound, c0, acc, what);
+                bad += check_c(t, c, ref, bound, c0, acc, packed && isa == WINO_ISA_AMX_BF16,
+                               what);
             }
             free(pb);
             free(scratch);
@@ -137,7 +141,7 @@ int main(void)
 {
     struct test_counts counts = {0, 0};
     struct test_rng rng;
-    const enum wino_isa max_isa = wino_cpu_isa();
+    const enum wino_isa max_isa = wino_f32_packed_gemm_isa();
     static const int fixed[][3] = {
         {1, 1, 1},     {1, 1, 7},    {2, 3, 1},    {13, 31, 1},  {14, 32, 16}, {15, 33, 17},
         {28, 64, 256}, {29, 65, 257}, {6, 16, 5},  {7, 17, 3},   {5, 15, 2},   {97, 101, 103},
@@ -149,11 +153,17 @@ int main(void)
     char name[64];
 
     rng.s = test_seed();
-    printf("cpu isa: %s\n", wino_isa_name(max_isa));
-    test_check(&counts, max_isa >= WINO_ISA_SCALAR && max_isa <= WINO_ISA_AVX512, "wino_cpu_isa in range");
+    printf("cpu isa: %s, packed GEMM: %s\n", wino_isa_name(wino_cpu_isa()),
+           wino_isa_name(max_isa));
+    test_check(&counts, wino_cpu_isa() >= WINO_ISA_SCALAR && wino_cpu_isa() <= WINO_ISA_AVX512,
+               "wino_cpu_isa in range");
+    test_check(&counts, max_isa == wino_cpu_isa() ||
+                            (max_isa == WINO_ISA_AMX_BF16 && wino_cpu_isa() == WINO_ISA_AVX512),
+               "wino_f32_packed_gemm_isa: the vector ISA, or AMX-BF16 beside AVX-512");
     test_check(&counts, !strcmp(wino_isa_name(WINO_ISA_SCALAR), "scalar") &&
                             !strcmp(wino_isa_name(WINO_ISA_AVX2), "avx2") &&
-                            !strcmp(wino_isa_name(WINO_ISA_AVX512), "avx512"),
+                            !strcmp(wino_isa_name(WINO_ISA_AVX512), "avx512") &&
+                            !strcmp(wino_isa_name(WINO_ISA_AMX_BF16), "amx-bf16"),
                "wino_isa_name");
 
     for (f = 0; f < sizeof fixed / sizeof fixed[0]; f++) {

@@ -5,6 +5,7 @@
 #define _POSIX_C_SOURCE 200112L /* posix_memalign in conv_check.h */
 
 #include "conv_check.h"
+#include "cpu/gemm_f32.h"
 
 /* Relative L1 bound for F(m x m, r x r) on inputs in (-1, 1), by alpha: 6x to 13x the largest
  * error measured over these tests with five seeds (docs/cpu-winograd.md). */
@@ -16,15 +17,15 @@ static double bound(int alpha)
 
 static double worst[11];
 
-/* One random convolution with F(m x m, r x r), C and K in 1..max_ch, H and W in 1..max_hw;
- * returns 1 on pass. */
+/* One random convolution with F(m x m, r x r), C and K in min_ch..max_ch, H and W in
+ * 1..max_hw; returns 1 on pass. */
 static int check(struct test_rng *rng, int m, int r, enum wino_variant variant, int threads,
-                 int max_ch, int max_hw, int case_id)
+                 int min_ch, int max_ch, int max_hw, int case_id)
 {
     struct wino_conv2d_desc d;
     d.n = 1 + (int)(test_rng_next(rng) % 2);
-    d.c = 1 + (int)(test_rng_next(rng) % (unsigned)max_ch);
-    d.k = 1 + (int)(test_rng_next(rng) % (unsigned)max_ch);
+    d.c = min_ch + (int)(test_rng_next(rng) % (unsigned)(max_ch - min_ch + 1));
+    d.k = min_ch + (int)(test_rng_next(rng) % (unsigned)(max_ch - min_ch + 1));
     d.h = 1 + (int)(test_rng_next(rng) % (unsigned)max_hw);
     d.w = 1 + (int)(test_rng_next(rng) % (unsigned)max_hw);
     d.r = d.s = r;
@@ -63,7 +64,7 @@ int main(void)
             int ok = 1;
             for (int i = 0; i < 6; i++)
                 ok &= check(&rng, m, r, i & 1 ? WINO_VARIANT_FUSED : WINO_VARIANT_NON_FUSED,
-                            1 + (i >> 1) % 2, 19, 23, i);
+                            1 + (i >> 1) % 2, 1, 19, 23, i);
             char what[64];
             snprintf(what, sizeof what, "F(%dx%d, %dx%d) fused and non-fused vs FP64", m, m, r, r);
             test_check(&c, ok, what);
@@ -74,9 +75,21 @@ int main(void)
         int ok = 1;
         for (int i = 0; i < 6; i++)
             ok &= check(&rng, m, 3, i & 1 ? WINO_VARIANT_FUSED : WINO_VARIANT_NON_FUSED,
-                        1 + (i >> 1) % 2, 80, 32, i);
+                        1 + (i >> 1) % 2, 1, 80, 32, i);
         char what[64];
         snprintf(what, sizeof what, "F(%dx%d, 3x3), C and K up to 80, vs FP64", m, m);
+        test_check(&c, ok, what);
+    }
+    /* C and K of 256 or more: the GEMMs that run on AMX-BF16 tiles where the machine has them
+     * (wino_f32_packed_gemm_isa_for), with partial row and column blocks. */
+    printf("packed GEMM for C, K >= 256: %s\n", wino_isa_name(wino_f32_packed_gemm_isa_for(256, 256)));
+    for (int m = 2; m <= 6; m += 2) {
+        int ok = 1;
+        for (int i = 0; i < 4; i++)
+            ok &= check(&rng, m, 3, i & 1 ? WINO_VARIANT_FUSED : WINO_VARIANT_NON_FUSED,
+                        1 + (i >> 1) % 2, 256, 300, 11, i);
+        char what[64];
+        snprintf(what, sizeof what, "F(%dx%d, 3x3), C and K of 256-300, vs FP64", m, m);
         test_check(&c, ok, what);
     }
     printf("largest relative L1 error by alpha:");

@@ -77,7 +77,6 @@ enum wino_status wino_f32_backward_data_prepare(struct wino_f32_backward_data *b
     if (wino_conv_desc_check(d, &sz) || (size_t)d->r * d->s * d->k > 0x7fffffff)
         return WINO_INVALID_ARGUMENT;
     bd->threads = threads;
-    bd->isa = wino_cpu_isa();
     bd->taps_h = malloc(sizeof(int) * (size_t)min3(d->r, d->stride_h, d->h) * (size_t)(d->r + 2));
     bd->taps_w = malloc(sizeof(int) * (size_t)min3(d->s, d->stride_w, d->w) * (size_t)(d->s + 2));
     if (!bd->taps_h || !bd->taps_w)
@@ -89,10 +88,13 @@ enum wino_status wino_f32_backward_data_prepare(struct wino_f32_backward_data *b
         return WINO_OUT_OF_MEMORY;
     const struct wino_strides4 ws = wino_w_strides(d);
     for (int f = 0; f < phases; f++) {
+        const int inner = phase_h(bd, d, f)[1] * phase_w(bd, d, f)[1] * d->k;
+        bd->max_inner = inner > bd->max_inner ? inner : bd->max_inner;
+    }
+    bd->isa = wino_f32_packed_gemm_isa_for(bd->max_inner, d->c);
+    for (int f = 0; f < phases; f++) {
         const int *th = phase_h(bd, d, f), *tw = phase_w(bd, d, f);
         const int inner = th[1] * tw[1] * d->k;
-        if (inner > bd->max_inner)
-            bd->max_inner = inner;
         /* b[((ti * taps_w + tj) * K + k) * C + c] = w[k][c][i][j] */
         float *b = malloc(sizeof(float) * (size_t)inner * (size_t)d->c);
         if (!b || posix_memalign(&bd->w[f], 64,

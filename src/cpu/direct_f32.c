@@ -11,7 +11,8 @@
 #include "cpu/layout_f32.h"
 #include "cpu/thread_pool.h"
 
-/* Output pixels per block: GEMM rows, a multiple of the AVX-512 kernel's 14. */
+/* Output pixels per block: GEMM rows, at most this many and a multiple of the kernel's rows
+ * (wino_f32_gemm_kernel_rows). */
 #define BLOCK_ROWS (14 * 8)
 
 static size_t round64(size_t bytes)
@@ -32,8 +33,9 @@ enum wino_status wino_f32_direct_shape(struct wino_f32_direct *dc,
     /* at least two blocks per thread where the output allows it */
     const long pixels = (long)d->n * sz.p * sz.q,
                share = (pixels + 2L * s.threads - 1) / (2L * s.threads);
-    const long block = (share + 13) / 14 * 14;
-    s.block = (int)(block < 14 ? 14 : block > BLOCK_ROWS ? BLOCK_ROWS : block);
+    const int rows = wino_f32_gemm_kernel_rows(s.isa);
+    const long block = (share + rows - 1) / rows * rows, most = BLOCK_ROWS / rows * rows;
+    s.block = (int)(block < rows ? rows : block > most ? most : block);
     s.col_bytes = round64(col);
     s.gemm_bytes = round64(wino_f32_gemm_packed_scratch_bytes(s.isa, s.block, d->k, (int)crs));
     s.x_bytes = s.y_bytes = 0;
@@ -59,7 +61,7 @@ enum wino_status wino_f32_direct_prepare(struct wino_f32_direct *dc,
     const size_t K = (size_t)d->k, C = (size_t)d->c, rs = (size_t)d->r * (size_t)d->s;
     const size_t crs = C * rs;
     dc->threads = threads;
-    dc->isa = wino_cpu_isa();
+    dc->isa = wino_f32_packed_gemm_isa_for((int)crs, d->k);
     enum wino_status st = wino_f32_direct_shape(dc, d);
     if (st)
         return st;

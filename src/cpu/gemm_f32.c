@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "cpu/amx.h"
 #include "cpu/cpu_features.h"
 
 enum wino_isa wino_cpu_isa(void)
@@ -23,9 +24,31 @@ enum wino_isa wino_cpu_isa(void)
     return WINO_ISA_SCALAR;
 }
 
+enum wino_isa wino_f32_packed_gemm_isa(void)
+{
+    const enum wino_isa isa = wino_cpu_isa();
+    return isa == WINO_ISA_AVX512 && wino_amx_bf16_usable() ? WINO_ISA_AMX_BF16 : isa;
+}
+
+enum wino_isa wino_f32_packed_gemm_isa_for(int k, int n)
+{
+    const enum wino_isa isa = wino_f32_packed_gemm_isa();
+    if (isa == WINO_ISA_AMX_BF16 &&
+        (k < 256 || wino_f32_gemm_packed_b_bytes__amx(k, n) > ((size_t)4 << 20)))
+        return wino_cpu_isa();
+    return isa;
+}
+
+int wino_f32_gemm_kernel_rows(enum wino_isa isa)
+{
+    return isa == WINO_ISA_AMX_BF16 ? 32 : 14;
+}
+
 const char *wino_isa_name(enum wino_isa isa)
 {
     switch (isa) {
+    case WINO_ISA_AMX_BF16:
+        return "amx-bf16";
     case WINO_ISA_SCALAR:
         return "scalar";
     case WINO_ISA_AVX2:
@@ -63,6 +86,7 @@ static void gemm_scalar(int m, int n, int k, const float *a, ptrdiff_t lda, cons
 size_t wino_f32_gemm_scratch_bytes(enum wino_isa isa, int m, int n, int k)
 {
     switch (isa) {
+    case WINO_ISA_AMX_BF16: /* unpacked B: the AVX-512 GEMM */
     case WINO_ISA_AVX512:
         return wino_f32_gemm_scratch_bytes__avx512(m, n, k);
     case WINO_ISA_AVX2:
@@ -79,6 +103,7 @@ void wino_f32_gemm(enum wino_isa isa, int m, int n, int k, const float *a, ptrdi
     if (m <= 0 || n <= 0 || k < 0)
         return;
     switch (isa) {
+    case WINO_ISA_AMX_BF16:
     case WINO_ISA_AVX512:
         wino_f32_gemm__avx512(m, n, k, a, lda, b, ldb, c, ldc, accumulate, scratch);
         return;
@@ -96,6 +121,8 @@ size_t wino_f32_gemm_packed_b_bytes(enum wino_isa isa, int k, int n)
     if (k <= 0 || n <= 0)
         return 0;
     switch (isa) {
+    case WINO_ISA_AMX_BF16:
+        return wino_f32_gemm_packed_b_bytes__amx(k, n);
     case WINO_ISA_AVX512:
         return wino_f32_gemm_packed_b_bytes__avx512(k, n);
     case WINO_ISA_AVX2:
@@ -112,6 +139,9 @@ void wino_f32_gemm_pack_b(enum wino_isa isa, int k, int n, const float *b, ptrdi
     if (k <= 0 || n <= 0)
         return;
     switch (isa) {
+    case WINO_ISA_AMX_BF16:
+        wino_f32_gemm_pack_b__amx(k, n, b, ldb, packed);
+        return;
     case WINO_ISA_AVX512:
         wino_f32_gemm_pack_b__avx512(k, n, b, ldb, packed);
         return;
@@ -129,6 +159,8 @@ void wino_f32_gemm_pack_b(enum wino_isa isa, int k, int n, const float *b, ptrdi
 size_t wino_f32_gemm_packed_scratch_bytes(enum wino_isa isa, int m, int n, int k)
 {
     switch (isa) {
+    case WINO_ISA_AMX_BF16:
+        return wino_f32_gemm_packed_scratch_bytes__amx(m, n, k);
     case WINO_ISA_AVX512:
         return wino_f32_gemm_packed_scratch_bytes__avx512(m, n, k);
     case WINO_ISA_AVX2:
@@ -145,6 +177,9 @@ void wino_f32_gemm_packed(enum wino_isa isa, int m, int n, int k, const float *a
     if (m <= 0 || n <= 0 || k < 0)
         return;
     switch (isa) {
+    case WINO_ISA_AMX_BF16:
+        wino_f32_gemm_packed__amx(m, n, k, a, lda, packed_b, c, ldc, accumulate, scratch);
+        return;
     case WINO_ISA_AVX512:
         wino_f32_gemm_packed__avx512(m, n, k, a, lda, packed_b, c, ldc, accumulate, scratch);
         return;

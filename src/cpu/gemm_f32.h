@@ -14,12 +14,30 @@
 
 #include <stddef.h>
 
-enum wino_isa { WINO_ISA_SCALAR = 0, WINO_ISA_AVX2 = 1, WINO_ISA_AVX512 = 2 };
+/* The vector ISAs, and for the packed GEMM only AMX_BF16: AVX-512 with AMX-BF16 tiles, as exact
+ * as FP32 (src/cpu/gemm_f32_amx.c; the unpacked GEMM runs AVX-512 there). */
+enum wino_isa {
+    WINO_ISA_SCALAR = 0,
+    WINO_ISA_AVX2 = 1,
+    WINO_ISA_AVX512 = 2,
+    WINO_ISA_AMX_BF16 = 3
+};
 
 /* The best ISA this CPU and OS support (CPUID via __builtin_cpu_supports, plus the OS's XSAVE
  * state: AVX needs ymm state enabled, AVX-512 also opmask and zmm state). */
 enum wino_isa wino_cpu_isa(void);
-/* "scalar", "avx2", "avx512" ("unknown" otherwise). */
+/* The packed GEMM's best: AMX_BF16 where wino_cpu_isa() is AVX512 and the process may use
+ * AMX-BF16 tiles (cpu/amx.h), else wino_cpu_isa(). */
+enum wino_isa wino_f32_packed_gemm_isa(void);
+/* The same for a B of k x n where AMX_BF16 pays: k >= 256 (its per-call costs, the split of A
+ * and the C tiles' loads and stores, are shared by the depth) and its packed B at most 4 MiB
+ * (1.5 times the FP32 bytes, read again for every block of rows); else wino_cpu_isa().
+ * docs/cpu-gemm.md has the measurements. */
+enum wino_isa wino_f32_packed_gemm_isa_for(int k, int n);
+/* Rows of A the packed GEMM's kernel takes at once (14 for AVX-512, 16 for AMX_BF16): blocks of
+ * rows that are multiples of it leave no partial micro-panels. */
+int wino_f32_gemm_kernel_rows(enum wino_isa isa);
+/* "scalar", "avx2", "avx512", "amx-bf16" ("unknown" otherwise). */
 const char *wino_isa_name(enum wino_isa isa);
 
 /* Bytes of scratch wino_f32_gemm needs for these sizes (0 allowed). */
@@ -60,5 +78,14 @@ size_t wino_f32_gemm_packed_scratch_bytes__avx2(int m, int n, int k);
 void wino_f32_gemm_packed__avx2(int m, int n, int k, const float *a, ptrdiff_t lda,
                                 const void *packed_b, float *c, ptrdiff_t ldc, int accumulate,
                                 void *scratch);
+
+/* AMX-BF16, as exact as FP32 (src/cpu/gemm_f32_amx.c): only where wino_amx_bf16_usable
+ * (cpu/amx.h) says yes. */
+size_t wino_f32_gemm_packed_b_bytes__amx(int k, int n);
+void wino_f32_gemm_pack_b__amx(int k, int n, const float *b, ptrdiff_t ldb, void *packed);
+size_t wino_f32_gemm_packed_scratch_bytes__amx(int m, int n, int k);
+void wino_f32_gemm_packed__amx(int m, int n, int k, const float *a, ptrdiff_t lda,
+                               const void *packed_b, float *c, ptrdiff_t ldc, int accumulate,
+                               void *scratch);
 
 #endif

@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "cpu/amx.h"
 #include "cpu/cpu_features.h"
 #include "cpu/gemm_f32.h"
 
@@ -25,7 +26,7 @@ enum wino_s8_isa wino_s8_isa(void)
     if (!vnni_usable())
         return wino_cpu_isa() >= WINO_ISA_AVX2 ? WINO_S8_AVX2 : WINO_S8_SCALAR;
     /* The AMX path also uses AVX-512 (edge tiles), so AMX implies VNNI here. */
-    return wino_s8_amx_usable() ? WINO_S8_AMX : WINO_S8_VNNI;
+    return wino_amx_int8_usable() ? WINO_S8_AMX : WINO_S8_VNNI;
 #else
     return WINO_S8_SCALAR;
 #endif

@@ -93,7 +93,7 @@ static inline const int8_t *wino_s8_panel(const void *packed, int np, size_t kp,
            (size_t)jp * kp * WINO_S8_NPANEL;
 }
 
-/* Per-ISA parts. wino_s8_amx_usable: CPUID, XCR0 and the OS permission (see wino_s8_isa). */
+/* Per-ISA parts (AMX where wino_amx_int8_usable, cpu/amx.h, says so: see wino_s8_isa). */
 size_t wino_s8_gemm_scratch_bytes__avx2(int m, int n, int k);
 void wino_s8_gemm__avx2(int m, int n, int k, const uint8_t *a, ptrdiff_t lda,
                         const void *packed_b, int32_t *c, ptrdiff_t ldc, void *scratch);
@@ -102,7 +102,6 @@ void wino_s8_gemm__vnni(int m, int n, int k, const uint8_t *a, ptrdiff_t lda,
 void wino_s8_gemm_chunked__vnni(int m, int n, int k, const uint8_t *a, ptrdiff_t lda,
                                 const int32_t *chunk, const void *packed_b, int32_t *c,
                                 ptrdiff_t ldc);
-int wino_s8_amx_usable(void);
 size_t wino_s8_gemm_scratch_bytes__amx(int m, int n, int k);
 void wino_s8_gemm__amx(int m, int n, int k, const uint8_t *a, ptrdiff_t lda,
                        const void *packed_b, int32_t *c, ptrdiff_t ldc, void *scratch);

@@ -14,28 +14,18 @@
  *            32-row blocks of A (32 x kp bytes, <= 16 KiB for k <= 512: stays in L1)
  *              32-column B pairs of the block, streamed from L2 (contiguous: prefetch friendly).
  * (Measured against the other order, A streamed past an L1-resident B pair: 0-20 % faster.)
- *
- * Linux gives a process the AMX tile data state only on request (arch_prctl
- * ARCH_REQ_XCOMP_PERM); without it the first tile instruction faults. wino_s8_amx_usable asks
- * once per process (pthread_once) and reports AMX unusable if CPUID, XCR0 or the request say no. */
-#define _GNU_SOURCE
+ * Whether AMX may run: cpu/amx.h. */
 #include "cpu/gemm_s8.h"
 
 #if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__)
 
 #include <immintrin.h>
-#include <pthread.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
-#include "cpu/cpu_features.h"
+#include "cpu/amx.h"
 
 #define TGT __attribute__((target("amx-tile,amx-int8,avx512f")))
 
-#define ARCH_GET_XCOMP_PERM 0x1022
-#define ARCH_REQ_XCOMP_PERM 0x1023
-#define XFEATURE_XTILEDATA 18
 #define B_BLOCK_BYTES (1024 * 1024)
 /* Packed B between ONE_PASS_BYTES and B_BLOCK_BYTES is taken in passes of PASS_TILES k tiles,
  * C carried from pass to pass, so that every 32 rows read a pass of B from L1 rather than all
@@ -45,47 +35,6 @@
  * 69% in passes; 7 x 7 x 512 (2.4 MB, blocks of columns) 0.87 -> 1.07 ms on one core. */
 #define ONE_PASS_BYTES (256 * 1024)
 #define PASS_TILES 12
-
-static pthread_once_t amx_once = PTHREAD_ONCE_INIT;
-static int amx_ok;
-
-static void amx_probe(void)
-{
-    uint32_t r[4];
-    unsigned long perm = 0;
-    if (wino_cpuid_max_leaf() < 0xd)
-        return;
-    wino_cpuid(7, 0, r);
-    if (!((r[3] >> 24) & 1u) || !((r[3] >> 25) & 1u)) /* AMX-TILE, AMX-INT8 */
-        return;
-    if ((wino_xcr0() & (3ull << 17)) != (3ull << 17)) /* XTILECFG, XTILEDATA */
-        return;
-    if (syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) != 0)
-        return;
-    if (syscall(SYS_arch_prctl, ARCH_GET_XCOMP_PERM, &perm) != 0)
-        return;
-    amx_ok = (perm >> XFEATURE_XTILEDATA) & 1u;
-}
-
-int wino_s8_amx_usable(void)
-{
-    return pthread_once(&amx_once, amx_probe) == 0 && amx_ok;
-}
-
-/* The ldtilecfg operand (64 bytes). */
-struct tile_config {
-    uint8_t palette, start_row;
-    uint8_t reserved[14];
-    uint16_t colsb[16];
-    uint8_t rows[16];
-};
-
-/* ldtilecfg with the whole 64-byte operand as the asm input (GCC 12's _tile_loadconfig names
- * only its first 8 bytes, so the compiler could drop the stores that fill the rest). */
-TGT static void load_tile_config(const struct tile_config *cfg)
-{
-    __asm__ volatile("ldtilecfg %0" : : "m"(*cfg));
-}
 
 size_t wino_s8_gemm_scratch_bytes__amx(int m, int n, int k)
 {
@@ -263,8 +212,6 @@ TGT static void gemm(int m, int n, int k, const uint8_t *a, ptrdiff_t lda, const
                          (uint8_t *)scratch + 16 * 16 * sizeof(int32_t), lda, ldc, kp, bs,
                          chunk, wino_s8_negsum(packed_b), packed_b, c, (int32_t *)scratch,
                          NULL};
-    struct tile_config cfg;
-
     if (npb < 2)
         npb = 2;
     if (o.mfull < m) {
@@ -278,13 +225,7 @@ TGT static void gemm(int m, int n, int k, const uint8_t *a, ptrdiff_t lda, const
         /* GCC 12's tileloadd asm declares no memory input: keep the copy before the loads. */
         __asm__ volatile("" : : : "memory");
     }
-    memset(&cfg, 0, sizeof cfg);
-    cfg.palette = 1;
-    for (int t = 0; t < 8; t++) {
-        cfg.colsb[t] = 64;
-        cfg.rows[t] = 16;
-    }
-    load_tile_config(&cfg);
+    wino_amx_tiles_16x64();
 
     if (npb >= np && pass >= kt) { /* one pass, one block: the rows are final as they go */
         o.done = done;
@@ -314,12 +255,7 @@ TGT void wino_s8_gemm_chunked__amx(int m, int n, int k, const uint8_t *a, ptrdif
     gemm(m, n, k, a, lda, chunk, packed_b, c, ldc, scratch, done);
 }
 
-#else /* no AMX build or not Linux: never dispatched to (wino_s8_amx_usable says no) */
-
-int wino_s8_amx_usable(void)
-{
-    return 0;
-}
+#else /* no AMX build or not Linux: never dispatched to (wino_amx_int8_usable says no) */
 
 size_t wino_s8_gemm_scratch_bytes__amx(int m, int n, int k)
 {

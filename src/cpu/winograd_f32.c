@@ -36,44 +36,47 @@ int wino_f32_engine_has_tile(int m, int r)
     return wino_f32_transforms_for(m, r).input != NULL;
 }
 
-/* Tiles per block are GEMM rows: a multiple of the AVX-512 kernel's 14 rows makes every
- * micro-panel a full one, the fewest passes over the filters. */
-#define ROWS_PER_KERNEL 14
+/* Tiles per block are GEMM rows: a multiple of the kernel's rows (wino_f32_gemm_kernel_rows)
+ * makes every micro-panel a full one, the fewest passes over the filters. */
 
 /* Tiles per fused block: V and M of a block in 384 KiB, so that they stay in a 1 MiB L2 beside
  * one packed filter matrix (256 KiB at C = K = 256) and the blocks are many enough to share out
  * evenly (ResNet-18 conv2_x at batch 1: 14 blocks of 14 tiles, 0.31 ms, against 4 blocks of 56
  * tiles with 1 MiB, 0.39 ms; AMD EPYC, Zen 4 cache sizes). */
-static int fused_block(int alpha, int c, int k)
+static int fused_block(enum wino_isa isa, int alpha, int c, int k)
 {
+    const int rows = wino_f32_gemm_kernel_rows(isa);
     long tb = (384L << 10) / (4L * alpha * alpha * ((long)c + k));
-    tb = tb / ROWS_PER_KERNEL * ROWS_PER_KERNEL;
-    return (int)(tb < ROWS_PER_KERNEL ? ROWS_PER_KERNEL : tb > 504 ? 504 : tb);
+    tb = tb / rows * rows;
+    return (int)(tb < rows ? rows : tb > 504 ? 504 : tb);
 }
 
 /* Tiles per GEMM of the non-fused variant: as many as keep the A rows (tiles x C) in about
  * 512 KiB of L2, so that each packed filter matrix, loaded once from the last-level cache, serves
  * many 14-row micro-panels. */
-static int non_fused_chunk(int c)
+static int non_fused_chunk(enum wino_isa isa, int c)
 {
-    long tb = (512L << 10) / (4L * c) / ROWS_PER_KERNEL * ROWS_PER_KERNEL;
-    return (int)(tb < 4 * ROWS_PER_KERNEL ? 4 * ROWS_PER_KERNEL : tb > 4096 ? 4096 : tb);
+    const int rows = wino_f32_gemm_kernel_rows(isa);
+    long tb = (512L << 10) / (4L * c) / rows * rows;
+    return (int)(tb < 4 * rows ? 4 * rows : tb > 4096 ? 4096 : tb);
 }
 
-/* Every fused block reads all alpha^2 C x K transformed filters; beyond this size they no longer
- * stay in the last-level cache between blocks and the non-fused variant, which reads them once,
- * wins (measured on ResNet-18 / VGG-16 layers: on a Xeon with AVX-512, fused 1.4-1.9x slower at
- * C = K = 512, on par at C = 256, K = 512; on an AMD EPYC with a 32 MiB L3 shared with other
- * machines, 1.1-1.3x slower at C = 256, K = 512 (18.9 MB), faster at C = K = 256 (9.4 MB);
- * docs/cpu-winograd.md). */
+/* Every fused block reads all alpha^2 C x K transformed filters, as packed for the GEMM; beyond
+ * this size they no longer stay in the last-level cache between blocks and the non-fused
+ * variant, which reads them once, wins (measured on ResNet-18 / VGG-16 layers: on a Xeon with
+ * AVX-512, fused 1.4-1.9x slower at C = K = 512, on par at C = 256, K = 512; on an AMD EPYC with
+ * a 32 MiB L3 shared with other machines, 1.1-1.3x slower at C = 256, K = 512 (18.9 MB), faster
+ * at C = K = 256 (9.4 MB); with the AMX GEMM's filters, 1.5 times the bytes, non-fused 1.6x
+ * faster at C = K = 256 (14.2 MB); docs/cpu-winograd.md). */
 #define FUSED_MAX_FILTER_BYTES (12L << 20)
 
 int wino_f32_engine_prefers_fused(int m, int r, const struct wino_conv2d_desc *d, long tiles,
                                   int threads)
 {
     const int a = m + r - 1;
-    const long block = fused_block(a, d->c, d->k);
-    const double filter_bytes = 4.0 * a * a * d->c * d->k;
+    const enum wino_isa isa = wino_f32_packed_gemm_isa_for(d->c, d->k);
+    const long block = fused_block(isa, a, d->c, d->k);
+    const double filter_bytes = (double)a * a * wino_f32_gemm_packed_b_bytes(isa, d->c, d->k);
     return (tiles + block - 1) / block >= 4L * threads && filter_bytes <= FUSED_MAX_FILTER_BYTES;
 }
 
@@ -88,9 +91,9 @@ enum wino_status wino_f32_engine_prepare(struct wino_f32_engine *e,
     e->alpha = a;
     e->fused = fused;
     e->threads = threads;
-    e->isa = wino_cpu_isa();
+    e->isa = wino_f32_packed_gemm_isa_for(C, K);
     e->tf = wino_f32_transforms_for(m, r);
-    e->tile_block = fused ? fused_block(a, C, K) : non_fused_chunk(C);
+    e->tile_block = fused ? fused_block(e->isa, a, C, K) : non_fused_chunk(e->isa, C);
     e->packed_bytes = round64(wino_f32_gemm_packed_b_bytes(e->isa, C, K));
     const size_t kc = (size_t)K * (size_t)C, aa = (size_t)(a * a);
     float *g = malloc(sizeof(float) * kc * (size_t)(r * r));
