@@ -391,9 +391,9 @@ static void test_tiles_2d(struct test_counts *tc, struct test_rng *rng)
 }
 
 /* Each order of the 2D tile's products, named rather than chosen: random 3 x 3 layers (both
- * layouts, accumulate, 1 and 2 threads, a thread left with no tiles), and one of 144 or more
- * tiles that takes two chunks a group (GROUPS) and two chunks (CHUNKS). Poisoned workspace and
- * dw. */
+ * layouts, accumulate, 1 and 2 threads, a thread left with no tiles), one of 144 or more tiles
+ * that takes two chunks a group (GROUPS) and two chunks (CHUNKS), and one of 512-530 channels.
+ * Poisoned workspace and dw. */
 static void test_tiles_2d_modes(struct test_counts *tc, struct test_rng *rng)
 {
     static const enum wino_f32_bwd_2d_mode modes[] = {WINO_2D_GROUPS, WINO_2D_ONE_CHUNK,
@@ -402,13 +402,18 @@ static void test_tiles_2d_modes(struct test_counts *tc, struct test_rng *rng)
     for (int m = 0; m < 3; m++) {
         int failed = 0, several = 0;
         double worst = 0.0;
-        for (int t = 0; t < 9; t++) {
+        for (int t = 0; t < 10; t++) {
             const int big = t == 8, one_tile = t == 7; /* one_tile: 2 threads, 1 tile */
+            /* wide: 512 channels or more, the products on AMX-BF16 tiles where the machine has
+             * them (ONE_CHUNK and CHUNKS) */
+            const int wide = t == 9;
             struct wino_conv2d_desc d = wino_conv2d_desc_make(
-                big ? 4 : one_tile ? 1 : bwd_pick(rng, 1, 3), big ? 40 : bwd_pick(rng, 1, 40),
-                big ? 30 : one_tile ? 3 : bwd_pick(rng, 1, 30),
-                big ? 30 : one_tile ? 3 : bwd_pick(rng, 1, 30), big ? 40 : bwd_pick(rng, 1, 40),
-                3, 3, one_tile ? 0 : bwd_pick(rng, 0, 3), one_tile ? 0 : bwd_pick(rng, 0, 3));
+                big || wide ? 4 : one_tile ? 1 : bwd_pick(rng, 1, 3),
+                big ? 40 : wide ? bwd_pick(rng, 512, 530) : bwd_pick(rng, 1, 40),
+                big ? 30 : wide ? 12 : one_tile ? 3 : bwd_pick(rng, 1, 30),
+                big ? 30 : wide ? 12 : one_tile ? 3 : bwd_pick(rng, 1, 30),
+                big ? 40 : wide ? bwd_pick(rng, 512, 530) : bwd_pick(rng, 1, 40), 3, 3,
+                one_tile || wide ? 1 : bwd_pick(rng, 0, 3), one_tile || wide ? 1 : bwd_pick(rng, 0, 3));
             d.layout = t % 2 ? WINO_LAYOUT_NHWC : WINO_LAYOUT_NCHW;
             int p = 0, q = 0;
             if (wino_conv2d_output_size(&d, &p, &q) != WINO_SUCCESS) {
@@ -436,10 +441,10 @@ static void test_tiles_2d_modes(struct test_counts *tc, struct test_rng *rng)
             free(dw);
             problem_free(&pr);
         }
-        printf("2D tile, %s: worst rel L1 %.3e, %d of 9 in several chunks\n", names[m], worst,
+        printf("2D tile, %s: worst rel L1 %.3e, %d of 10 in several chunks\n", names[m], worst,
                several);
         char what[96];
-        snprintf(what, sizeof what, "2D tile with %s on 9 random 3 x 3 layers, within 1e-5",
+        snprintf(what, sizeof what, "2D tile with %s on 10 random 3 x 3 layers, within 1e-5",
                  names[m]);
         test_check(tc, !failed && (several > 0) == (m != 1), what);
     }

@@ -120,6 +120,41 @@ static void run_case(struct test_counts *counts, struct test_rng *rng, const str
             free(pb);
             free(scratch);
         }
+        if (isa == WINO_ISA_AMX_BF16) {
+            /* A split once from A^T, B packed once, C in pieces: rows 0-15, then the rest in
+             * columns 0-31 and 32 on (wino_f32_amx_multiply's offsets) */
+            const int lt = t->m + 3;
+            float *at = test_alloc64((size_t)(t->k ? t->k : 1) * (size_t)lt * sizeof(float));
+            void *split = test_alloc64(wino_f32_amx_split_bytes(t->m, t->k));
+            void *pb = test_alloc64(wino_f32_gemm_packed_b_bytes(isa, t->k, t->n));
+            void *edge = test_alloc64(32 * 32 * sizeof(float));
+            for (p = 0; p < t->k; p++)
+                for (i = 0; i < t->m; i++)
+                    at[(size_t)p * (size_t)lt + (size_t)i] = a[(ptrdiff_t)i * t->lda + p];
+            wino_f32_amx_split_at(t->m, t->k, at, lt, split);
+            wino_f32_gemm_pack_b(isa, t->k, t->n, b, t->ldb, pb);
+            for (acc = 0; acc <= 1; acc++) {
+                for (i = 0; i < t->m; i++)
+                    for (j = 0; j < (int)t->ldc; j++)
+                        c[(ptrdiff_t)i * t->ldc + j] =
+                            j >= t->n ? SENTINEL
+                                      : (acc ? c0[(size_t)i * (size_t)t->n + (size_t)j] : NAN);
+                const int top = t->m < 16 ? t->m : 16, left = t->n < 32 ? t->n : 32;
+                wino_f32_amx_multiply(split, t->m, 0, top, pb, t->n, 0, t->n, t->k, c, t->ldc,
+                                      acc, edge);
+                float *rest = c + (ptrdiff_t)top * t->ldc;
+                wino_f32_amx_multiply(split, t->m, top, t->m - top, pb, t->n, 0, left, t->k, rest,
+                                      t->ldc, acc, edge);
+                wino_f32_amx_multiply(split, t->m, top, t->m - top, pb, t->n, left, t->n - left,
+                                      t->k, rest + left, t->ldc, acc, edge);
+                snprintf(what, sizeof what, "amx-bf16 split A^T, in pieces, acc=%d", acc);
+                bad += check_c(t, c, ref, bound, c0, acc, 1, what);
+            }
+            free(at);
+            free(split);
+            free(pb);
+            free(edge);
+        }
         snprintf(what, sizeof what, "%s m=%d n=%d k=%d lda=%ld ldb=%ld ldc=%ld (plain+packed, acc 0+1)",
                  wino_isa_name(isa), t->m, t->n, t->k, (long)t->lda, (long)t->ldb, (long)t->ldc);
         test_check(counts, bad == 0, what);

@@ -24,14 +24,21 @@ enum wino_f32_bwd_2d_mode { WINO_2D_CHOOSE, WINO_2D_GROUPS, WINO_2D_ONE_CHUNK, W
 struct wino_f32_bwd_filter_2d {
     int threads, accumulate;
     enum wino_isa isa;
+    /* the products of ONE_CHUNK and CHUNKS on AMX-BF16 tiles (wino_f32_amx_multiply, as exact as
+     * FP32) where K and C are both at least AMX_CHANNELS and the machine has them: each
+     * position's U and V of a chunk split once (a_bytes, b_bytes each, at off_a and off_b), and
+     * the last EDGE_BYTES of each thread's staging the GEMMs' edge blocks */
+    int amx;
+    size_t a_bytes, b_bytes, off_a, off_b;
     int tile, alpha, pos;          /* dy's tile side (4 or 5), alpha = tile + 2, alpha^2 */
     struct wino_f32_transforms tf; /* F(3x3, tile x tile) */
     int kp, cp;                    /* K and C padded to 16 */
     int tiles_h, tiles_w, chunk;   /* dy's tiles an image; tiles transformed at a time */
     enum wino_f32_bwd_2d_mode mode;
     long tiles;
-    /* the workspace: V and U of a chunk, M, each thread's staging, NHWC copies (NCHW); with
-     * groups, per group (worker_bytes apart): M, V and U of a chunk, staging, then NHWC copies */
+    /* the workspace: V and U of a chunk (and their splits), M, each thread's staging, NHWC copies
+     * (NCHW); with groups, per group (worker_bytes apart): M, V and U of a chunk, staging, then
+     * NHWC copies */
     size_t off_v, off_u, off_m, off_stage, off_nhwc, worker_bytes, bytes;
 };
 

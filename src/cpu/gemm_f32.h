@@ -87,5 +87,15 @@ size_t wino_f32_gemm_packed_scratch_bytes__amx(int m, int n, int k);
 void wino_f32_gemm_packed__amx(int m, int n, int k, const float *a, ptrdiff_t lda,
                                const void *packed_b, float *c, ptrdiff_t ldc, int accumulate,
                                void *scratch);
+/* Operands split once for many AMX-BF16 GEMMs: A = at^T (at: k x m, rows ldat apart) into
+ * wino_f32_amx_split_bytes(m, k) bytes (64-byte aligned); B packed as above. Then
+ * C (m x n) = or += rows i0 .. i0 + m - 1 of A (split with a_rows rows; i0 a multiple of 16)
+ * times columns j0 .. j0 + n - 1 of B (packed with b_cols columns; j0 a multiple of 32), over k;
+ * edge: 4 KiB of 64-byte aligned scratch. */
+size_t wino_f32_amx_split_bytes(int m, int k);
+void wino_f32_amx_split_at(int m, int k, const float *at, ptrdiff_t ldat, void *split);
+void wino_f32_amx_multiply(const void *split, int a_rows, int i0, int m, const void *packed_b,
+                           int b_cols, int j0, int n, int k, float *c, ptrdiff_t ldc,
+                           int accumulate, void *edge);
 
 #endif

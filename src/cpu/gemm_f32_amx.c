@@ -134,13 +134,73 @@ TGT static void split_a(int m, int k, const float *a, ptrdiff_t lda, uint16_t *o
         }
 }
 
-/* C[0:16 rt][0:32] (tmm0 + 2 row tile + column tile; rt = 2 or 1 row tiles) += the block's
- * products over all of k. */
-TGT static inline __attribute__((always_inline)) void block(const int rt, const uint16_t *a,
-                                                            size_t mp, size_t kp,
-                                                            const uint16_t *b, size_t np)
+/* The 16 x 16 floats r[0..15] transposed in place (r[i][j] becomes r[j][i]). */
+TGT static inline void transpose16(__m512 r[16])
 {
-    const size_t a_part = mp * kp, b_part = np / 16 * (kp / 2) * 32, b_panel = kp / 2 * 32;
+    __m512 t[16];
+    for (int i = 0; i < 8; i++) {
+        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+    /* then r[4 i + c], 128-bit lane l: column 4 l + c of rows 4 i .. 4 i + 3 */
+    for (int i = 0; i < 4; i++)
+        for (int h = 0; h < 2; h++) {
+            const __m512d x = _mm512_castps_pd(t[4 * i + h]), y = _mm512_castps_pd(t[4 * i + h + 2]);
+            r[4 * i + 2 * h] = _mm512_castpd_ps(_mm512_unpacklo_pd(x, y));
+            r[4 * i + 2 * h + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(x, y));
+        }
+    for (int c = 0; c < 4; c++) {
+        const __m512 a = _mm512_shuffle_f32x4(r[c], r[4 + c], 0x44);
+        const __m512 b = _mm512_shuffle_f32x4(r[c], r[4 + c], 0xee);
+        const __m512 d = _mm512_shuffle_f32x4(r[8 + c], r[12 + c], 0x44);
+        const __m512 e = _mm512_shuffle_f32x4(r[8 + c], r[12 + c], 0xee);
+        t[c] = _mm512_shuffle_f32x4(a, d, 0x88);
+        t[4 + c] = _mm512_shuffle_f32x4(a, d, 0xdd);
+        t[8 + c] = _mm512_shuffle_f32x4(b, e, 0x88);
+        t[12 + c] = _mm512_shuffle_f32x4(b, e, 0xdd);
+    }
+    for (int i = 0; i < 16; i++)
+        r[i] = t[i];
+}
+
+/* split_a's tiles of A = at^T (at: k x m, rows ldat apart): each tile's 32 rows of at (16 of
+ * its columns each) loaded and transposed in two 16 x 16 halves. */
+TGT static void split_at(int m, int k, const float *at, ptrdiff_t ldat, uint16_t *out, size_t mp,
+                         size_t kp)
+{
+    for (size_t i = 0; i < mp; i += 16) {
+        const int left = m - (int)i;
+        const __mmask16 cols = left >= 16 ? 0xffff : left > 0 ? (__mmask16)((1u << left) - 1) : 0;
+        for (size_t j = 0; j < kp; j += 32) {
+            __m512 lo[16], hi[16];
+            for (int jj = 0; jj < 16; jj++) {
+                const size_t r0 = j + jj, r1 = j + 16 + jj;
+                lo[jj] = r0 < (size_t)k ? _mm512_maskz_loadu_ps(cols, at + r0 * ldat + i)
+                                        : _mm512_setzero_ps();
+                hi[jj] = r1 < (size_t)k ? _mm512_maskz_loadu_ps(cols, at + r1 * ldat + i)
+                                        : _mm512_setzero_ps();
+            }
+            transpose16(lo);
+            transpose16(hi);
+            for (int ii = 0; ii < 16; ii++) {
+                __m512i part[PARTS];
+                split32(lo[ii], hi[ii], part);
+                for (int p = 0; p < PARTS; p++)
+                    _mm512_storeu_si512(out + ((size_t)p * mp + i) * kp + j * 16 + ii * 32,
+                                        part[p]);
+            }
+        }
+    }
+}
+
+/* C[0:16 rt][0:32] (tmm0 + 2 row tile + column tile; rt = 2 or 1 row tiles) += the block's
+ * products over all of k: A's tiles at a (parts a_part apart), B's two panels at b (panels
+ * b_panel, parts b_part apart). */
+TGT static inline __attribute__((always_inline)) void block(const int rt, const uint16_t *a,
+                                                            size_t a_part, size_t kp,
+                                                            const uint16_t *b, size_t b_part,
+                                                            size_t b_panel)
+{
 #define LOAD_A(p)                                                                                  \
     _tile_loadd(4, a + (p) * a_part + s * 16, 64);                                                 \
     if (rt == 2)                                                                                   \
@@ -169,17 +229,17 @@ TGT static inline __attribute__((always_inline)) void block(const int rt, const 
 #undef PRODUCTS
 }
 
-TGT void wino_f32_gemm_packed__amx(int m, int n, int k, const float *a, ptrdiff_t lda,
-                                   const void *packed_b, float *c, ptrdiff_t ldc, int accumulate,
-                                   void *scratch)
+/* C (m x n) = or += rows i0 .. i0 + m - 1 of A (a_rows rows split into a, i0 a multiple of 16)
+ * times columns j0 .. j0 + n - 1 of B (b_cols columns packed into b, j0 a multiple of 32), over
+ * k; edge blocks through edge (32 x 32 floats). */
+TGT static void multiply(const uint16_t *a, int a_rows, int i0, int m, const uint16_t *b,
+                         int b_cols, int j0, int n, int k, float *c, ptrdiff_t ldc,
+                         int accumulate, float *edge)
 {
-    if (m <= 0 || n <= 0)
-        return;
-    const size_t mp = round16(m), np = round32(n), kp = round32(k);
-    float *edge = scratch;
-    uint16_t *as = (uint16_t *)((char *)scratch + 32 * 32 * sizeof(float));
-    const uint16_t *bp = packed_b;
-    split_a(m, k, a, lda, as, mp, kp);
+    const size_t kp = round32(k), mp = round16(m), np = round32(n);
+    const size_t a_part = round16(a_rows) * kp, b_panel = kp / 2 * 32;
+    const size_t b_part = round32(b_cols) / 16 * b_panel;
+    const uint16_t *as = a + (size_t)i0 * kp, *bp = b + (size_t)j0 / 16 * b_panel;
     wino_amx_tiles_16x64();
     for (size_t j = 0; j < np; j += 32)
         for (size_t i = 0; i < mp; i += 32) {
@@ -210,9 +270,9 @@ TGT void wino_f32_gemm_packed__amx(int m, int n, int k, const float *a, ptrdiff_
                 _tile_zero(3);
             }
             if (rt == 2)
-                block(2, as + i * kp, mp, kp, bp + j / 16 * (kp / 2) * 32, np);
+                block(2, as + i * kp, a_part, kp, bp + j / 16 * b_panel, b_part, b_panel);
             else
-                block(1, as + i * kp, mp, kp, bp + j / 16 * (kp / 2) * 32, np);
+                block(1, as + i * kp, a_part, kp, bp + j / 16 * b_panel, b_part, b_panel);
             _tile_stored(0, cb, stride);
             _tile_stored(1, cb + 16, stride);
             if (rt == 2) {
@@ -223,6 +283,35 @@ TGT void wino_f32_gemm_packed__amx(int m, int n, int k, const float *a, ptrdiff_
                 for (int r = 0; r < rows; r++)
                     memcpy(c + (i + r) * ldc + j, edge + r * 32, sizeof(float) * cols);
         }
+}
+
+TGT void wino_f32_gemm_packed__amx(int m, int n, int k, const float *a, ptrdiff_t lda,
+                                   const void *packed_b, float *c, ptrdiff_t ldc, int accumulate,
+                                   void *scratch)
+{
+    if (m <= 0 || n <= 0)
+        return;
+    uint16_t *as = (uint16_t *)((char *)scratch + 32 * 32 * sizeof(float));
+    split_a(m, k, a, lda, as, round16(m), round32(k));
+    multiply(as, m, 0, m, packed_b, n, 0, n, k, c, ldc, accumulate, scratch);
+}
+
+size_t wino_f32_amx_split_bytes(int m, int k)
+{
+    return PARTS * round16(m) * round32(k) * sizeof(uint16_t);
+}
+
+TGT void wino_f32_amx_split_at(int m, int k, const float *at, ptrdiff_t ldat, void *split)
+{
+    split_at(m, k, at, ldat, split, round16(m), round32(k));
+}
+
+TGT void wino_f32_amx_multiply(const void *split, int a_rows, int i0, int m,
+                               const void *packed_b, int b_cols, int j0, int n, int k, float *c,
+                               ptrdiff_t ldc, int accumulate, void *edge)
+{
+    if (m > 0 && n > 0)
+        multiply(split, a_rows, i0, m, packed_b, b_cols, j0, n, k, c, ldc, accumulate, edge);
 }
 
 #else /* no AMX build or not Linux: never called (wino_amx_bf16_usable says no) */
@@ -250,6 +339,25 @@ void wino_f32_gemm_packed__amx(int m, int n, int k, const float *a, ptrdiff_t ld
 {
     (void)m, (void)n, (void)k, (void)a, (void)lda, (void)packed_b, (void)c, (void)ldc;
     (void)accumulate, (void)scratch;
+}
+
+size_t wino_f32_amx_split_bytes(int m, int k)
+{
+    (void)m, (void)k;
+    return 0;
+}
+
+void wino_f32_amx_split_at(int m, int k, const float *at, ptrdiff_t ldat, void *split)
+{
+    (void)m, (void)k, (void)at, (void)ldat, (void)split;
+}
+
+void wino_f32_amx_multiply(const void *split, int a_rows, int i0, int m, const void *packed_b,
+                           int b_cols, int j0, int n, int k, float *c, ptrdiff_t ldc,
+                           int accumulate, void *edge)
+{
+    (void)split, (void)a_rows, (void)i0, (void)m, (void)packed_b, (void)b_cols, (void)j0, (void)n;
+    (void)k, (void)c, (void)ldc, (void)accumulate, (void)edge;
 }
 
 #endif
