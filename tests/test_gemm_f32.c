@@ -55,6 +55,15 @@ static long check_c(const struct gemm_case *t, const float *c, const double *ref
     return bad;
 }
 
+/* C before a run: c0 (accumulate) or NaN, and the sentinel past n. */
+static void poison_c(const struct gemm_case *t, float *c, const float *c0, int acc)
+{
+    for (int i = 0; i < t->m; i++)
+        for (int j = 0; j < (int)t->ldc; j++)
+            c[(ptrdiff_t)i * t->ldc + j] =
+                j >= t->n ? SENTINEL : (acc ? c0[(size_t)i * (size_t)t->n + (size_t)j] : NAN);
+}
+
 static void run_case(struct test_counts *counts, struct test_rng *rng, const struct gemm_case *t,
                      enum wino_isa max_isa)
 {
@@ -101,11 +110,7 @@ static void run_case(struct test_counts *counts, struct test_rng *rng, const str
                 wino_f32_gemm_pack_b(isa, t->k, t->n, b, t->ldb, pb);
             }
             for (acc = 0; acc <= 1; acc++) {
-                for (i = 0; i < t->m; i++)
-                    for (j = 0; j < (int)t->ldc; j++)
-                        c[(ptrdiff_t)i * t->ldc + j] =
-                            j >= t->n ? SENTINEL
-                                      : (acc ? c0[(size_t)i * (size_t)t->n + (size_t)j] : NAN);
+                poison_c(t, c, c0, acc);
                 snprintf(what, sizeof what, "%s %s acc=%d", wino_isa_name(isa),
                          packed ? "packed" : "plain", acc);
                 if (packed)
@@ -134,11 +139,7 @@ static void run_case(struct test_counts *counts, struct test_rng *rng, const str
             wino_f32_amx_split_at(t->m, t->k, at, lt, split);
             wino_f32_gemm_pack_b(isa, t->k, t->n, b, t->ldb, pb);
             for (acc = 0; acc <= 1; acc++) {
-                for (i = 0; i < t->m; i++)
-                    for (j = 0; j < (int)t->ldc; j++)
-                        c[(ptrdiff_t)i * t->ldc + j] =
-                            j >= t->n ? SENTINEL
-                                      : (acc ? c0[(size_t)i * (size_t)t->n + (size_t)j] : NAN);
+                poison_c(t, c, c0, acc);
                 const int top = t->m < 16 ? t->m : 16, left = t->n < 32 ? t->n : 32;
                 wino_f32_amx_multiply(split, t->m, 0, top, pb, t->n, 0, t->n, t->k, c, t->ldc,
                                       acc, edge);

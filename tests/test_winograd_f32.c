@@ -70,28 +70,25 @@ int main(void)
             test_check(&c, ok, what);
         }
     /* More channels and tiles: GEMMs whose A block (tiles x C) exceeds 32 KiB, so the row
-     * micro-panels run outermost, and every split of the rows into micro-panels. */
-    for (int m = 2; m <= 4; m += 2) {
-        int ok = 1;
-        for (int i = 0; i < 6; i++)
-            ok &= check(&rng, m, 3, i & 1 ? WINO_VARIANT_FUSED : WINO_VARIANT_NON_FUSED,
-                        1 + (i >> 1) % 2, 1, 80, 32, i);
-        char what[64];
-        snprintf(what, sizeof what, "F(%dx%d, 3x3), C and K up to 80, vs FP64", m, m);
-        test_check(&c, ok, what);
-    }
-    /* C and K of 256 or more: the GEMMs that run on AMX-BF16 tiles where the machine has them
+     * micro-panels run outermost, and every split of the rows into micro-panels; then C and K
+     * of 256 or more, the GEMMs that run on AMX-BF16 tiles where the machine has them
      * (wino_f32_packed_gemm_isa_for), with partial row and column blocks. */
-    printf("packed GEMM for C, K >= 256: %s\n", wino_isa_name(wino_f32_packed_gemm_isa_for(256, 256)));
-    for (int m = 2; m <= 6; m += 2) {
-        int ok = 1;
-        for (int i = 0; i < 4; i++)
-            ok &= check(&rng, m, 3, i & 1 ? WINO_VARIANT_FUSED : WINO_VARIANT_NON_FUSED,
-                        1 + (i >> 1) % 2, 256, 300, 11, i);
-        char what[64];
-        snprintf(what, sizeof what, "F(%dx%d, 3x3), C and K of 256-300, vs FP64", m, m);
-        test_check(&c, ok, what);
-    }
+    static const struct {
+        int largest_m, cases, min_ch, max_ch, max_hw;
+    } wide[] = {{4, 6, 1, 80, 32}, {6, 4, 256, 300, 11}};
+    printf("packed GEMM for C, K >= 256: %s\n",
+           wino_isa_name(wino_f32_packed_gemm_isa_for(256, 256)));
+    for (size_t w = 0; w < sizeof wide / sizeof wide[0]; w++)
+        for (int m = 2; m <= wide[w].largest_m; m += 2) {
+            int ok = 1;
+            for (int i = 0; i < wide[w].cases; i++)
+                ok &= check(&rng, m, 3, i & 1 ? WINO_VARIANT_FUSED : WINO_VARIANT_NON_FUSED,
+                            1 + (i >> 1) % 2, wide[w].min_ch, wide[w].max_ch, wide[w].max_hw, i);
+            char what[80];
+            snprintf(what, sizeof what, "F(%dx%d, 3x3), C and K of %d-%d, vs FP64", m, m,
+                     wide[w].min_ch, wide[w].max_ch);
+            test_check(&c, ok, what);
+        }
     printf("largest relative L1 error by alpha:");
     for (int a = 3; a <= 10; a++)
         printf(" %d:%.2e", a, worst[a]);
