@@ -240,6 +240,8 @@ TGT static void multiply(const uint16_t *a, int a_rows, int i0, int m, const uin
     const size_t a_part = round16(a_rows) * kp, b_panel = kp / 2 * 32;
     const size_t b_part = round32(b_cols) / 16 * b_panel;
     const uint16_t *as = a + (size_t)i0 * kp, *bp = b + (size_t)j0 / 16 * b_panel;
+    /* GCC 12's tileloadd asm names no memory input: the splits' stores stay before the loads */
+    __asm__ volatile("" : : : "memory");
     wino_amx_tiles_16x64();
     for (size_t j = 0; j < np; j += 32)
         for (size_t i = 0; i < mp; i += 32) {
@@ -255,6 +257,7 @@ TGT static void multiply(const uint16_t *a, int a_rows, int i0, int m, const uin
                 if (accumulate)
                     for (int r = 0; r < rows; r++)
                         memcpy(edge + r * 32, c + (i + r) * ldc + j, sizeof(float) * cols);
+                __asm__ volatile("" : : : "memory"); /* (as above) */
             }
             if (accumulate || !inside) {
                 _tile_loadd(0, cb, stride);
