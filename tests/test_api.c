@@ -111,6 +111,9 @@ static int test_desc_bad_input(void)
     ok &= expect(wino_conv2d_output_size(&d, NULL, NULL), bad, "w size overflow");
     d = good, d.h = INT_MAX, d.pad_h = INT_MAX / 2 + 1;
     ok &= expect(wino_conv2d_output_size(&d, NULL, NULL), bad, "padded extent overflow");
+    /* planned without overflow (the fused variant's filter bytes, the GEMM's ISA; UBSan checks) */
+    d = good, d.k = d.c = 1 << 20;
+    ok &= expect(wino_conv2d_can_implement(&d, NULL), WINO_SUCCESS, "2^20 channels planned");
     d = good, d.r = 1 << 20, d.dilation_h = 1 << 12;
     ok &= expect(wino_conv2d_output_size(&d, NULL, NULL), bad, "dilated filter overflow");
     ok &= expect(wino_conv2d_output_size(NULL, NULL, NULL), bad, "desc NULL");

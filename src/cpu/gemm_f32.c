@@ -33,8 +33,9 @@ enum wino_isa wino_f32_packed_gemm_isa(void)
 enum wino_isa wino_f32_packed_gemm_isa_for(int k, int n)
 {
     const enum wino_isa isa = wino_f32_packed_gemm_isa();
-    if (isa == WINO_ISA_AMX_BF16 &&
-        (k < 256 || wino_f32_gemm_packed_b_bytes__amx(k, n) > ((size_t)4 << 20)))
+    /* packed B: three BF16 parts of k x n padded to 32 (in double: any k and n reach here) */
+    if (isa == WINO_ISA_AMX_BF16 && (k < 256 || 6.0 * ((double)k + 31) * ((double)n + 31) >
+                                                    (double)(4 << 20)))
         return wino_cpu_isa();
     return isa;
 }
