@@ -169,11 +169,11 @@ static void *edge_of(const struct run *r, int worker)
 }
 
 /* Position pos's split U and packed V (AMX). */
-static const void *split_u(const struct run *r, int pos)
+static void *split_u(const struct run *r, int pos)
 {
     return r->ws + r->e->off_a + r->e->a_bytes * (size_t)pos;
 }
-static const void *packed_v(const struct run *r, int pos)
+static void *packed_v(const struct run *r, int pos)
 {
     return r->ws + r->e->off_b + r->e->b_bytes * (size_t)pos;
 }
@@ -186,10 +186,9 @@ static void split_positions(void *arg, long begin, long end, int worker)
     (void)worker;
     const float *v = (const float *)(r->ws + e->off_v), *u = (const float *)(r->ws + e->off_u);
     for (long pos = begin; pos < end; pos++) {
-        wino_f32_amx_split_at(e->kp, r->tn, u + pos * r->u_pos, r->u_tile,
-                              (void *)split_u(r, (int)pos));
+        wino_f32_amx_split_at(e->kp, r->tn, u + pos * r->u_pos, r->u_tile, split_u(r, (int)pos));
         wino_f32_gemm_pack_b(WINO_ISA_AMX_BF16, r->tn, e->cp, v + pos * r->v_pos, r->v_tile,
-                             (void *)packed_v(r, (int)pos));
+                             packed_v(r, (int)pos));
     }
 }
 

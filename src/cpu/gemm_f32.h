@@ -34,8 +34,9 @@ enum wino_isa wino_f32_packed_gemm_isa(void);
  * (1.5 times the FP32 bytes, read again for every block of rows); else wino_cpu_isa().
  * docs/cpu-gemm.md has the measurements. */
 enum wino_isa wino_f32_packed_gemm_isa_for(int k, int n);
-/* Rows of A the packed GEMM's kernel takes at once (14 for AVX-512, 16 for AMX_BF16): blocks of
- * rows that are multiples of it leave no partial micro-panels. */
+/* Rows of A the packed GEMM's kernel takes at once (14 for AVX-512; 32 for AMX_BF16, its 2 x 2
+ * tiles, which also runs 16 alone): blocks of rows that are multiples of it leave no partial
+ * micro-panels. */
 int wino_f32_gemm_kernel_rows(enum wino_isa isa);
 /* "scalar", "avx2", "avx512", "amx-bf16" ("unknown" otherwise). */
 const char *wino_isa_name(enum wino_isa isa);
