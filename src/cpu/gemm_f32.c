@@ -33,11 +33,17 @@ enum wino_isa wino_f32_packed_gemm_isa(void)
 enum wino_isa wino_f32_packed_gemm_isa_for(int k, int n)
 {
     const enum wino_isa isa = wino_f32_packed_gemm_isa();
-    /* packed B: three BF16 parts of k x n padded to 32 (in double: any k and n reach here) */
-    if (isa == WINO_ISA_AMX_BF16 && (k < 256 || 6.0 * ((double)k + 31) * ((double)n + 31) >
-                                                    (double)(4 << 20)))
+    if (isa == WINO_ISA_AMX_BF16 &&
+        (k < 256 || wino_f32_gemm_packed_b_estimate(isa, k, n) > (double)(4 << 20)))
         return wino_cpu_isa();
     return isa;
+}
+
+double wino_f32_gemm_packed_b_estimate(enum wino_isa isa, int k, int n)
+{
+    if (isa == WINO_ISA_AMX_BF16) /* k and n padded to 32 */
+        return 6.0 * ((double)k + 31) * ((double)n + 31);
+    return 4.0 * k * n;
 }
 
 int wino_f32_gemm_kernel_rows(enum wino_isa isa)

@@ -29,6 +29,9 @@ enum wino_isa wino_cpu_isa(void);
 /* The packed GEMM's best: AMX_BF16 where wino_cpu_isa() is AVX512 and the process may use
  * AMX-BF16 tiles (cpu/amx.h), else wino_cpu_isa(). */
 enum wino_isa wino_f32_packed_gemm_isa(void);
+/* About the bytes of a k x n B packed for isa (FP32, or three BF16 parts on AMX_BF16), in
+ * double: planning asks for any k and n, where size_t sums could overflow. */
+double wino_f32_gemm_packed_b_estimate(enum wino_isa isa, int k, int n);
 /* The same for a B of k x n where AMX_BF16 pays: k >= 256 (its per-call costs, the split of A
  * and the C tiles' loads and stores, are shared by the depth) and its packed B at most 4 MiB
  * (1.5 times the FP32 bytes, read again for every block of rows); else wino_cpu_isa().

@@ -76,8 +76,7 @@ int wino_f32_engine_prefers_fused(int m, int r, const struct wino_conv2d_desc *d
     const int a = m + r - 1;
     const enum wino_isa isa = wino_f32_packed_gemm_isa_for(d->c, d->k);
     const long block = fused_block(isa, a, d->c, d->k);
-    /* as packed: FP32, or three BF16 parts on AMX (in double: any C and K reach here) */
-    const double filter_bytes = (isa == WINO_ISA_AMX_BF16 ? 6.0 : 4.0) * a * a * d->c * d->k;
+    const double filter_bytes = (double)a * a * wino_f32_gemm_packed_b_estimate(isa, d->c, d->k);
     return (tiles + block - 1) / block >= 4L * threads && filter_bytes <= FUSED_MAX_FILTER_BYTES;
 }
 
