@@ -1,7 +1,8 @@
 /* The FP32 Winograd engine (generated transforms + GEMMs): every default tile, fused and
  * non-fused, NCHW and NHWC, 1 and 2 threads, random awkward shapes (partial edge tiles, one
- * channel, 1x1 images, padding larger than the filter) against the FP64 direct reference.
- * Outputs are poisoned with NaN before each run. The bound per tile is docs/cpu-winograd.md's. */
+ * channel, 1x1 images, padding larger than the filter) against the FP64 direct reference, and
+ * outputs large enough to be written by non-temporal stores. Outputs are poisoned with NaN
+ * before each run. The bound per tile is docs/cpu-winograd.md's. */
 #define _POSIX_C_SOURCE 200112L /* posix_memalign in conv_check.h */
 
 #include "conv_check.h"
@@ -89,6 +90,29 @@ int main(void)
                      wide[w].min_ch, wide[w].max_ch);
             test_check(&c, ok, what);
         }
+    /* Outputs of 16 MiB or more, which the engine writes by non-temporal stores (NHWC, K a
+     * multiple of 4) or, with K = 258, as before; bias and ReLU in both. */
+    for (int k = 256; k <= 258; k += 2) {
+        int ok = 1;
+        for (int fused = 0; fused < 2; fused++) {
+            const struct wino_conv2d_desc d = {1, 3, 128, 128, k, 3, 3, 1, 1, 1, 1, 1, 1,
+                                               WINO_LAYOUT_NHWC, WINO_DTYPE_F32};
+            struct wino_conv2d_options o = {.algo = WINO_ALGO_WINOGRAD, .tile_m = 4,
+                                            .variant = fused ? WINO_VARIANT_FUSED
+                                                             : WINO_VARIANT_NON_FUSED};
+            struct wino_context ctx = {.threads = 2};
+            enum wino_variant used = WINO_VARIANT_AUTO;
+            const double err = conv_check(&d, &o, &ctx, &rng, 1, &used);
+            if (!(err <= bound(6) && used == o.variant)) {
+                conv_check_report(fused, "F(4x4, 3x3), a 16 MiB output", &d, err);
+                ok = 0;
+            }
+        }
+        char what[80];
+        snprintf(what, sizeof what, "F(4x4, 3x3), K = %d, %.1f MiB of y, vs FP64", k,
+                 128.0 * 128 * k * 4 / (1 << 20));
+        test_check(&c, ok, what);
+    }
     printf("largest relative L1 error by alpha:");
     for (int a = 3; a <= 10; a++)
         printf(" %d:%.2e", a, worst[a]);

@@ -1,6 +1,16 @@
 #include "cpu/layout_f32.h"
 
+#include <stdint.h>
+#include <string.h>
+
 #include "cpu/thread_pool.h"
+
+#if defined(__x86_64__) && defined(__SSE2__)
+#include <immintrin.h>
+#define STREAMS 1
+#else
+#define STREAMS 0
+#endif
 
 struct transpose {
     const float *in;
@@ -28,4 +38,26 @@ void wino_f32_transpose_batched(const float *in, float *out, int n, size_t rows,
 {
     struct transpose t = {in, out, rows, cols, (rows + 31) / 32, (cols + 31) / 32};
     wino_parallel_for(threads, (long)((size_t)n * t.bi * t.bj), 16, transpose_blocks, &t);
+}
+
+int wino_f32_stream_ok(const float *dst, size_t n)
+{
+    return STREAMS && (uintptr_t)dst % 16 == 0 && n % 4 == 0;
+}
+
+void wino_f32_stream_copy(float *dst, const float *src, size_t n)
+{
+#if STREAMS
+    for (size_t i = 0; i < n; i += 4)
+        _mm_stream_ps(dst + i, _mm_loadu_ps(src + i));
+#else
+    memcpy(dst, src, n * sizeof(float));
+#endif
+}
+
+void wino_f32_stream_fence(void)
+{
+#if STREAMS
+    _mm_sfence();
+#endif
 }
