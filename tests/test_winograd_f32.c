@@ -90,13 +90,16 @@ int main(void)
                      wide[w].min_ch, wide[w].max_ch);
             test_check(&c, ok, what);
         }
-    /* Outputs of 16 MiB or more, which the engine writes by non-temporal stores (NHWC, K a
-     * multiple of 4) or, with K = 258, as before; bias and ReLU in both. */
+    /* Outputs of 16 MiB or more, which the engine writes by non-temporal stores (NHWC with K a
+     * multiple of 4, or in the transpose of an NCHW y) or, NHWC with K = 258, as before; bias
+     * and ReLU in all. */
     for (int k = 256; k <= 258; k += 2) {
         int ok = 1;
-        for (int fused = 0; fused < 2; fused++) {
+        for (int i = 0; i < 4; i++) {
+            const int fused = i & 1;
             const struct wino_conv2d_desc d = {1, 3, 128, 128, k, 3, 3, 1, 1, 1, 1, 1, 1,
-                                               WINO_LAYOUT_NHWC, WINO_DTYPE_F32};
+                                               i < 2 ? WINO_LAYOUT_NHWC : WINO_LAYOUT_NCHW,
+                                               WINO_DTYPE_F32};
             struct wino_conv2d_options o = {.algo = WINO_ALGO_WINOGRAD, .tile_m = 4,
                                             .variant = fused ? WINO_VARIANT_FUSED
                                                              : WINO_VARIANT_NON_FUSED};
@@ -104,12 +107,12 @@ int main(void)
             enum wino_variant used = WINO_VARIANT_AUTO;
             const double err = conv_check(&d, &o, &ctx, &rng, 1, &used);
             if (!(err <= bound(6) && used == o.variant)) {
-                conv_check_report(fused, "F(4x4, 3x3), a 16 MiB output", &d, err);
+                conv_check_report(i, "F(4x4, 3x3), a 16 MiB output", &d, err);
                 ok = 0;
             }
         }
         char what[80];
-        snprintf(what, sizeof what, "F(4x4, 3x3), K = %d, %.1f MiB of y, vs FP64", k,
+        snprintf(what, sizeof what, "F(4x4, 3x3), K = %d, %.1f MiB of y, NHWC and NCHW", k,
                  128.0 * 128 * k * 4 / (1 << 20));
         test_check(&c, ok, what);
     }

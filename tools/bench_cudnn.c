@@ -127,7 +127,7 @@ static int cudnn_output(void *p, float *y)
                                               st->y_scale, tmp);
     if (!rc) /* NCHW -> NHWC (KCRS -> KRSC), the layout of the reference */
         wino_f32_transpose_batched(tmp, y, st->out0, (size_t)st->out1, (size_t)st->out_inner,
-                                   1);
+                                   1, 0);
     free(tmp);
     return rc;
 }
@@ -184,12 +184,12 @@ static int upload_nchw(const struct cuda_problem *pb, struct cudnn_state *st)
     float *t = malloc(sizeof(float) * most);
     if (!t)
         return bench_cuda_record("malloc", __FILE__, __LINE__, "out of memory");
-    wino_f32_transpose_batched(pb->x, t, d->n, hw, (size_t)d->c, 1); /* NHWC -> NCHW */
+    wino_f32_transpose_batched(pb->x, t, d->n, hw, (size_t)d->c, 1, 0); /* NHWC -> NCHW */
     int rc = bench_cuda_upload_floats(t, xn, d->dtype, &st->x_own);
-    wino_f32_transpose_batched(pb->w, t, d->k, rs, (size_t)d->c, 1); /* KRSC -> KCRS */
+    wino_f32_transpose_batched(pb->w, t, d->k, rs, (size_t)d->c, 1, 0); /* KRSC -> KCRS */
     rc = rc || bench_cuda_upload_floats(t, wn, d->dtype, &st->w_own);
     if (yn) {
-        wino_f32_transpose_batched(pb->dy, t, d->n, pq, (size_t)d->k, 1); /* NPQK -> NKPQ */
+        wino_f32_transpose_batched(pb->dy, t, d->n, pq, (size_t)d->k, 1, 0); /* NPQK -> NKPQ */
         rc = rc || bench_cuda_upload_floats(t, yn, d->dtype, &st->dy_own);
     }
     free(t);

@@ -55,7 +55,7 @@ static int wino_run(void *p)
 static int wino_output(void *p, float *y)
 {
     struct wino_state *st = p;
-    wino_f32_transpose_batched(st->y, y, st->n, (size_t)st->pq, (size_t)st->k, 1);
+    wino_f32_transpose_batched(st->y, y, st->n, (size_t)st->pq, (size_t)st->k, 1, 0);
     return 0;
 }
 
@@ -104,8 +104,8 @@ enum bench_prep bench_wino_prepare(const struct bench_problem *pb, enum wino_alg
     st->w = malloc((size_t)desc.k * desc.c * rs * sizeof *st->w);
     if (st->x && st->w) {
         /* NCHW -> NHWC and KCRS -> KRSC */
-        wino_f32_transpose_batched(pb->x, st->x, desc.n, (size_t)desc.c, hw, 1);
-        wino_f32_transpose_batched(pb->w, st->w, desc.k, (size_t)desc.c, rs, 1);
+        wino_f32_transpose_batched(pb->x, st->x, desc.n, (size_t)desc.c, hw, 1, 0);
+        wino_f32_transpose_batched(pb->w, st->w, desc.k, (size_t)desc.c, rs, 1, 0);
     }
     if (!st->y || !st->x || !st->w ||
         (s = wino_conv2d_create(&desc, st->w, &ctx, &opts, &st->op)) != WINO_SUCCESS ||

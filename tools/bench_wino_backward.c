@@ -37,7 +37,7 @@ static int backward_run(void *p)
 static int backward_output(void *p, float *out)
 {
     struct backward_state *st = p;
-    wino_f32_transpose_batched(st->out, out, st->batch, st->rows, st->cols, 1);
+    wino_f32_transpose_batched(st->out, out, st->batch, st->rows, st->cols, 1, 0);
     return 0;
 }
 
@@ -59,7 +59,7 @@ static float *to_nhwc(const float *v, int batch, size_t channels, size_t pixels)
 {
     float *t = malloc((size_t)batch * channels * pixels * sizeof *t);
     if (t)
-        wino_f32_transpose_batched(v, t, batch, channels, pixels, 1);
+        wino_f32_transpose_batched(v, t, batch, channels, pixels, 1, 0);
     return t;
 }
 

@@ -112,8 +112,8 @@ enum bench_prep bench_wino_int8_prepare(const struct bench_problem *pb, enum win
     if (!st || !xf || !w || !(st->x = malloc(xn)) || !(st->y = malloc(yn)))
         goto done;
     st->n = d.n, st->k = d.k, st->pq = pb->p * pb->q, st->y_scale = pb->y_scale;
-    wino_f32_transpose_batched(pb->x, xf, d.n, (size_t)d.c, hw, 1);          /* NCHW -> NHWC */
-    wino_f32_transpose_batched(pb->w, w, d.k, (size_t)d.c, taps, 1);         /* KCRS -> KRSC */
+    wino_f32_transpose_batched(pb->x, xf, d.n, (size_t)d.c, hw, 1, 0);          /* NCHW -> NHWC */
+    wino_f32_transpose_batched(pb->w, w, d.k, (size_t)d.c, taps, 1, 0);         /* KCRS -> KRSC */
     struct wino_int8_params q;
     memset(&q, 0, sizeof q);
     if (!tile_m) { /* direct: the input's step, the weights clipped at their largest |w| */

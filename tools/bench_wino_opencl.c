@@ -320,8 +320,8 @@ static int setup_layer(const struct bench_args *a, const struct bench_opencl *cl
         rc = bench_check_prepare(&lr->pb, &lr->check) != 0;
     }
     if (!rc) {
-        wino_f32_transpose_batched(x, x_nhwc, d->n, (size_t)d->c, hw, 1);
-        wino_f32_transpose_batched(w, w_krsc, d->k, (size_t)d->c, rs, 1);
+        wino_f32_transpose_batched(x, x_nhwc, d->n, (size_t)d->c, hw, 1, 0);
+        wino_f32_transpose_batched(w, w_krsc, d->k, (size_t)d->c, rs, 1, 0);
         lr->x = upload_elements(lr, x_nhwc, x_n);
         lr->w = upload_elements(lr, w_krsc, w_n);
         lr->y = upload_elements(lr, NULL, y_n);
@@ -410,7 +410,7 @@ static int cl_output(void *p, float *y)
         return 1;
     if (lr->y_half)
         wino_floats_from_halves(lr->y_half, lr->y_nhwc, y_n);
-    wino_f32_transpose_batched(lr->y_nhwc, y, lr->desc.n, pq, (size_t)lr->desc.k, 1);
+    wino_f32_transpose_batched(lr->y_nhwc, y, lr->desc.n, pq, (size_t)lr->desc.k, 1, 0);
     return 0;
 }
 

@@ -572,9 +572,9 @@ static int backward_reference(struct layer_run *lr)
           *dy = malloc(lr->y_n * sizeof *dy);
     int rc = !x || !w || !dy;
     if (!rc) {
-        wino_f32_transpose_batched(lr->x, x, d->n, hw, (size_t)d->c, 1);  /* NHWC -> NCHW */
-        wino_f32_transpose_batched(lr->w, w, d->k, rs, (size_t)d->c, 1);  /* KRSC -> KCRS */
-        wino_f32_transpose_batched(lr->dy, dy, d->n, pq, (size_t)d->k, 1); /* NPQK -> NKPQ */
+        wino_f32_transpose_batched(lr->x, x, d->n, hw, (size_t)d->c, 1, 0);  /* NHWC -> NCHW */
+        wino_f32_transpose_batched(lr->w, w, d->k, rs, (size_t)d->c, 1, 0);  /* KRSC -> KCRS */
+        wino_f32_transpose_batched(lr->dy, dy, d->n, pq, (size_t)d->k, 1, 0); /* NPQK -> NKPQ */
         nchw.x = x, nchw.w = w, nchw.dy = dy;
         rc = bench_check_prepare(&nchw, &lr->check) != 0;
     }
@@ -685,9 +685,9 @@ static double checked_error(struct layer_run *lr)
 {
     const struct wino_conv2d_desc *d = &lr->pb.desc;
     if (lr->pb.op == BENCH_BWD_DATA)
-        wino_f32_transpose_batched(lr->y, lr->out, d->n, (size_t)d->h * d->w, (size_t)d->c, 1);
+        wino_f32_transpose_batched(lr->y, lr->out, d->n, (size_t)d->h * d->w, (size_t)d->c, 1, 0);
     else if (lr->pb.op == BENCH_BWD_FILTER)
-        wino_f32_transpose_batched(lr->y, lr->out, d->k, (size_t)d->r * d->s, (size_t)d->c, 1);
+        wino_f32_transpose_batched(lr->y, lr->out, d->k, (size_t)d->r * d->s, (size_t)d->c, 1, 0);
     if (lr->pb.op != BENCH_FWD)
         return bench_check_error(&lr->check, lr->out);
     const size_t positions = (size_t)lr->pb.p * lr->pb.q, k = (size_t)lr->pb.desc.k;

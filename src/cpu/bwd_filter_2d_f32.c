@@ -398,8 +398,8 @@ void wino_f32_bwd_filter_2d_run(const struct wino_f32_bwd_filter_2d *e,
     if (d->layout == WINO_LAYOUT_NCHW) {
         float *xn = (float *)(r.ws + e->off_nhwc);
         float *dyn = xn + round64(sizeof(float) * ((size_t)d->n * d->c * d->h * d->w)) / 4;
-        wino_f32_transpose_batched(x, xn, d->n, (size_t)d->c, (size_t)d->h * d->w, e->threads);
-        wino_f32_transpose_batched(dy, dyn, d->n, (size_t)d->k, (size_t)p * q, e->threads);
+        wino_f32_transpose_batched(x, xn, d->n, (size_t)d->c, (size_t)d->h * d->w, e->threads, 0);
+        wino_f32_transpose_batched(dy, dyn, d->n, (size_t)d->k, (size_t)p * q, e->threads, 0);
         r.x = xn, r.dy = dyn;
     }
     if (e->mode == WINO_2D_ONE_CHUNK) {

@@ -161,10 +161,13 @@ void wino_f32_direct_run(const struct wino_f32_direct *dc, const struct wino_con
     if (d->layout == WINO_LAYOUT_NCHW) { /* compute in NHWC copies */
         float *xt = (float *)shared;
         r.y = (float *)(shared + dc->x_bytes);
-        wino_f32_transpose_batched(x, xt, d->n, (size_t)d->c, (size_t)d->h * d->w, dc->threads);
+        wino_f32_transpose_batched(x, xt, d->n, (size_t)d->c, (size_t)d->h * d->w, dc->threads,
+                                   0);
         r.x = xt;
     }
     wino_parallel_for(dc->threads, (long)d->n * r.blocks, 1, direct_blocks, &r);
     if (d->layout == WINO_LAYOUT_NCHW)
-        wino_f32_transpose_batched(r.y, y, d->n, (size_t)pq, (size_t)d->k, dc->threads);
+        wino_f32_transpose_batched(r.y, y, d->n, (size_t)pq, (size_t)d->k, dc->threads,
+                                   sizeof(float) * (size_t)d->n * pq * d->k >=
+                                       WINO_F32_STREAM_BYTES);
 }

@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "cpu/amx.h"
+#include "cpu/transpose16.h"
 
 #define TGT __attribute__((target("amx-tile,amx-bf16,avx512f,avx512bw,avx512bf16")))
 #define PARTS 3
@@ -134,35 +135,6 @@ TGT static void split_a(int m, int k, const float *a, ptrdiff_t lda, uint16_t *o
         }
 }
 
-/* The 16 x 16 floats r[0..15] transposed in place (r[i][j] becomes r[j][i]). */
-TGT static inline void transpose16(__m512 r[16])
-{
-    __m512 t[16];
-    for (int i = 0; i < 8; i++) {
-        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-    }
-    /* then r[4 i + c], 128-bit lane l: column 4 l + c of rows 4 i .. 4 i + 3 */
-    for (int i = 0; i < 4; i++)
-        for (int h = 0; h < 2; h++) {
-            const __m512d x = _mm512_castps_pd(t[4 * i + h]), y = _mm512_castps_pd(t[4 * i + h + 2]);
-            r[4 * i + 2 * h] = _mm512_castpd_ps(_mm512_unpacklo_pd(x, y));
-            r[4 * i + 2 * h + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(x, y));
-        }
-    for (int c = 0; c < 4; c++) {
-        const __m512 a = _mm512_shuffle_f32x4(r[c], r[4 + c], 0x44);
-        const __m512 b = _mm512_shuffle_f32x4(r[c], r[4 + c], 0xee);
-        const __m512 d = _mm512_shuffle_f32x4(r[8 + c], r[12 + c], 0x44);
-        const __m512 e = _mm512_shuffle_f32x4(r[8 + c], r[12 + c], 0xee);
-        t[c] = _mm512_shuffle_f32x4(a, d, 0x88);
-        t[4 + c] = _mm512_shuffle_f32x4(a, d, 0xdd);
-        t[8 + c] = _mm512_shuffle_f32x4(b, e, 0x88);
-        t[12 + c] = _mm512_shuffle_f32x4(b, e, 0xdd);
-    }
-    for (int i = 0; i < 16; i++)
-        r[i] = t[i];
-}
-
 /* split_a's tiles of A = at^T (at: k x m, rows ldat apart): each tile's 32 rows of at (16 of
  * its columns each) loaded and transposed in two 16 x 16 halves. */
 TGT static void split_at(int m, int k, const float *at, ptrdiff_t ldat, uint16_t *out, size_t mp,
@@ -180,8 +152,8 @@ TGT static void split_at(int m, int k, const float *at, ptrdiff_t ldat, uint16_t
                 hi[jj] = r1 < (size_t)k ? _mm512_maskz_loadu_ps(cols, at + r1 * ldat + i)
                                         : _mm512_setzero_ps();
             }
-            transpose16(lo);
-            transpose16(hi);
+            wino_transpose16(lo);
+            wino_transpose16(hi);
             for (int ii = 0; ii < 16; ii++) {
                 __m512i part[PARTS];
                 split32(lo[ii], hi[ii], part);

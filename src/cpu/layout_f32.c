@@ -3,6 +3,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "cpu/gemm_f32.h"
 #include "cpu/thread_pool.h"
 
 #if defined(__x86_64__) && defined(__SSE2__)
@@ -16,7 +17,37 @@ struct transpose {
     const float *in;
     float *out;
     size_t rows, cols, bi, bj; /* bi x bj blocks of 32 x 32 per matrix */
+    int avx512, stream;
 };
+
+#if STREAMS && defined(__GNUC__)
+#include "cpu/transpose16.h"
+/* The whole 16 x 16 blocks of the 32 x 32 block at (i0, j0) of src into dst, through registers:
+ * 16 rows of 64 bytes each way (out's rows by non-temporal stores with `stream`, where they lie
+ * on 64-byte boundaries); returns the rows and columns done (the rest: partial blocks). */
+__attribute__((target("avx512f"))) static void whole_blocks(const struct transpose *t,
+                                                            const float *src, float *dst,
+                                                            size_t i0, size_t j0, size_t *ie,
+                                                            size_t *je)
+{
+    const size_t i1 = i0 + 32 < t->rows ? i0 + 32 : t->rows, j1 = j0 + 32 < t->cols ? j0 + 32 : t->cols;
+    *ie = i0 + (i1 - i0) / 16 * 16, *je = j0 + (j1 - j0) / 16 * 16;
+    for (size_t i = i0; i < *ie; i += 16)
+        for (size_t j = j0; j < *je; j += 16) {
+            __m512 r[16];
+            for (int k = 0; k < 16; k++)
+                r[k] = _mm512_loadu_ps(src + (i + k) * t->cols + j);
+            wino_transpose16(r);
+            for (int k = 0; k < 16; k++) {
+                float *o = dst + (j + k) * t->rows + i;
+                if (t->stream && (uintptr_t)o % 64 == 0)
+                    _mm512_stream_ps(o, r[k]);
+                else
+                    _mm512_storeu_ps(o, r[k]);
+            }
+        }
+}
+#endif
 
 static void transpose_blocks(void *arg, long begin, long end, int worker)
 {
@@ -27,16 +58,24 @@ static void transpose_blocks(void *arg, long begin, long end, int worker)
                      j0 = (size_t)b % t->bj * 32;
         const float *src = t->in + img * t->rows * t->cols;
         float *dst = t->out + img * t->rows * t->cols;
+        size_t ie = i0, je = j0; /* rows i0 .. ie - 1 by columns j0 .. je - 1 done */
+#if STREAMS && defined(__GNUC__)
+        if (t->avx512)
+            whole_blocks(t, src, dst, i0, j0, &ie, &je);
+#endif
         for (size_t i = i0; i < i0 + 32 && i < t->rows; i++)
-            for (size_t j = j0; j < j0 + 32 && j < t->cols; j++)
+            for (size_t j = i < ie ? je : j0; j < j0 + 32 && j < t->cols; j++)
                 dst[j * t->rows + i] = src[i * t->cols + j];
     }
+    if (t->stream)
+        wino_f32_stream_fence();
 }
 
 void wino_f32_transpose_batched(const float *in, float *out, int n, size_t rows, size_t cols,
-                                int threads)
+                                int threads, int stream)
 {
-    struct transpose t = {in, out, rows, cols, (rows + 31) / 32, (cols + 31) / 32};
+    struct transpose t = {in, out, rows, cols, (rows + 31) / 32, (cols + 31) / 32,
+                          wino_cpu_isa() >= WINO_ISA_AVX512, stream};
     wino_parallel_for(threads, (long)((size_t)n * t.bi * t.bj), 16, transpose_blocks, &t);
 }
 

@@ -10,13 +10,6 @@
 #include "cpu/layout_f32.h"
 #include "cpu/thread_pool.h"
 
-/* Outputs from this many bytes on are written by non-temporal stores: they would not stay in
- * the caches for the next layer, and ordinary stores read every line of y before writing it.
- * VGG-16 at batch 8 (25-103 MB of y) ran 1.16-1.4x faster on a Xeon with 2 MiB of L2 a core;
- * 12.8 MB (conv4_1 at batch 8, conv1_2 at batch 1) neither gained nor lost, and stays cached
- * for whoever reads it next. */
-#define STREAM_BYTES ((size_t)16 << 20)
-
 /* Tiles are numbered t = (n * tiles_h + ty) * tiles_w + tx; a tile's input window starts at
  * (ty * m - pad_h, tx * m - pad_w) and its outputs at (ty * m, tx * m). */
 struct geometry {
@@ -407,20 +400,21 @@ void wino_f32_engine_run(const struct wino_f32_engine *e, const struct wino_conv
         const size_t shared = l.shared_v + l.shared_m;
         xt = (float *)(base + l.per_thread * (size_t)e->threads + shared);
         yt = (float *)((char *)xt + l.shared_x);
-        wino_f32_transpose_batched(x, xt, d->n, (size_t)d->c, (size_t)d->h * d->w, e->threads);
+        const size_t x_elems = (size_t)d->n * d->c * d->h * d->w; /* read from memory anyway */
+        wino_f32_transpose_batched(x, xt, d->n, (size_t)d->c, (size_t)d->h * d->w, e->threads,
+                                   sizeof(float) * x_elems >= WINO_F32_STREAM_BYTES);
         x = xt;
         nhwc.layout = WINO_LAYOUT_NHWC;
     }
-    /* y that would not stay in the caches skips them, where it is the caller's (an NCHW y is
-     * transposed from the workspace right after) */
-    const size_t y_bytes = sizeof(float) * (size_t)d->n * p * q * d->k;
-    const int stream = d->layout == WINO_LAYOUT_NHWC && y_bytes >= STREAM_BYTES &&
-                       wino_f32_stream_ok(y, (size_t)d->k);
+    /* y that would not stay in the caches skips them, as it is written and, NCHW, in its
+     * transpose from the workspace (which reads it from memory either way) */
+    const int large = sizeof(float) * (size_t)d->n * p * q * d->k >= WINO_F32_STREAM_BYTES;
+    const int stream = large && wino_f32_stream_ok(yt, (size_t)d->k);
     struct engine_run r = {e, &nhwc, p, q, &gm, &l, x, ep, yt, stream, ws, NULL, NULL};
     if (e->fused)
         run_fused(&r);
     else
         run_non_fused(&r);
     if (d->layout == WINO_LAYOUT_NCHW)
-        wino_f32_transpose_batched(yt, y, d->n, (size_t)p * q, (size_t)d->k, e->threads);
+        wino_f32_transpose_batched(yt, y, d->n, (size_t)p * q, (size_t)d->k, e->threads, large);
 }
