@@ -24,13 +24,15 @@ struct transpose {
 #include "cpu/transpose16.h"
 /* The whole 16 x 16 blocks of the 32 x 32 block at (i0, j0) of src into dst, through registers:
  * 16 rows of 64 bytes each way (out's rows by non-temporal stores with `stream`, where they lie
- * on 64-byte boundaries); returns the rows and columns done (the rest: partial blocks). */
+ * on 64-byte boundaries). Rows i0 .. *ie - 1 by columns j0 .. *je - 1 are then done; the
+ * partial blocks past them are left to the caller. */
 __attribute__((target("avx512f"))) static void whole_blocks(const struct transpose *t,
                                                             const float *src, float *dst,
                                                             size_t i0, size_t j0, size_t *ie,
                                                             size_t *je)
 {
-    const size_t i1 = i0 + 32 < t->rows ? i0 + 32 : t->rows, j1 = j0 + 32 < t->cols ? j0 + 32 : t->cols;
+    const size_t i1 = i0 + 32 < t->rows ? i0 + 32 : t->rows;
+    const size_t j1 = j0 + 32 < t->cols ? j0 + 32 : t->cols;
     *ie = i0 + (i1 - i0) / 16 * 16, *je = j0 + (j1 - j0) / 16 * 16;
     for (size_t i = i0; i < *ie; i += 16)
         for (size_t j = j0; j < *je; j += 16) {

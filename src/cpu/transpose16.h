@@ -18,7 +18,8 @@ __attribute__((target("avx512f"))) static inline void wino_transpose16(__m512 r[
     /* then r[4 i + c], 128-bit lane l: column 4 l + c of rows 4 i .. 4 i + 3 */
     for (int i = 0; i < 4; i++)
         for (int h = 0; h < 2; h++) {
-            const __m512d x = _mm512_castps_pd(t[4 * i + h]), y = _mm512_castps_pd(t[4 * i + h + 2]);
+            const __m512d x = _mm512_castps_pd(t[4 * i + h]);
+            const __m512d y = _mm512_castps_pd(t[4 * i + h + 2]);
             r[4 * i + 2 * h] = _mm512_castpd_ps(_mm512_unpacklo_pd(x, y));
             r[4 * i + 2 * h + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(x, y));
         }
