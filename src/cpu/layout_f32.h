@@ -6,9 +6,9 @@
 
 /* Outputs from this many bytes on are written by non-temporal stores: they would not stay in
  * the caches for the next layer, and ordinary stores read every line before writing it.
- * VGG-16 at batch 8 (25-103 MB of y) ran 1.16-1.4x faster on a Xeon with 2 MiB of L2 a core;
- * 12.8 MB (conv4_1 at batch 8, conv1_2 at batch 1) neither gained nor lost, and stays cached
- * for whoever reads it next. */
+ * VGG-16 at batch 8 (25-103 MB of y) ran 1.03-1.4x faster on a Xeon with 2 MiB of L2 a core
+ * (the least on conv3_2, whose arithmetic is the largest); 12.8 MB (conv4_1 at batch 8,
+ * conv1_2 at batch 1) neither gained nor lost, and stays cached for whoever reads it next. */
 #define WINO_F32_STREAM_BYTES ((size_t)16 << 20)
 
 /* out[b][j][i] = in[b][i][j] for n matrices of rows x cols (NCHW <-> NHWC with rows = C,
