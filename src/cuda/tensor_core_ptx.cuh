@@ -165,6 +165,17 @@ static __device__ __forceinline__ void fence_proxy_async()
 {
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
+/* Programmatic dependent launch: a kernel launched with programmatic stream serialization may
+ * start once every block of the kernel before it has called grid_launch_dependents (or exited);
+ * grid_dependency_wait waits until that kernel has finished and its writes are visible. */
+static __device__ __forceinline__ void grid_launch_dependents()
+{
+    asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+}
+static __device__ __forceinline__ void grid_dependency_wait()
+{
+    asm volatile("griddepcontrol.wait;\n" ::: "memory");
+}
 /* D += A B, m64n64k16: run with A and B MN-major (the transposes of wgmma's default K-major,
  * TRANS 1), run_k_major with both K-major (TRANS 0). */
 template <typename E> struct wgmma_op;

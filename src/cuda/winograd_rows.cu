@@ -391,6 +391,8 @@ __global__ void __launch_bounds__(THREADS + REQUESTERS, 1)
     const int splits = SPLIT ? p.splits : 1;
     const int chunk0 = rank * p.chunks / splits, chunk1 = (rank + 1) * p.chunks / splits;
     const int first = chunk0 * p.r, steps = (chunk1 - chunk0) * p.r;
+    if constexpr (!SPLIT) /* the split launch after this one may take SMs as they come free */
+        grid_launch_dependents();
     if (threadIdx.x < RING) {
         mbarrier_init(&bar.full[threadIdx.x], REQUESTERS / 32);
         mbarrier_init(&bar.empty[threadIdx.x], THREADS / 32);
@@ -418,6 +420,7 @@ __global__ void __launch_bounds__(THREADS + REQUESTERS, 1)
         if constexpr (SPLIT) {
             cooperative_groups::this_cluster().sync();
             cooperative_groups::this_cluster().sync();
+            grid_dependency_wait(); /* below */
         } else {
             __syncthreads();
         }
@@ -428,8 +431,12 @@ __global__ void __launch_bounds__(THREADS + REQUESTERS, 1)
     else
         __syncthreads();
     output_transform<T, SPLIT>(p, tb, kb, rank, (const float *)smem, bias, y);
-    if constexpr (SPLIT)
+    if constexpr (SPLIT) {
         cooperative_groups::this_cluster().sync(); /* the other blocks have read this one's */
+        /* The split launch may run beside the whole blocks' launch (launch); it ends after it,
+         * so that what follows on the stream sees all of y. */
+        grid_dependency_wait();
+    }
 #else
     __trap(); /* sm_90a only: wino_rows_refusal refuses other GPUs */
 #endif
@@ -634,18 +641,22 @@ static cudaError_t launch(const struct wino_rows_plan *p, const T *u, const floa
             return e;
     }
     const unsigned blocks = (unsigned)((p->clusters - p->head) * p->splits);
-    cudaLaunchAttribute cluster;
-    cluster.id = cudaLaunchAttributeClusterDimension;
-    cluster.val.clusterDim.x = (unsigned)p->splits;
-    cluster.val.clusterDim.y = 1;
-    cluster.val.clusterDim.z = 1;
+    cudaLaunchAttribute attrs[2];
+    attrs[0].id = cudaLaunchAttributeClusterDimension;
+    attrs[0].val.clusterDim.x = (unsigned)p->splits;
+    attrs[0].val.clusterDim.y = 1;
+    attrs[0].val.clusterDim.z = 1;
+    /* After whole blocks, the split clusters start on the SMs that the whole blocks' last round
+     * leaves free instead of after all of it: the two launches write different tiles of y. */
+    attrs[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attrs[1].val.programmaticStreamSerializationAllowed = 1;
     cudaLaunchConfig_t config = {};
     config.gridDim = dim3(blocks);
     config.blockDim = dim3(THREADS + REQUESTERS);
     config.dynamicSmemBytes = smem_bytes<T>();
     config.stream = stream;
-    config.attrs = &cluster;
-    config.numAttrs = 1;
+    config.attrs = attrs;
+    config.numAttrs = p->head > 0 ? 2 : 1;
     const cudaError_t e =
         cudaLaunchKernelEx(&config, rows_fused<T, true>, *p, p->head, u, bias, y, x_map);
     return e != cudaSuccess ? e : cudaGetLastError();
