@@ -7,7 +7,7 @@
 #include "cpu/amx.h"
 #include "cpu/cpu_features.h"
 
-enum wino_isa wino_cpu_isa(void)
+static enum wino_isa detect_isa(void)
 {
 #ifdef WINO_CPU_X86
     __builtin_cpu_init();
@@ -22,6 +22,19 @@ enum wino_isa wino_cpu_isa(void)
         return WINO_ISA_AVX2;
 #endif
     return WINO_ISA_SCALAR;
+}
+
+enum wino_isa wino_cpu_isa(void)
+{
+    /* Asked once: XGETBV may trap to a hypervisor (in a VM it took 41% of an NCHW layer's time
+     * when a transpose asked per band). Threads that race store the same value. */
+    static int known = -1;
+    int isa = __atomic_load_n(&known, __ATOMIC_RELAXED);
+    if (isa < 0) {
+        isa = (int)detect_isa();
+        __atomic_store_n(&known, isa, __ATOMIC_RELAXED);
+    }
+    return (enum wino_isa)isa;
 }
 
 enum wino_isa wino_f32_packed_gemm_isa(void)

@@ -22,32 +22,47 @@ struct transpose {
 
 #if STREAMS && defined(__GNUC__)
 #include "cpu/transpose16.h"
-/* The whole 16 x 16 blocks of the 32 x 32 block at (i0, j0) of src into dst, through registers:
- * 16 rows of 64 bytes each way (out's rows by non-temporal stores with `stream`, where they lie
- * on 64-byte boundaries). Rows i0 .. *ie - 1 by columns j0 .. *je - 1 are then done; the
- * partial blocks past them are left to the caller. */
-__attribute__((target("avx512f"))) static void whole_blocks(const struct transpose *t,
+/* The 16 x 16 block at (i, j) of src into dst through registers, ni rows by nj columns of it
+ * where the matrix's edges cut it (through masks; out's whole rows of a whole block by
+ * non-temporal stores with `stream`, where they lie on 64-byte boundaries). */
+__attribute__((target("avx512f"))) static void block16(const struct transpose *t,
+                                                       const float *src, float *dst, size_t i,
+                                                       size_t j, int ni, int nj)
+{
+    __m512 r[16];
+    if (ni == 16 && nj == 16) { /* constant trip counts: r stays in registers */
+        for (int k = 0; k < 16; k++)
+            r[k] = _mm512_loadu_ps(src + (i + k) * t->cols + j);
+        wino_transpose16(r);
+        for (int k = 0; k < 16; k++) {
+            float *o = dst + (j + k) * t->rows + i;
+            if (t->stream && (uintptr_t)o % 64 == 0)
+                _mm512_stream_ps(o, r[k]);
+            else
+                _mm512_storeu_ps(o, r[k]);
+        }
+        return;
+    }
+    const __mmask16 cols = (__mmask16)((1u << nj) - 1), rows = (__mmask16)((1u << ni) - 1);
+    for (int k = 0; k < 16; k++)
+        r[k] = k < ni ? _mm512_maskz_loadu_ps(cols, src + (i + k) * t->cols + j)
+                      : _mm512_setzero_ps();
+    wino_transpose16(r);
+    for (int k = 0; k < nj; k++)
+        _mm512_mask_storeu_ps(dst + (j + k) * t->rows + i, rows, r[k]);
+}
+
+/* The 32 x 32 block at (i0, j0) of src into dst, 16 x 16 at a time. */
+__attribute__((target("avx512f"))) static void block_avx512(const struct transpose *t,
                                                             const float *src, float *dst,
-                                                            size_t i0, size_t j0, size_t *ie,
-                                                            size_t *je)
+                                                            size_t i0, size_t j0)
 {
     const size_t i1 = i0 + 32 < t->rows ? i0 + 32 : t->rows;
     const size_t j1 = j0 + 32 < t->cols ? j0 + 32 : t->cols;
-    *ie = i0 + (i1 - i0) / 16 * 16, *je = j0 + (j1 - j0) / 16 * 16;
-    for (size_t i = i0; i < *ie; i += 16)
-        for (size_t j = j0; j < *je; j += 16) {
-            __m512 r[16];
-            for (int k = 0; k < 16; k++)
-                r[k] = _mm512_loadu_ps(src + (i + k) * t->cols + j);
-            wino_transpose16(r);
-            for (int k = 0; k < 16; k++) {
-                float *o = dst + (j + k) * t->rows + i;
-                if (t->stream && (uintptr_t)o % 64 == 0)
-                    _mm512_stream_ps(o, r[k]);
-                else
-                    _mm512_storeu_ps(o, r[k]);
-            }
-        }
+    for (size_t i = i0; i < i1; i += 16)
+        for (size_t j = j0; j < j1; j += 16)
+            block16(t, src, dst, i, j, i1 - i < 16 ? (int)(i1 - i) : 16,
+                    j1 - j < 16 ? (int)(j1 - j) : 16);
 }
 #endif
 
@@ -60,13 +75,14 @@ static void transpose_blocks(void *arg, long begin, long end, int worker)
                      j0 = (size_t)b % t->bj * 32;
         const float *src = t->in + img * t->rows * t->cols;
         float *dst = t->out + img * t->rows * t->cols;
-        size_t ie = i0, je = j0; /* rows i0 .. ie - 1 by columns j0 .. je - 1 done */
 #if STREAMS && defined(__GNUC__)
-        if (t->avx512)
-            whole_blocks(t, src, dst, i0, j0, &ie, &je);
+        if (t->avx512) {
+            block_avx512(t, src, dst, i0, j0);
+            continue;
+        }
 #endif
         for (size_t i = i0; i < i0 + 32 && i < t->rows; i++)
-            for (size_t j = i < ie ? je : j0; j < j0 + 32 && j < t->cols; j++)
+            for (size_t j = j0; j < j0 + 32 && j < t->cols; j++)
                 dst[j * t->rows + i] = src[i * t->cols + j];
     }
     if (t->stream)
