@@ -1,6 +1,7 @@
 /* FP32 GEMM: ISA detection, dispatch and the portable scalar path. */
 #include "cpu/gemm_f32.h"
 
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -24,17 +25,21 @@ static enum wino_isa detect_isa(void)
     return WINO_ISA_SCALAR;
 }
 
+static pthread_once_t detect_once = PTHREAD_ONCE_INIT;
+static enum wino_isa detected;
+
+static void detect(void)
+{
+    detected = detect_isa();
+}
+
+/* Asked once per process, as cpu/amx.c asks for the tiles: XGETBV can trap to the hypervisor in
+ * a virtual machine (there an NCHW layer whose transposes asked per row spent 41% of its time in
+ * it, docs/cpu-winograd.md). */
 enum wino_isa wino_cpu_isa(void)
 {
-    /* Asked once: XGETBV may trap to a hypervisor (in a VM it took 41% of an NCHW layer's time
-     * when a transpose asked per band). Threads that race store the same value. */
-    static int known = -1;
-    int isa = __atomic_load_n(&known, __ATOMIC_RELAXED);
-    if (isa < 0) {
-        isa = (int)detect_isa();
-        __atomic_store_n(&known, isa, __ATOMIC_RELAXED);
-    }
-    return (enum wino_isa)isa;
+    pthread_once(&detect_once, detect);
+    return detected;
 }
 
 enum wino_isa wino_f32_packed_gemm_isa(void)
