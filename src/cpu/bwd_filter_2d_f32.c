@@ -22,7 +22,10 @@
  * of U and V: no barrier between chunks, and a thread's chunk stays in its core's cache from the
  * transforms to the products. On ResNet-18's conv2_x and conv3_x at batch 8 (2 threads, Zen 4)
  * 1.1x and 1.2x the time of shared chunks; with M of 9.4 MB (256 x 256) its reads and writes
- * per chunk made it 1.6x slower. */
+ * per chunk made it 1.6x slower. A group's chunk is GROUP_CHUNK_BYTES, or twice M's bytes where M
+ * is larger: each chunk reads and writes all of M, from beyond L2 when M is larger than it
+ * (conv3_x, 2.4 MB; on a Xeon with 2 MiB of L2, chunks of 4.7 MB took 1/1.1 of the time of 1
+ * MB, and 2 MB chunks made conv2_x, whose M stays in L2, 1.3x slower). */
 #define GROUP_M_BYTES ((size_t)4 << 20)
 #define GROUP_CHUNK_BYTES ((size_t)1 << 20)
 /* Channels from which the products run on AMX-BF16 tiles, and the bytes of a thread's staging
@@ -40,6 +43,18 @@ static size_t round64(size_t n)
 static int round16(int n)
 {
     return (n + 15) / 16 * 16;
+}
+
+/* The floats from a tile's row of a position to the next tile's in a group's chunk, for n
+ * channels (a multiple of 16): an odd number of 64-byte lines, so that the rows the products
+ * read one after another fall in every set of the L1 (64 channels: 4 lines; 128: 8, rows in 8
+ * of each 64 sets). ResNet-18 at batch 8 on a Xeon, with the chunks of GROUP_CHUNK_BYTES below:
+ * conv2_x 1.08x and conv3_x 1.04x faster than with n (5 of 6 alternating pairs each). ONE_CHUNK
+ * keeps n: there conv4_x ran 1.07x slower with it, though its products alone in a
+ * microbenchmark ran 1.13x faster. */
+static int row_pitch(int n)
+{
+    return n / 16 % 2 ? n : n + 16;
 }
 
 /* Products per (k, c) of tiles of tile x tile over an output of p x q: alpha^2 a tile. */
@@ -81,26 +96,31 @@ enum wino_status wino_f32_bwd_filter_2d_prepare(struct wino_f32_bwd_filter_2d *e
     e->kp = round16(d->k), e->cp = round16(d->c);
     e->tiles_h = (p + e->tile - 1) / e->tile, e->tiles_w = (q + e->tile - 1) / e->tile;
     e->tiles = (long)d->n * e->tiles_h * e->tiles_w;
-    const size_t per_tile = (size_t)e->pos * (e->kp + e->cp) * sizeof(float);
+    size_t per_tile = (size_t)e->pos * (e->kp + e->cp) * sizeof(float);
     const size_t m_bytes = round64(sizeof(float) * (size_t)e->pos * e->kp * e->cp);
     const size_t taps = (size_t)OUT * OUT * e->cp;
     size_t stage = round64(sizeof(float) * ((size_t)e->pos * e->cp +
                                             (size_t)e->tile * e->tile * e->kp + taps));
-    const size_t group_bytes = m_bytes + GROUP_CHUNK_BYTES + stage;
+    const size_t group_chunk = m_bytes > GROUP_CHUNK_BYTES ? 2 * m_bytes : GROUP_CHUNK_BYTES;
+    const size_t group_bytes = m_bytes + group_chunk + stage;
     e->mode = mode != WINO_2D_CHOOSE ? mode
               : m_bytes <= GROUP_M_BYTES && group_bytes * (size_t)threads <= ONE_CHUNK_BYTES
                   ? WINO_2D_GROUPS
               : (size_t)e->tiles * per_tile <= ONE_CHUNK_BYTES ? WINO_2D_ONE_CHUNK
                                                                 : WINO_2D_CHUNKS;
-    const size_t chunk_bytes = e->mode == WINO_2D_GROUPS ? GROUP_CHUNK_BYTES : CHUNK_BYTES;
+    const int pitched = e->mode == WINO_2D_GROUPS;
+    e->v_pitch = pitched ? row_pitch(e->cp) : e->cp;
+    e->u_pitch = pitched ? row_pitch(e->kp) : e->kp;
+    per_tile = (size_t)e->pos * (e->v_pitch + e->u_pitch) * sizeof(float);
+    const size_t chunk_bytes = e->mode == WINO_2D_GROUPS ? group_chunk : CHUNK_BYTES;
     long chunk = e->mode == WINO_2D_ONE_CHUNK ? e->tiles : (long)(chunk_bytes / per_tile);
-    const long fewest = e->mode == WINO_2D_GROUPS ? 4 : 16; /* groups: near GROUP_CHUNK_BYTES */
+    const long fewest = e->mode == WINO_2D_GROUPS ? 4 : 16; /* groups: near group_chunk */
     chunk = chunk < fewest ? fewest : chunk;
     e->chunk = (int)(chunk < e->tiles ? chunk : e->tiles);
     e->amx = e->mode != WINO_2D_GROUPS && d->k >= AMX_CHANNELS && d->c >= AMX_CHANNELS &&
              wino_f32_packed_gemm_isa() == WINO_ISA_AMX_BF16;
-    size_t uv = round64(sizeof(float) * (size_t)e->pos * e->chunk * e->cp) +
-                round64(sizeof(float) * (size_t)e->pos * e->chunk * e->kp);
+    const size_t v_bytes = round64(sizeof(float) * (size_t)e->pos * e->chunk * e->v_pitch);
+    size_t uv = v_bytes + round64(sizeof(float) * (size_t)e->pos * e->chunk * e->u_pitch);
     if (e->amx) {
         e->a_bytes = round64(wino_f32_amx_split_bytes(e->kp, e->chunk));
         e->b_bytes = round64(wino_f32_gemm_packed_b_bytes(WINO_ISA_AMX_BF16, e->chunk, e->cp));
@@ -116,14 +136,14 @@ enum wino_status wino_f32_bwd_filter_2d_prepare(struct wino_f32_bwd_filter_2d *e
     if (e->mode == WINO_2D_GROUPS) {
         /* a group: its M, V and U of a chunk, staging */
         e->off_v = m_bytes;
-        e->off_u = m_bytes + round64(sizeof(float) * (size_t)e->pos * e->chunk * e->cp);
+        e->off_u = m_bytes + v_bytes;
         e->off_stage = m_bytes + uv;
         e->off_m = 0;
         e->worker_bytes = m_bytes + uv + stage;
         e->off_nhwc = e->worker_bytes * (size_t)threads;
     } else {
         e->off_v = 0;
-        e->off_u = round64(sizeof(float) * (size_t)e->pos * e->chunk * e->cp);
+        e->off_u = v_bytes;
         e->off_m = uv;
         e->off_stage = e->off_m + (e->mode == WINO_2D_CHUNKS ? m_bytes : 0);
         e->worker_bytes = stage + (e->mode == WINO_2D_ONE_CHUNK
@@ -404,8 +424,8 @@ void wino_f32_bwd_filter_2d_run(const struct wino_f32_bwd_filter_2d *e,
         wino_f32_transpose_batched(dy, dyn, d->n, (size_t)d->k, (size_t)p * q, e->threads, 0);
         r.x = xn, r.dy = dyn;
     }
-    r.v_pos = (ptrdiff_t)e->chunk * e->cp, r.v_tile = e->cp;
-    r.u_pos = (ptrdiff_t)e->chunk * e->kp, r.u_tile = e->kp;
+    r.v_pos = (ptrdiff_t)e->chunk * e->v_pitch, r.v_tile = e->v_pitch;
+    r.u_pos = (ptrdiff_t)e->chunk * e->u_pitch, r.u_tile = e->u_pitch;
     if (e->mode == WINO_2D_ONE_CHUNK) {
         r.tn = (int)e->tiles;
         wino_parallel_for(e->threads, r.tn, 1, transform_tiles, &r);
