@@ -48,8 +48,8 @@ static int round16(int n)
 /* The floats from a tile's row of a position to the next tile's in a group's chunk, for n
  * channels (a multiple of 16): an odd number of 64-byte lines, so that the rows the products
  * read one after another fall in every set of the L1 (64 channels: 4 lines; 128: 8, rows in 8
- * of each 64 sets). ResNet-18 at batch 8 on a Xeon, with the chunks of GROUP_CHUNK_BYTES below:
- * conv2_x 1.08x and conv3_x 1.04x faster than with n (5 of 6 alternating pairs each). ONE_CHUNK
+ * of each 64 sets). ResNet-18 at batch 8 on a Xeon, this and the groups' larger chunks (above)
+ * together: conv2_x 1.08x and conv3_x 1.04x faster (5 of 6 alternating pairs each). ONE_CHUNK
  * keeps n: there conv4_x ran 1.07x slower with it, though its products alone in a
  * microbenchmark ran 1.13x faster. */
 static int row_pitch(int n)
@@ -96,7 +96,7 @@ enum wino_status wino_f32_bwd_filter_2d_prepare(struct wino_f32_bwd_filter_2d *e
     e->kp = round16(d->k), e->cp = round16(d->c);
     e->tiles_h = (p + e->tile - 1) / e->tile, e->tiles_w = (q + e->tile - 1) / e->tile;
     e->tiles = (long)d->n * e->tiles_h * e->tiles_w;
-    size_t per_tile = (size_t)e->pos * (e->kp + e->cp) * sizeof(float);
+    const size_t per_tile = (size_t)e->pos * (e->kp + e->cp) * sizeof(float);
     const size_t m_bytes = round64(sizeof(float) * (size_t)e->pos * e->kp * e->cp);
     const size_t taps = (size_t)OUT * OUT * e->cp;
     size_t stage = round64(sizeof(float) * ((size_t)e->pos * e->cp +
@@ -111,9 +111,9 @@ enum wino_status wino_f32_bwd_filter_2d_prepare(struct wino_f32_bwd_filter_2d *e
     const int pitched = e->mode == WINO_2D_GROUPS;
     e->v_pitch = pitched ? row_pitch(e->cp) : e->cp;
     e->u_pitch = pitched ? row_pitch(e->kp) : e->kp;
-    per_tile = (size_t)e->pos * (e->v_pitch + e->u_pitch) * sizeof(float);
+    const size_t pitched_tile = (size_t)e->pos * (e->v_pitch + e->u_pitch) * sizeof(float);
     const size_t chunk_bytes = e->mode == WINO_2D_GROUPS ? group_chunk : CHUNK_BYTES;
-    long chunk = e->mode == WINO_2D_ONE_CHUNK ? e->tiles : (long)(chunk_bytes / per_tile);
+    long chunk = e->mode == WINO_2D_ONE_CHUNK ? e->tiles : (long)(chunk_bytes / pitched_tile);
     const long fewest = e->mode == WINO_2D_GROUPS ? 4 : 16; /* groups: near group_chunk */
     chunk = chunk < fewest ? fewest : chunk;
     e->chunk = (int)(chunk < e->tiles ? chunk : e->tiles);

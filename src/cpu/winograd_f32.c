@@ -48,11 +48,18 @@ int wino_f32_engine_has_tile(int m, int r)
  * conv3_1 (4.7 MB of filters) 1.45x faster at batch 1 and 1.22x at batch 8, conv2_2 1.15x at
  * batch 1, ResNet-18 conv3_x (2.4 MB) 1.03x at batch 8 (4 alternating runs). */
 #define BIG_FILTER_BYTES (2L << 20)
+
+/* Bytes of all alpha^2 filter matrices as packed for the GEMMs of isa. */
+static double filter_bytes(enum wino_isa isa, int alpha, int c, int k)
+{
+    return (double)alpha * alpha * wino_f32_gemm_packed_b_estimate(isa, c, k);
+}
+
 static int fused_block(enum wino_isa isa, int alpha, int c, int k)
 {
     const int rows = wino_f32_gemm_kernel_rows(isa);
-    const double filters = (double)alpha * alpha * wino_f32_gemm_packed_b_estimate(isa, c, k);
-    const long budget = filters > (double)BIG_FILTER_BYTES ? 1536L << 10 : 384L << 10;
+    const long budget =
+        filter_bytes(isa, alpha, c, k) > (double)BIG_FILTER_BYTES ? 1536L << 10 : 384L << 10;
     long tb = budget / (4L * alpha * alpha * ((long)c + k));
     tb = tb / rows * rows;
     return (int)(tb < rows ? rows : tb > 504 ? 504 : tb);
@@ -83,8 +90,8 @@ int wino_f32_engine_prefers_fused(int m, int r, const struct wino_conv2d_desc *d
     const int a = m + r - 1;
     const enum wino_isa isa = wino_f32_packed_gemm_isa_for(d->c, d->k);
     const long block = fused_block(isa, a, d->c, d->k);
-    const double filter_bytes = (double)a * a * wino_f32_gemm_packed_b_estimate(isa, d->c, d->k);
-    return (tiles + block - 1) / block >= 4L * threads && filter_bytes <= FUSED_MAX_FILTER_BYTES;
+    return (tiles + block - 1) / block >= 4L * threads &&
+           filter_bytes(isa, a, d->c, d->k) <= FUSED_MAX_FILTER_BYTES;
 }
 
 enum wino_status wino_f32_engine_prepare(struct wino_f32_engine *e,
