@@ -392,8 +392,9 @@ static void test_tiles_2d(struct test_counts *tc, struct test_rng *rng)
 
 /* Each order of the 2D tile's products, named rather than chosen: random 3 x 3 layers (both
  * layouts, accumulate, 1 and 2 threads, a thread left with no tiles), one of 144 or more tiles
- * that takes two chunks a group (GROUPS) and two chunks (CHUNKS), and one of 512-530 channels.
- * Poisoned workspace and dw. */
+ * that takes two chunks a group (GROUPS) and two chunks (CHUNKS), one of 65-140 channels
+ * (ONE_CHUNK on FMA: two or three strips, the last one partial) and one of 512-530 channels;
+ * every vector ISA the machine has. Poisoned workspace and dw. */
 static void test_tiles_2d_modes(struct test_counts *tc, struct test_rng *rng)
 {
     static const enum wino_f32_bwd_2d_mode modes[] = {WINO_2D_GROUPS, WINO_2D_ONE_CHUNK,
@@ -406,13 +407,16 @@ static void test_tiles_2d_modes(struct test_counts *tc, struct test_rng *rng)
             const int big = t == 8, one_tile = t == 7; /* one_tile: 2 threads, 1 tile */
             /* wide: 512 channels or more, the products on AMX-BF16 tiles where the machine has
              * them (ONE_CHUNK and CHUNKS) */
-            const int wide = t == 9;
+            const int wide = t == 9, strips = t == 6;
             struct wino_conv2d_desc d = wino_conv2d_desc_make(
                 big || wide ? 4 : one_tile ? 1 : bwd_pick(rng, 1, 3),
-                big ? 40 : wide ? bwd_pick(rng, 512, 530) : bwd_pick(rng, 1, 40),
+                big ? 40 : wide ? bwd_pick(rng, 512, 530) : strips ? bwd_pick(rng, 65, 140)
+                                                                     : bwd_pick(rng, 1, 40),
                 big ? 30 : wide ? 12 : one_tile ? 3 : bwd_pick(rng, 1, 30),
                 big ? 30 : wide ? 12 : one_tile ? 3 : bwd_pick(rng, 1, 30),
-                big ? 40 : wide ? bwd_pick(rng, 512, 530) : bwd_pick(rng, 1, 40), 3, 3,
+                big ? 40 : wide ? bwd_pick(rng, 512, 530) : strips ? bwd_pick(rng, 65, 140)
+                                                                    : bwd_pick(rng, 1, 40),
+                3, 3,
                 one_tile || wide ? 1 : bwd_pick(rng, 0, 3), one_tile || wide ? 1 : bwd_pick(rng, 0, 3));
             d.layout = t % 2 ? WINO_LAYOUT_NHWC : WINO_LAYOUT_NCHW;
             int p = 0, q = 0;
@@ -427,6 +431,8 @@ static void test_tiles_2d_modes(struct test_counts *tc, struct test_rng *rng)
             int ok = !wino_f32_bwd_filter_2d_prepare(&e, &d, p, q, threads, pr.init != NULL,
                                                      modes[m]) &&
                      e.mode == modes[m];
+            /* the vector ISAs below the machine's in turn */
+            e.isa = (enum wino_isa)((int)e.isa - t % 3 > 0 ? (int)e.isa - t % 3 : 0);
             several += e.chunk < (e.mode == WINO_2D_GROUPS ? e.tiles / threads : e.tiles);
             void *ws = bwd_poisoned(wino_f32_bwd_filter_2d_workspace_bytes(&e));
             float *dw = dw_start(&pr);

@@ -34,6 +34,13 @@
  * 8), but 1.1x on conv4_x (256 channels, 72 tiles padded to 96 in the products' depth). */
 #define AMX_CHANNELS 512
 #define EDGE_BYTES ((size_t)32 * 32 * sizeof(float))
+/* ONE_CHUNK's U and V (7.2 MB on ResNet-18's conv4_x at batch 8) stream from the last-level
+ * cache into every BLOCK x BLOCK block of M. Laid out position by position in strips of STRIP
+ * channels, a block's operands at a position are two runs of contiguous rows, and the products
+ * bring the next position's into L2 as they go (wino_f32_winrs_gemm_streaming); with rows of all
+ * 256 channels, 1 KiB apart, the products ran at 47 G multiply-adds a second on a core, in
+ * strips 55, in strips with the prefetches 63 (a microbenchmark of conv4_x's products). */
+#define STRIP BLOCK
 
 static size_t round64(size_t n)
 {
@@ -43,6 +50,11 @@ static size_t round64(size_t n)
 static int round16(int n)
 {
     return (n + 15) / 16 * 16;
+}
+
+static int round_strip(int n)
+{
+    return (n + STRIP - 1) / STRIP * STRIP;
 }
 
 /* The floats from a tile's row of a position to the next tile's in a group's chunk, for n
@@ -109,18 +121,24 @@ enum wino_status wino_f32_bwd_filter_2d_prepare(struct wino_f32_bwd_filter_2d *e
               : (size_t)e->tiles * per_tile <= ONE_CHUNK_BYTES ? WINO_2D_ONE_CHUNK
                                                                 : WINO_2D_CHUNKS;
     const int pitched = e->mode == WINO_2D_GROUPS;
-    e->v_pitch = pitched ? row_pitch(e->cp) : e->cp;
-    e->u_pitch = pitched ? row_pitch(e->kp) : e->kp;
+    e->amx = e->mode != WINO_2D_GROUPS && d->k >= AMX_CHANNELS && d->c >= AMX_CHANNELS &&
+             wino_f32_packed_gemm_isa() == WINO_ISA_AMX_BF16;
+    e->strips = e->mode == WINO_2D_ONE_CHUNK && !e->amx;
+    e->v_pitch = pitched ? row_pitch(e->cp) : e->strips ? round_strip(e->cp) : e->cp;
+    e->u_pitch = pitched ? row_pitch(e->kp) : e->strips ? round_strip(e->kp) : e->kp;
     const size_t pitched_tile = (size_t)e->pos * (e->v_pitch + e->u_pitch) * sizeof(float);
     const size_t chunk_bytes = e->mode == WINO_2D_GROUPS ? group_chunk : CHUNK_BYTES;
     long chunk = e->mode == WINO_2D_ONE_CHUNK ? e->tiles : (long)(chunk_bytes / pitched_tile);
     const long fewest = e->mode == WINO_2D_GROUPS ? 4 : 16; /* groups: near group_chunk */
     chunk = chunk < fewest ? fewest : chunk;
     e->chunk = (int)(chunk < e->tiles ? chunk : e->tiles);
-    e->amx = e->mode != WINO_2D_GROUPS && d->k >= AMX_CHANNELS && d->c >= AMX_CHANNELS &&
-             wino_f32_packed_gemm_isa() == WINO_ISA_AMX_BF16;
-    const size_t v_bytes = round64(sizeof(float) * (size_t)e->pos * e->chunk * e->v_pitch);
-    size_t uv = v_bytes + round64(sizeof(float) * (size_t)e->pos * e->chunk * e->u_pitch);
+    /* with strips, positions a line more than their floats apart: at 4 KiB multiples (72 tiles
+     * x 256 channels), a tile's rows of every position fell in the same sets of the L1 as the
+     * transforms wrote them (conv4_x 1.04x faster) */
+    e->v_pos = (ptrdiff_t)e->chunk * e->v_pitch + (e->strips ? 16 : 0);
+    e->u_pos = (ptrdiff_t)e->chunk * e->u_pitch + (e->strips ? 16 : 0);
+    const size_t v_bytes = round64(sizeof(float) * (size_t)e->pos * (size_t)e->v_pos);
+    size_t uv = v_bytes + round64(sizeof(float) * (size_t)e->pos * (size_t)e->u_pos);
     if (e->amx) {
         e->a_bytes = round64(wino_f32_amx_split_bytes(e->kp, e->chunk));
         e->b_bytes = round64(wino_f32_gemm_packed_b_bytes(WINO_ISA_AMX_BF16, e->chunk, e->cp));
@@ -175,7 +193,21 @@ struct run {
      * apart, in 4 of the 64 sets of the L1: the products ran at 50-56% of the FMA peak against 67%
      * plane by plane, and ResNet-18's conv2_x at batch 8 took 1.08x the time on a Xeon.) */
     ptrdiff_t v_pos, v_tile, u_pos, u_tile;
+    /* floats from a strip of channels to the next (without strips: STRIP, they are one row),
+     * and the channels a transform writes at a time */
+    ptrdiff_t v_strip, u_strip;
+    int strip_width;
 };
+
+/* Where channel c of a tile's V (U) row lies, from the row's start. */
+static ptrdiff_t v_channel(const struct run *r, int c)
+{
+    return c / STRIP * r->v_strip + c % STRIP;
+}
+static ptrdiff_t u_channel(const struct run *r, int c)
+{
+    return c / STRIP * r->u_strip + c % STRIP;
+}
 
 /* The staging of worker (worker < threads; with groups, of group `worker`): an alpha x alpha
  * window of x, a tile of dy, 3 x 3 taps, and with one chunk a block of M. */
@@ -239,20 +271,25 @@ static void gather(const float *map, int h, int w, int channels, int h0, int w0,
 }
 
 /* fn over the size x size square of an NHWC map (h x w x channels) from (h0, w0) into out
- * (rows out_row, columns out_col apart): read in place when it lies inside the map, else
- * gathered with its zeros into stage (pitch lanes). Lanes past `channels` are left as they
- * are in place: they reach only the rows or columns of M that no tap is taken from. */
+ * (rows out_row, columns out_col apart), `width` channels at a time, each such group `strip`
+ * floats after the last: read in place when it lies inside the map, else gathered with its
+ * zeros into stage (pitch lanes). Lanes past `channels` are left as they are in place: they
+ * reach only the rows or columns of M that no tap is taken from. */
 static void transform_square(wino_f32_transform_fn *fn, const float *map, int h, int w,
                              int channels, int h0, int w0, int size, int pitch, float *stage,
-                             float *out, ptrdiff_t out_row, ptrdiff_t out_col)
+                             float *out, ptrdiff_t out_row, ptrdiff_t out_col, int width,
+                             ptrdiff_t strip)
 {
-    if (h0 >= 0 && w0 >= 0 && h0 + size <= h && w0 + size <= w) {
-        fn(map + ((size_t)h0 * w + w0) * channels, (ptrdiff_t)w * channels, channels, out,
-           out_row, out_col, channels);
-        return;
+    const float *in = map + ((size_t)h0 * w + w0) * channels;
+    ptrdiff_t in_row = (ptrdiff_t)w * channels, in_col = channels;
+    int lanes = channels;
+    if (h0 < 0 || w0 < 0 || h0 + size > h || w0 + size > w) {
+        gather(map, h, w, channels, h0, w0, size, pitch, stage);
+        in = stage, in_row = (ptrdiff_t)size * pitch, in_col = pitch, lanes = pitch;
     }
-    gather(map, h, w, channels, h0, w0, size, pitch, stage);
-    fn(stage, (ptrdiff_t)size * pitch, pitch, out, out_row, out_col, pitch);
+    for (int c = 0, s = 0; c < lanes; c += width, s++)
+        fn(in + c, in_row, in_col, out + s * strip, out_row, out_col,
+           lanes - c < width ? lanes - c : width);
 }
 
 /* Tile t: V (B^T x B of its alpha x alpha window) at v and U (G dy G^T of its tile) at u, their
@@ -267,9 +304,10 @@ static void transform_tile(const struct run *r, long t, float *v, float *u, floa
     const int h0 = rest / e->tiles_w * e->tile, w0 = rest % e->tiles_w * e->tile;
     transform_square(e->tf.input, r->x + (size_t)n * d->h * d->w * d->c, d->h, d->w, d->c,
                      h0 - d->pad_h, w0 - d->pad_w, e->alpha, e->cp, xs, v, e->alpha * r->v_pos,
-                     r->v_pos);
+                     r->v_pos, r->strip_width, r->v_strip);
     transform_square(e->tf.filter, r->dy + (size_t)n * r->p * r->q * d->k, r->p, r->q, d->k, h0,
-                     w0, e->tile, e->kp, ds, u, e->alpha * r->u_pos, r->u_pos);
+                     w0, e->tile, e->kp, ds, u, e->alpha * r->u_pos, r->u_pos, r->strip_width,
+                     r->u_strip);
 }
 
 /* Tiles [begin, end) of the chunk, at v_tile and u_tile. */
@@ -400,13 +438,16 @@ static void multiply_and_output(void *arg, long begin, long end, int worker)
             wino_f32_amx_multiply(split_u(r, pos), e->kp, k0, rows, packed_v(r, pos), e->cp, c0,
                                   cols, r->tn, m + (size_t)pos * BLOCK * BLOCK, cols, 0,
                                   edge_of(r, worker));
-        if (!e->amx)
-            memset(m, 0, sizeof(float) * (size_t)e->pos * BLOCK * BLOCK);
-        for (int pos = 0; !e->amx && pos < e->pos; pos++)
-            wino_f32_winrs_gemm(e->isa, rows, cols, 1, &span,
-                                u + pos * r->u_pos + k0, r->u_tile,
-                                v + pos * r->v_pos + c0, r->v_tile,
-                                m + (size_t)pos * BLOCK * BLOCK, cols);
+        const float *ub = u + u_channel(r, k0), *vb = v + v_channel(r, c0);
+        for (int pos = 0; !e->amx && pos < e->pos; pos++) {
+            const struct wino_winrs_next next = {ub + (pos + 1) * r->u_pos,
+                                                 vb + (pos + 1) * r->v_pos, r->u_tile, r->v_tile,
+                                                 r->tn};
+            wino_f32_winrs_gemm_streaming(e->isa, rows, cols, 1, &span, ub + pos * r->u_pos,
+                                          r->u_tile, vb + pos * r->v_pos, r->v_tile,
+                                          m + (size_t)pos * BLOCK * BLOCK, cols, 1,
+                                          pos + 1 < e->pos ? &next : NULL);
+        }
         for (int kk = 0; kk < rows && k0 + kk < r->d->k; kk++)
             put_taps(r, k0 + kk, c0, cols, m + (size_t)kk * cols, (ptrdiff_t)BLOCK * BLOCK, taps);
     }
@@ -416,7 +457,7 @@ void wino_f32_bwd_filter_2d_run(const struct wino_f32_bwd_filter_2d *e,
                                 const struct wino_conv2d_desc *d, int p, int q, const float *x,
                                 const float *dy, float *dw, void *ws)
 {
-    struct run r = {e, d, p, q, x, dy, dw, (char *)ws, 0, 0, 0, 0, 0, 0};
+    struct run r = {e, d, p, q, x, dy, dw, (char *)ws, 0, 0, 0, 0, 0, 0, STRIP, STRIP, 0};
     if (d->layout == WINO_LAYOUT_NCHW) {
         float *xn = (float *)(r.ws + e->off_nhwc);
         float *dyn = xn + round64(sizeof(float) * ((size_t)d->n * d->c * d->h * d->w)) / 4;
@@ -424,8 +465,14 @@ void wino_f32_bwd_filter_2d_run(const struct wino_f32_bwd_filter_2d *e,
         wino_f32_transpose_batched(dy, dyn, d->n, (size_t)d->k, (size_t)p * q, e->threads, 0);
         r.x = xn, r.dy = dyn;
     }
-    r.v_pos = (ptrdiff_t)e->chunk * e->v_pitch, r.v_tile = e->v_pitch;
-    r.u_pos = (ptrdiff_t)e->chunk * e->u_pitch, r.u_tile = e->u_pitch;
+    r.v_pos = e->v_pos, r.v_tile = e->v_pitch;
+    r.u_pos = e->u_pos, r.u_tile = e->u_pitch;
+    r.strip_width = e->cp > e->kp ? e->cp : e->kp; /* a tile's channels at once */
+    if (e->strips) {
+        r.v_tile = r.u_tile = STRIP;
+        r.v_strip = r.u_strip = (ptrdiff_t)e->chunk * STRIP;
+        r.strip_width = STRIP;
+    }
     if (e->mode == WINO_2D_ONE_CHUNK) {
         r.tn = (int)e->tiles;
         wino_parallel_for(e->threads, r.tn, 1, transform_tiles, &r);

@@ -34,7 +34,11 @@ struct wino_f32_bwd_filter_2d {
     struct wino_f32_transforms tf; /* F(3x3, tile x tile) */
     int kp, cp;                    /* K and C padded to 16 */
     int tiles_h, tiles_w, chunk;   /* dy's tiles an image; tiles transformed at a time */
-    int v_pitch, u_pitch;          /* floats from a tile's V (U) to the next tile's */
+    int v_pitch, u_pitch;          /* floats of a tile's V (U) at one position */
+    /* ONE_CHUNK on FMA: each position's V and U in strips of STRIP channels, a strip of every
+     * tile after the other (bwd_filter_2d_f32.c) */
+    int strips;
+    ptrdiff_t v_pos, u_pos; /* floats from a position's V (U) of a chunk to the next one's */
     enum wino_f32_bwd_2d_mode mode;
     long tiles;
     /* the workspace: V and U of a chunk (and their splits), M, each thread's staging, NHWC copies

@@ -149,6 +149,22 @@ void wino_f32_winrs_gemm(enum wino_isa isa, int m, int n, int spans,
                          const struct wino_winrs_span *span, const float *a, ptrdiff_t lda,
                          const float *b, ptrdiff_t ldb, float *c, ptrdiff_t ldc);
 
+/* The next GEMM's operands, brought into L2 while one runs: `rows` rows of m floats at a (lda
+ * apart) and of n floats at b (ldb apart). */
+struct wino_winrs_next {
+    const float *a, *b;
+    ptrdiff_t lda, ldb;
+    int rows;
+};
+
+/* wino_f32_winrs_gemm for operands that stream from beyond L2 (src/cpu/bwd_filter_2d_f32.c):
+ * c = (not +=) the products where `set`, and with AVX-512 the prefetches of next spread over
+ * its blocks (NULL: none). */
+void wino_f32_winrs_gemm_streaming(enum wino_isa isa, int m, int n, int spans,
+                                   const struct wino_winrs_span *span, const float *a,
+                                   ptrdiff_t lda, const float *b, ptrdiff_t ldb, float *c,
+                                   ptrdiff_t ldc, int set, const struct wino_winrs_next *next);
+
 /* out[a][v] = sum_t m[a][t] * in[t][v] for the rows a of m, over vecs (1 to 4) x 16 lanes v;
  * in[t] is zero for t outside [lo, hi), and row t in [lo, hi) at in + (t - lo) * in_stride; out
  * row a at out + a * out_stride (16-float aligned); isa <= wino_cpu_isa().

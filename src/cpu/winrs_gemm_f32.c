@@ -8,6 +8,8 @@
  * plain loops. Function-level target attributes, runtime dispatch by the caller's isa. */
 #include "cpu/winrs_f32.h"
 
+#include <string.h>
+
 #if defined(__x86_64__) && defined(__GNUC__)
 
 #include <immintrin.h>
@@ -18,8 +20,9 @@
 #define ROWS8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
 #define ROWS4(X) X(0) X(1) X(2) X(3)
 
-/* c[0:8][0:16 or 32] += a^T b over the spans' units (two: the second 16 columns too). */
-TGT512 static void block_avx512(int spans, const struct wino_winrs_span *span, int two,
+/* c[0:8][0:16 or 32] += (set: =) a^T b over the spans' units (two: the second 16 columns
+ * too). */
+TGT512 static void block_avx512(int spans, const struct wino_winrs_span *span, int two, int set,
                                 const float *a, ptrdiff_t lda, const float *b, ptrdiff_t ldb,
                                 float *c, ptrdiff_t ldc)
 {
@@ -32,10 +35,14 @@ TGT512 static void block_avx512(int spans, const struct wino_winrs_span *span, i
             c##i##b = _mm512_fmadd_ps(ai, b1, c##i##b);                                            \
     }
 #define STORE(i)                                                                                   \
-    _mm512_storeu_ps(c + (i) * ldc, _mm512_add_ps(_mm512_loadu_ps(c + (i) * ldc), c##i##a));       \
+    if (!set) {                                                                                    \
+        c##i##a = _mm512_add_ps(_mm512_loadu_ps(c + (i) * ldc), c##i##a);                          \
+        if (two)                                                                                   \
+            c##i##b = _mm512_add_ps(_mm512_loadu_ps(c + (i) * ldc + 16), c##i##b);                 \
+    }                                                                                              \
+    _mm512_storeu_ps(c + (i) * ldc, c##i##a);                                                      \
     if (two)                                                                                       \
-        _mm512_storeu_ps(c + (i) * ldc + 16,                                                       \
-                         _mm512_add_ps(_mm512_loadu_ps(c + (i) * ldc + 16), c##i##b));
+        _mm512_storeu_ps(c + (i) * ldc + 16, c##i##b);
     ROWS8(LOAD)
     for (int s = 0; s < spans; s++)
         for (int l = 0; l < span[s].k; l++) {
@@ -104,18 +111,53 @@ TGT256 static void block_avx2_16(int spans, const struct wino_winrs_span *span, 
     block_avx2(spans, span, 0, a, lda, b, ldb, c, ldc);
 }
 
+
+/* Lines [from, to) of next's rows into L2: each row's m / 16 lines of a, then its n / 16 of b. */
+static void prefetch_lines(const struct wino_winrs_next *next, int m, int n, long from, long to)
+{
+    const int per_row = m / 16 + n / 16;
+    for (long line = from; line < to; line++) {
+        const long row = line / per_row;
+        const int in_row = (int)(line % per_row);
+        const float *at = in_row < m / 16 ? next->a + row * next->lda + 16 * in_row
+                                           : next->b + row * next->ldb + 16 * (in_row - m / 16);
+        __builtin_prefetch(at, 0, 2);
+    }
+}
 #endif
 
 void wino_f32_winrs_gemm(enum wino_isa isa, int m, int n, int spans,
                          const struct wino_winrs_span *span, const float *a, ptrdiff_t lda,
                          const float *b, ptrdiff_t ldb, float *c, ptrdiff_t ldc)
 {
+    wino_f32_winrs_gemm_streaming(isa, m, n, spans, span, a, lda, b, ldb, c, ldc, 0, NULL);
+}
+
+void wino_f32_winrs_gemm_streaming(enum wino_isa isa, int m, int n, int spans,
+                                   const struct wino_winrs_span *span, const float *a,
+                                   ptrdiff_t lda, const float *b, ptrdiff_t ldb, float *c,
+                                   ptrdiff_t ldc, int set, const struct wino_winrs_next *next)
+{
+    if (set && isa != WINO_ISA_AVX512) /* the other ISAs add to zeros */
+        for (int i = 0; i < m; i++)
+            memset(c + (ptrdiff_t)i * ldc, 0, sizeof(float) * (size_t)n);
 #if defined(__x86_64__) && defined(__GNUC__)
     if (isa == WINO_ISA_AVX512) {
+        /* A burst of prefetches before the GEMM brought nothing (the misses it can keep in
+         * flight are few); a share after each block kept the products of ResNet-18's conv4_x
+         * fed from L2 (src/cpu/bwd_filter_2d_f32.c, STRIP). */
+        const long blocks = (long)((n + 31) / 32) * ((m + 7) / 8);
+        const long lines = next ? (long)next->rows * (m / 16 + n / 16) : 0;
+        long block = 0;
         for (int j = 0; j < n; j += 32)
-            for (int i = 0; i < m; i += 8)
-                block_avx512(spans, span, n - j >= 32, a + i, lda, b + j, ldb, c + i * ldc + j,
-                             ldc);
+            for (int i = 0; i < m; i += 8) {
+                block_avx512(spans, span, n - j >= 32, set, a + i, lda, b + j, ldb,
+                             c + i * ldc + j, ldc);
+                block++;
+                if (next)
+                    prefetch_lines(next, m, n, lines * (block - 1) / blocks,
+                                   lines * block / blocks);
+            }
         return;
     }
     if (isa == WINO_ISA_AVX2) {
@@ -129,7 +171,7 @@ void wino_f32_winrs_gemm(enum wino_isa isa, int m, int n, int spans,
         return;
     }
 #else
-    (void)isa;
+    (void)isa, (void)next;
 #endif
     for (int i = 0; i < m; i++)
         for (int j = 0; j < n; j++) {
