@@ -111,7 +111,6 @@ TGT256 static void block_avx2_16(int spans, const struct wino_winrs_span *span, 
     block_avx2(spans, span, 0, a, lda, b, ldb, c, ldc);
 }
 
-
 /* Lines [from, to) of next's rows into L2: each row's m / 16 lines of a, then its n / 16 of b. */
 static void prefetch_lines(const struct wino_winrs_next *next, int m, int n, long from, long to)
 {
@@ -124,6 +123,7 @@ static void prefetch_lines(const struct wino_winrs_next *next, int m, int n, lon
         __builtin_prefetch(at, 0, 2);
     }
 }
+
 #endif
 
 void wino_f32_winrs_gemm(enum wino_isa isa, int m, int n, int spans,
@@ -143,9 +143,9 @@ void wino_f32_winrs_gemm_streaming(enum wino_isa isa, int m, int n, int spans,
             memset(c + (ptrdiff_t)i * ldc, 0, sizeof(float) * (size_t)n);
 #if defined(__x86_64__) && defined(__GNUC__)
     if (isa == WINO_ISA_AVX512) {
-        /* A burst of prefetches before the GEMM brought nothing (the misses it can keep in
-         * flight are few); a share after each block kept the products of ResNet-18's conv4_x
-         * fed from L2 (src/cpu/bwd_filter_2d_f32.c, STRIP). */
+        /* A burst of prefetches before the GEMM brought nothing in a microbenchmark; a share
+         * after each block kept the products of ResNet-18's conv4_x fed from L2
+         * (src/cpu/bwd_filter_2d_f32.c, STRIP). */
         const long blocks = (long)((n + 31) / 32) * ((m + 7) / 8);
         const long lines = next ? (long)next->rows * (m / 16 + n / 16) : 0;
         long block = 0;
