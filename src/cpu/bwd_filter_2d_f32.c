@@ -280,12 +280,14 @@ static void transform_square(wino_f32_transform_fn *fn, const float *map, int h,
                              float *out, ptrdiff_t out_row, ptrdiff_t out_col, int width,
                              ptrdiff_t strip)
 {
-    const float *in = map + ((size_t)h0 * w + w0) * channels;
-    ptrdiff_t in_row = (ptrdiff_t)w * channels, in_col = channels;
-    int lanes = channels;
-    if (h0 < 0 || w0 < 0 || h0 + size > h || w0 + size > w) {
+    const float *in = stage;
+    ptrdiff_t in_row = (ptrdiff_t)size * pitch, in_col = pitch;
+    int lanes = pitch;
+    if (h0 >= 0 && w0 >= 0 && h0 + size <= h && w0 + size <= w) {
+        in = map + ((size_t)h0 * w + w0) * channels;
+        in_row = (ptrdiff_t)w * channels, in_col = channels, lanes = channels;
+    } else {
         gather(map, h, w, channels, h0, w0, size, pitch, stage);
-        in = stage, in_row = (ptrdiff_t)size * pitch, in_col = pitch, lanes = pitch;
     }
     for (int c = 0, s = 0; c < lanes; c += width, s++)
         fn(in + c, in_row, in_col, out + s * strip, out_row, out_col,

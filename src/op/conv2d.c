@@ -290,10 +290,11 @@ static enum wino_status plan(const struct wino_conv2d_desc *desc,
     return WINO_SUCCESS;
 }
 
-/* The nominal extent of one image axis: 56, or the dilated filter's extent when larger. */
+/* The nominal extent of one image axis: 56, or the dilated filter's extent when larger. Any
+ * dilation and taps (the descriptor is not checked yet): the arithmetic in long. */
 static int nominal_extent(int dilation, int taps)
 {
-    const long extent = (long)dilation * (taps - 1) + 1;
+    const long extent = (long)dilation * ((long)taps - 1) + 1;
     return dilation >= 1 && taps >= 1 && extent > 56 && extent <= 0x7fffffff ? (int)extent : 56;
 }
 
