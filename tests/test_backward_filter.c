@@ -9,6 +9,7 @@
  *  - bad input: a status, never a crash. */
 #define _POSIX_C_SOURCE 200112L /* posix_memalign in test_util.h */
 
+#include <limits.h>
 #include <string.h>
 
 #include "backward_check.h"
@@ -493,6 +494,15 @@ static void test_bad_input(struct test_counts *tc)
     test_check(tc, !wino_conv2d_backward_filter_can_implement(&wide, &o, &algo) &&
                        algo == WINO_ALGO_DIRECT,
                "AUTO with 5000 taps a row: direct");
+    /* an unshaped descriptor (n = h = w = 0: planned on a nominal image) with the filter's
+     * taps at INT_MIN: refused, its nominal extent worked out without an overflow (a finding
+     * of fuzz_conv2d, tests/fuzz/corpus/conv2d/crash-nominal-extent-taps-int-min.bin) */
+    d = good;
+    d.n = d.h = d.w = 0;
+    d.r = INT_MIN;
+    d.dilation_h = 2;
+    bwd_expect(tc, wino_conv2d_backward_filter_can_implement(&d, NULL, NULL),
+               WINO_INVALID_ARGUMENT, "unshaped, filter taps INT_MIN");
     d = good;
     o.accumulate = 2;
     bwd_expect(tc, wino_conv2d_backward_filter_create(&d, NULL, &o, &op), WINO_INVALID_ARGUMENT,
