@@ -171,9 +171,8 @@ enum wino_status wino_f32_bwd_filter_2d_prepare(struct wino_f32_bwd_filter_2d *e
         e->off_u = v_bytes;
         e->off_m = uv;
         e->off_stage = e->off_m + (e->mode == WINO_2D_CHUNKS ? m_bytes : 0);
-        e->worker_bytes = stage + (e->mode == WINO_2D_ONE_CHUNK
-                                       ? round64(sizeof(float) * (size_t)e->pos * BLOCK * e->block_cols)
-                                       : 0);
+        const size_t m_block = sizeof(float) * (size_t)e->pos * BLOCK * e->block_cols;
+        e->worker_bytes = stage + (e->mode == WINO_2D_ONE_CHUNK ? round64(m_block) : 0);
         e->off_nhwc = e->off_stage + e->worker_bytes * (size_t)threads;
     }
     e->bytes = e->off_nhwc + nhwc;
@@ -206,14 +205,10 @@ struct run {
     int strip_width;
 };
 
-/* Where channel c of a tile's V (U) row lies, from the row's start. */
-static ptrdiff_t v_channel(const struct run *r, int c)
+/* Where channel c of a tile's V or U row lies, from the row's start, strips `strip` apart. */
+static ptrdiff_t channel_at(ptrdiff_t strip, int c)
 {
-    return c / STRIP * r->v_strip + c % STRIP;
-}
-static ptrdiff_t u_channel(const struct run *r, int c)
-{
-    return c / STRIP * r->u_strip + c % STRIP;
+    return c / STRIP * strip + c % STRIP;
 }
 
 /* The staging of worker (worker < threads; with groups, of group `worker`): an alpha x alpha
@@ -448,7 +443,7 @@ static void multiply_and_output(void *arg, long begin, long end, int worker)
             wino_f32_amx_multiply(split_u(r, pos), e->kp, k0, rows, packed_v(r, pos), e->cp, c0,
                                   cols, r->tn, m + pos * m_pos, cols, 0,
                                   edge_of(r, worker));
-        const float *ub = u + u_channel(r, k0), *vb = v + v_channel(r, c0);
+        const float *ub = u + channel_at(r->u_strip, k0), *vb = v + channel_at(r->v_strip, c0);
         for (int pos = 0; !e->amx && pos < e->pos; pos++) {
             const struct wino_winrs_next next = {ub + (pos + 1) * r->u_pos,
                                                  vb + (pos + 1) * r->v_pos, r->u_tile, r->v_tile,

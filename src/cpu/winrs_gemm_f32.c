@@ -111,16 +111,18 @@ TGT256 static void block_avx2_16(int spans, const struct wino_winrs_span *span, 
     block_avx2(spans, span, 0, a, lda, b, ldb, c, ldc);
 }
 
-/* Lines [from, to) of next's rows into L2: each row's m / 16 lines of a, then its n / 16 of b. */
-static void prefetch_lines(const struct wino_winrs_next *next, int m, int n, long from, long to)
+/* The next `count` lines of next's rows into L2 from (*row, *line): each row's m / 16 lines of
+ * a, then its n / 16 of b; the place advances without a division (this runs between blocks). */
+static void prefetch_lines(const struct wino_winrs_next *next, int m, int n, long count,
+                           long *row, int *line)
 {
     const int per_row = m / 16 + n / 16;
-    for (long line = from; line < to; line++) {
-        const long row = line / per_row;
-        const int in_row = (int)(line % per_row);
-        const float *at = in_row < m / 16 ? next->a + row * next->lda + 16 * in_row
-                                           : next->b + row * next->ldb + 16 * (in_row - m / 16);
+    for (; count > 0; count--) {
+        const float *at = *line < m / 16 ? next->a + *row * next->lda + 16 * *line
+                                         : next->b + *row * next->ldb + 16 * (*line - m / 16);
         __builtin_prefetch(at, 0, 2);
+        if (++*line == per_row)
+            *line = 0, ++*row;
     }
 }
 
@@ -148,15 +150,17 @@ void wino_f32_winrs_gemm_streaming(enum wino_isa isa, int m, int n, int spans,
          * (src/cpu/bwd_filter_2d_f32.c, STRIP). */
         const long blocks = (long)((n + 31) / 32) * ((m + 7) / 8);
         const long lines = next ? (long)next->rows * (m / 16 + n / 16) : 0;
-        long block = 0;
+        long block = 0, row = 0;
+        int line = 0;
         for (int j = 0; j < n; j += 32)
             for (int i = 0; i < m; i += 8) {
                 block_avx512(spans, span, n - j >= 32, set, a + i, lda, b + j, ldb,
                              c + i * ldc + j, ldc);
                 block++;
                 if (next)
-                    prefetch_lines(next, m, n, lines * (block - 1) / blocks,
-                                   lines * block / blocks);
+                    prefetch_lines(next, m, n,
+                                   lines * block / blocks - lines * (block - 1) / blocks, &row,
+                                   &line);
             }
         return;
     }
