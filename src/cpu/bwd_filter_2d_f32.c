@@ -335,16 +335,18 @@ static void group_products(void *arg, long begin, long end, int worker)
         float *m = group_part(r, (int)g, e->off_m), *stage = stage_of(r, (int)g);
         float *v = group_part(r, (int)g, e->off_v), *u = group_part(r, (int)g, e->off_u);
         const long first = e->tiles * g / e->threads, last = e->tiles * (g + 1) / e->threads;
-        memset(m, 0, sizeof(float) * (size_t)e->pos * e->kp * e->cp);
+        if (first == last) /* else the first chunk's products set M */
+            memset(m, 0, sizeof(float) * (size_t)e->pos * e->kp * e->cp);
         for (long t0 = first; t0 < last; t0 += e->chunk) {
             const int tn = (int)(last - t0 < e->chunk ? last - t0 : e->chunk);
             for (int tl = 0; tl < tn; tl++)
                 transform_tile(r, t0 + tl, v + tl * r->v_tile, u + tl * r->u_tile, stage);
             const struct wino_winrs_span span = {0, 0, tn};
             for (int pos = 0; pos < e->pos; pos++)
-                wino_f32_winrs_gemm(e->isa, e->kp, e->cp, 1, &span, u + pos * r->u_pos,
-                                    r->u_tile, v + pos * r->v_pos, r->v_tile,
-                                    m + (size_t)pos * e->kp * e->cp, e->cp);
+                wino_f32_winrs_gemm_streaming(e->isa, e->kp, e->cp, 1, &span,
+                                              u + pos * r->u_pos, r->u_tile, v + pos * r->v_pos,
+                                              r->v_tile, m + (size_t)pos * e->kp * e->cp, e->cp,
+                                              t0 == first, NULL);
         }
     }
 }
@@ -403,23 +405,35 @@ static void put_taps(const struct run *r, int k, int c0, int cols, const float *
         }
 }
 
-/* Output channels [begin, end): dw[k] from all of M (with groups, their Ms summed into group
- * 0's, in group order). */
+/* Output channels [begin, end): dw[k] from all of M. With groups, row k of their Ms is summed
+ * in group order into the staging of x's window (alpha^2 x cp floats, free here), which A^T . A
+ * then reads from L1: summed into group 0's M instead, conv3_x's 2.4 MB were written back and
+ * read again. */
 static void output(void *arg, long begin, long end, int worker)
 {
     const struct run *r = arg;
     const struct wino_f32_bwd_filter_2d *e = r->e;
-    float *taps = stage_of(r, worker) + (size_t)e->pos * e->cp + (size_t)e->tile * e->tile * e->kp;
-    float *m = (float *)(r->ws + e->off_m);
+    float *sum = stage_of(r, worker);
+    float *taps = sum + (size_t)e->pos * e->cp + (size_t)e->tile * e->tile * e->kp;
+    const float *m = (const float *)(r->ws + e->off_m);
     const size_t plane = (size_t)e->kp * e->cp;
+    const int summed = e->mode == WINO_2D_GROUPS && e->threads > 1;
     for (long k = begin; k < end; k++) {
-        for (int g = 1; e->mode == WINO_2D_GROUPS && g < e->threads; g++) {
-            const float *mg = group_part(r, g, e->off_m);
-            for (int pos = 0; pos < e->pos; pos++)
-                for (size_t i = pos * plane + k * e->cp, c = 0; c < (size_t)e->cp; c++)
-                    m[i + c] += mg[i + c];
+        if (!summed) {
+            put_taps(r, (int)k, 0, e->cp, m + k * e->cp, (ptrdiff_t)plane, taps);
+            continue;
         }
-        put_taps(r, (int)k, 0, e->cp, m + k * e->cp, (ptrdiff_t)plane, taps);
+        for (int pos = 0; pos < e->pos; pos++) {
+            float *to = sum + (size_t)pos * e->cp;
+            const size_t at = pos * plane + k * e->cp;
+            memcpy(to, m + at, sizeof(float) * (size_t)e->cp);
+            for (int g = 1; g < e->threads; g++) {
+                const float *mg = group_part(r, g, e->off_m) + at;
+                for (int c = 0; c < e->cp; c++)
+                    to[c] += mg[c];
+            }
+        }
+        put_taps(r, (int)k, 0, e->cp, sum, e->cp, taps);
     }
 }
 
