@@ -159,7 +159,7 @@ struct wino_winrs_next {
 
 /* wino_f32_winrs_gemm for operands that stream from beyond L2 (src/cpu/bwd_filter_2d_f32.c):
  * c = (not +=) the products where `set`, and with AVX-512 the prefetches of next spread over
- * its blocks (NULL: none). */
+ * its blocks (NULL: none; next->a NULL: b's rows only). */
 void wino_f32_winrs_gemm_streaming(enum wino_isa isa, int m, int n, int spans,
                                    const struct wino_winrs_span *span, const float *a,
                                    ptrdiff_t lda, const float *b, ptrdiff_t ldb, float *c,

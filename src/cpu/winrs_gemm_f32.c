@@ -111,15 +111,15 @@ TGT256 static void block_avx2_16(int spans, const struct wino_winrs_span *span, 
     block_avx2(spans, span, 0, a, lda, b, ldb, c, ldc);
 }
 
-/* The next `count` lines of next's rows into L2 from (*row, *line): each row's m / 16 lines of
- * a, then its n / 16 of b; the place advances without a division (this runs between blocks). */
-static void prefetch_lines(const struct wino_winrs_next *next, int m, int n, long count,
+/* The next `count` lines of next's rows into L2 from (*row, *line): each row's a_lines of a,
+ * then its n / 16 of b; the place advances without a division (this runs between blocks). */
+static void prefetch_lines(const struct wino_winrs_next *next, int a_lines, int n, long count,
                            long *row, int *line)
 {
-    const int per_row = m / 16 + n / 16;
+    const int per_row = a_lines + n / 16;
     for (; count > 0; count--) {
-        const float *at = *line < m / 16 ? next->a + *row * next->lda + 16 * *line
-                                         : next->b + *row * next->ldb + 16 * (*line - m / 16);
+        const float *at = *line < a_lines ? next->a + *row * next->lda + 16 * *line
+                                          : next->b + *row * next->ldb + 16 * (*line - a_lines);
         __builtin_prefetch(at, 0, 2);
         if (++*line == per_row)
             *line = 0, ++*row;
@@ -149,7 +149,8 @@ void wino_f32_winrs_gemm_streaming(enum wino_isa isa, int m, int n, int spans,
          * after each block kept the products of ResNet-18's conv4_x fed from L2
          * (src/cpu/bwd_filter_2d_f32.c, STRIP). */
         const long blocks = (long)((n + 31) / 32) * ((m + 7) / 8);
-        const long lines = next ? (long)next->rows * (m / 16 + n / 16) : 0;
+        const int a_lines = next && next->a ? m / 16 : 0;
+        const long lines = next ? (long)next->rows * (a_lines + n / 16) : 0;
         long block = 0, row = 0;
         int line = 0;
         for (int j = 0; j < n; j += 32)
@@ -158,7 +159,7 @@ void wino_f32_winrs_gemm_streaming(enum wino_isa isa, int m, int n, int spans,
                              c + i * ldc + j, ldc);
                 block++;
                 if (next)
-                    prefetch_lines(next, m, n,
+                    prefetch_lines(next, a_lines, n,
                                    lines * block / blocks - lines * (block - 1) / blocks, &row,
                                    &line);
             }
