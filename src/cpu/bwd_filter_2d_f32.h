@@ -43,9 +43,9 @@ struct wino_f32_bwd_filter_2d {
     enum wino_f32_bwd_2d_mode mode;
     long tiles;
     /* the workspace: V and U of a chunk (and their splits), M, each thread's staging, NHWC copies
-     * (NCHW); with groups, per group (worker_bytes apart): M, V and U of a chunk, staging, then
-     * NHWC copies */
-    size_t off_v, off_u, off_m, off_stage, off_nhwc, worker_bytes, bytes;
+     * (NCHW); with groups, per group (worker_bytes apart): M, V and U of a chunk, staging, with
+     * several groups its taps (K x 3 x 3 x cp), then NHWC copies */
+    size_t off_v, off_u, off_m, off_stage, off_taps, off_nhwc, worker_bytes, bytes;
 };
 
 /* 1 when the tile serves desc: 3 x 3 filters, stride 1, dilation 1. */
