@@ -69,8 +69,9 @@ def main():
     print("| set | layer | N | wino-auto tile | vs oneDNN best | vs oneDNN direct | best wino tile | vs oneDNN best |")
     print("| --- | --- | ---: | --- | ---: | ---: | --- | ---: |")
     for (s, layer, n), auto, auto_tile, tile_ratio, tile, vs_direct in rows:
+        tile_text = f"{tile} | {tile_ratio:.2f}x" if tile_ratio == tile_ratio else "- | -"
         print(f"| {s} | {layer} | {n} | {auto_tile or 'direct'} | {auto:.2f}x | {vs_direct:.2f}x "
-              f"| {tile} | {tile_ratio:.2f}x |")
+              f"| {tile_text} |")
     print(f"\ngeomean wino-auto vs oneDNN best: {geomean([r[1] for r in rows]):.2f}x over {len(rows)} layers")
     import matplotlib
     matplotlib.use("Agg")
