@@ -47,16 +47,20 @@
  * 64 x 128 read them a quarter less often (conv5_x 1.16x faster at batch 8; 64 x 256, whose M
  * no longer stays in L2 beside them, 1.13x). */
 #define AMX_BLOCK_COLS (2 * BLOCK)
-/* ONE_CHUNK's blocks of M on FMA take as many strips of C as leave two blocks a thread, so that
- * a block's strip of U streams from the last-level cache once for all of them (and is prefetched
- * once a position): ResNet-18's conv4_x at batch 8 (256 channels, 2 threads: blocks of 64 x 256,
- * M's block 3.2 MB) 1.09x faster than blocks of 64 x 64, though its block of M no longer stays
- * in L2 (in a sweep: 64 x 128 1.04x, 128 x 128 with U and V each read twice 1.02x, 256 x 64
- * 0.97x). */
-static int fma_block_cols(int kp, int cp, int threads)
+/* ONE_CHUNK's blocks of M on FMA take as many strips of C as leave two blocks a thread, up to
+ * M_BLOCK_BYTES a block, so that a block's strip of U streams from the last-level cache once for
+ * all of them (and is prefetched once a position): ResNet-18's conv4_x at batch 8 (256 channels,
+ * 2 threads: blocks of 64 x 256, M's block 3.2 MB) 1.09x faster than blocks of 64 x 64, though
+ * its block of M no longer stays in L2 (in a sweep: 64 x 128 1.04x, 128 x 128 with U and V each
+ * read twice 1.02x, 256 x 64 0.97x). */
+#define M_BLOCK_BYTES ((size_t)4 << 20)
+static int fma_block_cols(int kp, int cp, int pos, int threads)
 {
     const int row_blocks = (kp + BLOCK - 1) / BLOCK, strips = (cp + STRIP - 1) / STRIP;
+    const size_t strip_bytes = sizeof(float) * (size_t)pos * BLOCK * STRIP;
+    const int most = M_BLOCK_BYTES / strip_bytes > 1 ? (int)(M_BLOCK_BYTES / strip_bytes) : 1;
     int col_blocks = (2 * threads + row_blocks - 1) / row_blocks;
+    col_blocks = col_blocks > (strips + most - 1) / most ? col_blocks : (strips + most - 1) / most;
     col_blocks = col_blocks < strips ? col_blocks : strips;
     return (strips + col_blocks - 1) / col_blocks * STRIP;
 }
@@ -143,7 +147,7 @@ enum wino_status wino_f32_bwd_filter_2d_prepare(struct wino_f32_bwd_filter_2d *e
     e->amx = e->mode != WINO_2D_GROUPS && d->k >= AMX_CHANNELS && d->c >= AMX_CHANNELS &&
              wino_f32_packed_gemm_isa() == WINO_ISA_AMX_BF16;
     e->strips = e->mode == WINO_2D_ONE_CHUNK && !e->amx;
-    e->block_cols = e->amx ? AMX_BLOCK_COLS : fma_block_cols(e->kp, e->cp, threads);
+    e->block_cols = e->amx ? AMX_BLOCK_COLS : fma_block_cols(e->kp, e->cp, e->pos, threads);
     e->v_pitch = pitched ? row_pitch(e->cp) : e->strips ? round_strip(e->cp) : e->cp;
     e->u_pitch = pitched ? row_pitch(e->kp) : e->strips ? round_strip(e->kp) : e->kp;
     const size_t pitched_tile = (size_t)e->pos * (e->v_pitch + e->u_pitch) * sizeof(float);
