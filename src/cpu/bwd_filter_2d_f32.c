@@ -137,7 +137,9 @@ enum wino_status wino_f32_bwd_filter_2d_prepare(struct wino_f32_bwd_filter_2d *e
     size_t stage = round64(sizeof(float) * ((size_t)e->pos * e->cp +
                                             (size_t)e->tile * e->tile * e->kp + taps));
     const size_t group_chunk = m_bytes > GROUP_CHUNK_BYTES ? 2 * m_bytes : GROUP_CHUNK_BYTES;
-    const size_t group_bytes = m_bytes + group_chunk + stage;
+    /* a group's taps, with several groups (group_products) */
+    const size_t group_taps = threads > 1 ? round64(sizeof(float) * (size_t)d->k * taps) : 0;
+    const size_t group_bytes = m_bytes + group_chunk + stage + group_taps;
     e->mode = mode != WINO_2D_CHOOSE ? mode
               : m_bytes <= GROUP_M_BYTES && group_bytes * (size_t)threads <= ONE_CHUNK_BYTES
                   ? WINO_2D_GROUPS
@@ -177,7 +179,6 @@ enum wino_status wino_f32_bwd_filter_2d_prepare(struct wino_f32_bwd_filter_2d *e
                             : 0;
     if (e->mode == WINO_2D_GROUPS) {
         /* a group: its M, V and U of a chunk, staging, and with several groups its taps */
-        const size_t group_taps = threads > 1 ? round64(sizeof(float) * (size_t)d->k * taps) : 0;
         e->off_v = m_bytes;
         e->off_u = m_bytes + v_bytes;
         e->off_stage = m_bytes + uv;
