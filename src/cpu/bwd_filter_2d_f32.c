@@ -371,9 +371,11 @@ static void group_products(void *arg, long begin, long end, int worker)
         /* A^T M A of the group's own M, from its core's cache: the sum over the groups then
          * reads a quarter of the bytes (ResNet-18's conv3_x at batch 8: output phase 0.32 ms when
          * it summed the Ms themselves) */
+        if (e->threads == 1) /* output() takes A^T . A from M itself */
+            continue;
         float *taps = group_part(r, (int)g, e->off_taps);
         const size_t plane = (size_t)e->kp * e->cp, row = (size_t)OUT * OUT * e->cp;
-        for (int k = 0; e->threads > 1 && k < r->d->k; k++)
+        for (int k = 0; k < r->d->k; k++)
             e->tf.output(m + (size_t)k * e->cp, e->alpha * (ptrdiff_t)plane, (ptrdiff_t)plane,
                          taps + k * row, (ptrdiff_t)OUT * e->cp, e->cp, e->cp);
     }
@@ -418,9 +420,6 @@ static void write_taps(const struct run *r, int k, int c0, int cols, const float
             float *at = dw + i * s.c + j * s.d;
             if (s.b == 1 && !r->e->accumulate)
                 memcpy(at, t, sizeof(float) * (size_t)end);
-            else if (s.b == 1)
-                for (int cc = 0; cc < end; cc++)
-                    at[cc] += t[cc];
             else if (r->e->accumulate)
                 for (int cc = 0; cc < end; cc++)
                     at[cc * s.b] += t[cc];
