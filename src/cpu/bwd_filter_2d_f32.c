@@ -41,6 +41,9 @@
  * 256 channels, 1 KiB apart, the products ran at 47 G multiply-adds a second on a core, in
  * strips 55, in strips with the prefetches 63 (a microbenchmark of conv4_x's products). */
 #define STRIP BLOCK
+/* Channels a transform takes at once in the groups' order where their chunks are twice M, beyond
+ * L2, so that the next piece's output lines can be asked for while it runs (prefetch_for_write). */
+#define GROUP_PIECE 32
 /* ONE_CHUNK's blocks of M on AMX-BF16 tiles: BLOCK x AMX_BLOCK_COLS. Each block reads its rows'
  * split U and its columns' packed V at every position from the last-level cache, and an AMX
  * product of 64 x 64 over ResNet-18 conv5_x's 32 tiles takes only about 400 cycles: blocks of
@@ -150,6 +153,11 @@ enum wino_status wino_f32_bwd_filter_2d_prepare(struct wino_f32_bwd_filter_2d *e
              wino_f32_packed_gemm_isa() == WINO_ISA_AMX_BF16;
     e->strips = e->mode == WINO_2D_ONE_CHUNK && !e->amx;
     e->block_cols = e->amx ? AMX_BLOCK_COLS : fma_block_cols(e->kp, e->cp, e->pos, threads);
+    const int beyond_l2 = e->mode == WINO_2D_GROUPS && m_bytes > GROUP_CHUNK_BYTES;
+    e->piece = e->strips                                   ? STRIP
+               : beyond_l2 && e->isa == WINO_ISA_AVX512 ? GROUP_PIECE
+               : e->cp > e->kp                             ? e->cp
+                                                           : e->kp;
     e->v_pitch = pitched ? row_pitch(e->cp) : e->strips ? round_strip(e->cp) : e->cp;
     e->u_pitch = pitched ? row_pitch(e->kp) : e->strips ? round_strip(e->kp) : e->kp;
     const size_t pitched_tile = (size_t)e->pos * (e->v_pitch + e->u_pitch) * sizeof(float);
@@ -219,10 +227,8 @@ struct run {
      * apart, in 4 of the 64 sets of the L1: the products ran at 50-56% of the FMA peak against 67%
      * plane by plane, and ResNet-18's conv2_x at batch 8 took 1.08x the time on a Xeon.) */
     ptrdiff_t v_pos, v_tile, u_pos, u_tile;
-    /* floats from a strip of channels to the next (without strips: STRIP, they are one row),
-     * and the channels a transform writes at a time */
+    /* floats from a strip of channels to the next (without strips: STRIP, they are one row) */
     ptrdiff_t v_strip, u_strip;
-    int strip_width;
 };
 
 /* Where channel c of a tile's V or U row lies, from the row's start, strips `strip` apart. */
@@ -292,15 +298,42 @@ static void gather(const float *map, int h, int w, int channels, int h0, int w0,
         }
 }
 
-/* fn over the size x size square of an NHWC map (h x w x channels) from (h0, w0) into out
- * (rows out_row, columns out_col apart), `width` channels at a time, each such group `strip`
- * floats after the last: read in place when it lies inside the map, else gathered with its
- * zeros into stage (pitch lanes). Lanes past `channels` are left as they are in place: they
- * reach only the rows or columns of M that no tap is taken from. */
+/* Where a transform writes: element (i, j) of channel c at out[i * row + j * col + c], its
+ * pieces of channels `piece` floats apart. */
+struct places {
+    float *out;
+    ptrdiff_t row, col, piece;
+};
+
+/* The lines of `lanes` channels at out[i * row + j * col] for i, j < alpha, asked for with
+ * intent to write (PREFETCHW, which every CPU with AVX-512 has). Where U and V lie beyond L2
+ * (ONE_CHUNK's 7.2 MB on ResNet-18's conv4_x at batch 8, the groups' chunks of twice an M of
+ * 2.4 MB on conv3_x), each line's first store waited for the line from the last-level cache;
+ * asked for a piece ahead, those reads overlap the piece before (on a Xeon conv4_x 1.06x and
+ * conv3_x 1.03x faster; read intent alone: conv4_x 0.98x). */
+static void prefetch_for_write(const float *out, ptrdiff_t row, ptrdiff_t col, int alpha,
+                               int lanes)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    for (int i = 0; i < alpha; i++)
+        for (int j = 0; j < alpha; j++)
+            for (int c = 0; c < lanes; c += 16) {
+                const char *line = (const char *)(out + i * row + j * col + c);
+                __asm__ volatile("prefetchw %0" : : "m"(*line));
+            }
+#else
+    (void)out, (void)row, (void)col, (void)alpha, (void)lanes;
+#endif
+}
+
+/* fn over the size x size square of an NHWC map (h x w x channels) from (h0, w0) into its
+ * alpha x alpha places at `at`, `width` channels at a time (with `ahead`, each piece's output
+ * lines asked for during the piece before): read in place when it lies inside the map, else
+ * gathered with its zeros into stage (pitch lanes). Lanes past `channels` are left as they are
+ * in place: they reach only the rows or columns of M that no tap is taken from. */
 static void transform_square(wino_f32_transform_fn *fn, const float *map, int h, int w,
                              int channels, int h0, int w0, int size, int pitch, float *stage,
-                             float *out, ptrdiff_t out_row, ptrdiff_t out_col, int width,
-                             ptrdiff_t strip)
+                             const struct places *at, int alpha, int width, int ahead)
 {
     const float *in = stage;
     ptrdiff_t in_row = (ptrdiff_t)size * pitch, in_col = pitch;
@@ -311,9 +344,13 @@ static void transform_square(wino_f32_transform_fn *fn, const float *map, int h,
     } else {
         gather(map, h, w, channels, h0, w0, size, pitch, stage);
     }
-    for (int c = 0, s = 0; c < lanes; c += width, s++)
-        fn(in + c, in_row, in_col, out + s * strip, out_row, out_col,
+    for (int c = 0, s = 0; c < lanes; c += width, s++) {
+        if (ahead && lanes - c > width)
+            prefetch_for_write(at->out + (s + 1) * at->piece, at->row, at->col, alpha,
+                               lanes - c - width < width ? lanes - c - width : width);
+        fn(in + c, in_row, in_col, at->out + s * at->piece, at->row, at->col,
            lanes - c < width ? lanes - c : width);
+    }
 }
 
 /* Tile t: V (B^T x B of its alpha x alpha window) at v and U (G dy G^T of its tile) at u, their
@@ -326,12 +363,17 @@ static void transform_tile(const struct run *r, long t, float *v, float *u, floa
     const int per_image = e->tiles_h * e->tiles_w;
     const int n = (int)(t / per_image), rest = (int)(t % per_image);
     const int h0 = rest / e->tiles_w * e->tile, w0 = rest % e->tiles_w * e->tile;
+    /* pieces of channels in strips, else side by side */
+    const struct places vp = {v, e->alpha * r->v_pos, r->v_pos,
+                              e->strips ? r->v_strip : e->piece};
+    const struct places up = {u, e->alpha * r->u_pos, r->u_pos,
+                              e->strips ? r->u_strip : e->piece};
+    const int ahead = e->isa == WINO_ISA_AVX512;
     transform_square(e->tf.input, r->x + (size_t)n * d->h * d->w * d->c, d->h, d->w, d->c,
-                     h0 - d->pad_h, w0 - d->pad_w, e->alpha, e->cp, xs, v, e->alpha * r->v_pos,
-                     r->v_pos, r->strip_width, r->v_strip);
+                     h0 - d->pad_h, w0 - d->pad_w, e->alpha, e->cp, xs, &vp, e->alpha, e->piece,
+                     ahead);
     transform_square(e->tf.filter, r->dy + (size_t)n * r->p * r->q * d->k, r->p, r->q, d->k, h0,
-                     w0, e->tile, e->kp, ds, u, e->alpha * r->u_pos, r->u_pos, r->strip_width,
-                     r->u_strip);
+                     w0, e->tile, e->kp, ds, &up, e->alpha, e->piece, ahead);
 }
 
 /* Tiles [begin, end) of the chunk, at v_tile and u_tile. */
@@ -513,7 +555,7 @@ void wino_f32_bwd_filter_2d_run(const struct wino_f32_bwd_filter_2d *e,
                                 const struct wino_conv2d_desc *d, int p, int q, const float *x,
                                 const float *dy, float *dw, void *ws)
 {
-    struct run r = {e, d, p, q, x, dy, dw, (char *)ws, 0, 0, 0, 0, 0, 0, STRIP, STRIP, 0};
+    struct run r = {e, d, p, q, x, dy, dw, (char *)ws, 0, 0, 0, 0, 0, 0, STRIP, STRIP};
     if (d->layout == WINO_LAYOUT_NCHW) {
         float *xn = (float *)(r.ws + e->off_nhwc);
         float *dyn = xn + round64(sizeof(float) * ((size_t)d->n * d->c * d->h * d->w)) / 4;
@@ -523,11 +565,9 @@ void wino_f32_bwd_filter_2d_run(const struct wino_f32_bwd_filter_2d *e,
     }
     r.v_pos = e->v_pos, r.v_tile = e->v_pitch;
     r.u_pos = e->u_pos, r.u_tile = e->u_pitch;
-    r.strip_width = e->cp > e->kp ? e->cp : e->kp; /* a tile's channels at once */
     if (e->strips) {
         r.v_tile = r.u_tile = STRIP;
         r.v_strip = r.u_strip = (ptrdiff_t)e->chunk * STRIP;
-        r.strip_width = STRIP;
     }
     if (e->mode == WINO_2D_ONE_CHUNK) {
         r.tn = (int)e->tiles;

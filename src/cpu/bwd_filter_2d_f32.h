@@ -38,6 +38,7 @@ struct wino_f32_bwd_filter_2d {
     /* ONE_CHUNK on FMA: each position's V and U in strips of STRIP channels, a strip of every
      * tile after the other (bwd_filter_2d_f32.c) */
     int strips;
+    int piece;      /* channels a transform call writes at once */
     int block_cols; /* ONE_CHUNK: columns of C a block of M */
     ptrdiff_t v_pos, u_pos; /* floats from a position's V (U) of a chunk to the next one's */
     enum wino_f32_bwd_2d_mode mode;
