@@ -489,6 +489,19 @@ static void put_taps(const struct run *r, int k, int c0, int cols, const float *
     write_taps(r, k, c0, cols, taps);
 }
 
+/* dw[k][c0 .. c0 + cols) asked for with intent to write while the row before is written: there
+ * dw lies beyond L2 (9.4 MB on ResNet-18's conv5_x; on a Xeon conv5_x 1.02-1.03x, conv4_x 1.02x
+ * faster). */
+static void prefetch_dw(const struct run *r, int k, int c0, int cols)
+{
+    const struct wino_strides4 s = wino_w_strides(r->d);
+    const int end = r->d->c - c0 < cols ? r->d->c - c0 : cols;
+    if (s.b == 1) /* KRSC: 3 x 3 runs of the channels */
+        prefetch_for_write(r->dw + k * s.a + c0, s.c, s.d, OUT, end);
+    else /* KCRS: one run */
+        prefetch_for_write(r->dw + k * s.a + c0 * s.b, 0, 0, 1, end * OUT * OUT);
+}
+
 /* Output channels [begin, end): dw[k] from all of M, or with several groups the sum of their
  * taps in group order. */
 static void output(void *arg, long begin, long end, int worker)
@@ -546,8 +559,11 @@ static void multiply_and_output(void *arg, long begin, long end, int worker)
                                               m + pos * m_pos + cs, cols, 1,
                                               pos + 1 < e->pos ? &next : NULL);
             }
-        for (int kk = 0; kk < rows && k0 + kk < r->d->k; kk++)
+        for (int kk = 0; kk < rows && k0 + kk < r->d->k; kk++) {
+            if (e->isa == WINO_ISA_AVX512 && k0 + kk + 1 < r->d->k)
+                prefetch_dw(r, k0 + kk + 1, c0, cols);
             put_taps(r, k0 + kk, c0, cols, m + (size_t)kk * cols, (ptrdiff_t)m_pos, taps);
+        }
     }
 }
 
