@@ -8,6 +8,7 @@
 #include "base/error.h"
 #include "cpu/backward_layout.h"
 #include "cpu/layout_f32.h"
+#include "cpu/prefetch_write.h"
 #include "cpu/thread_pool.h"
 
 #define OUT 3 /* filter taps a side */
@@ -42,7 +43,7 @@
  * strips 55, in strips with the prefetches 63 (a microbenchmark of conv4_x's products). */
 #define STRIP BLOCK
 /* Channels a transform takes at once in the groups' order where their chunks are twice M, beyond
- * L2, so that the next piece's output lines can be asked for while it runs (prefetch_for_write). */
+ * L2, so that the next piece's output lines can be asked for while it runs (transform_square). */
 #define GROUP_PIECE 32
 /* ONE_CHUNK's blocks of M on AMX-BF16 tiles: BLOCK x AMX_BLOCK_COLS. Each block reads its rows'
  * split U and its columns' packed V at every position from the last-level cache, and an AMX
@@ -305,32 +306,14 @@ struct places {
     ptrdiff_t row, col, piece;
 };
 
-/* The lines of `lanes` channels at out[i * row + j * col] for i, j < alpha, asked for with
- * intent to write (PREFETCHW, which every CPU with AVX-512 has). Where U and V lie beyond L2
- * (ONE_CHUNK's 7.2 MB on ResNet-18's conv4_x at batch 8, the groups' chunks of twice an M of
- * 2.4 MB on conv3_x), each line's first store waited for the line from the last-level cache;
- * asked for a piece ahead, those reads overlap the piece before (on a Xeon conv4_x 1.06x and
- * conv3_x 1.03x faster; read intent alone: conv4_x 0.98x). */
-static void prefetch_for_write(const float *out, ptrdiff_t row, ptrdiff_t col, int alpha,
-                               int lanes)
-{
-#if defined(__x86_64__) && defined(__GNUC__)
-    for (int i = 0; i < alpha; i++)
-        for (int j = 0; j < alpha; j++)
-            for (int c = 0; c < lanes; c += 16) {
-                const char *line = (const char *)(out + i * row + j * col + c);
-                __asm__ volatile("prefetchw %0" : : "m"(*line));
-            }
-#else
-    (void)out, (void)row, (void)col, (void)alpha, (void)lanes;
-#endif
-}
-
 /* fn over the size x size square of an NHWC map (h x w x channels) from (h0, w0) into its
- * alpha x alpha places at `at`, `width` channels at a time (with `ahead`, each piece's output
- * lines asked for during the piece before): read in place when it lies inside the map, else
- * gathered with its zeros into stage (pitch lanes). Lanes past `channels` are left as they are
- * in place: they reach only the rows or columns of M that no tap is taken from. */
+ * alpha x alpha places at `at`, `width` channels at a time: read in place when it lies inside
+ * the map, else gathered with its zeros into stage (pitch lanes). Lanes past `channels` are left
+ * as they are in place: they reach only the rows or columns of M that no tap is taken from.
+ * With `ahead` (AVX-512) each piece's output lines are asked for with intent to write during the
+ * piece before: where U and V lie beyond L2 (ONE_CHUNK's 7.2 MB on ResNet-18's conv4_x at batch
+ * 8, the groups' chunks of twice an M of 2.4 MB on conv3_x) the stores had waited for their
+ * lines (on a Xeon conv4_x 1.06x and conv3_x 1.03x faster; read intent alone: conv4_x 0.98x). */
 static void transform_square(wino_f32_transform_fn *fn, const float *map, int h, int w,
                              int channels, int h0, int w0, int size, int pitch, float *stage,
                              const struct places *at, int alpha, int width, int ahead)
@@ -346,8 +329,8 @@ static void transform_square(wino_f32_transform_fn *fn, const float *map, int h,
     }
     for (int c = 0, s = 0; c < lanes; c += width, s++) {
         if (ahead && lanes - c > width)
-            prefetch_for_write(at->out + (s + 1) * at->piece, at->row, at->col, alpha,
-                               lanes - c - width < width ? lanes - c - width : width);
+            wino_prefetch_for_write(at->out + (s + 1) * at->piece, alpha, at->row, alpha,
+                                    at->col, lanes - c - width < width ? lanes - c - width : width);
         fn(in + c, in_row, in_col, at->out + s * at->piece, at->row, at->col,
            lanes - c < width ? lanes - c : width);
     }
@@ -497,9 +480,9 @@ static void prefetch_dw(const struct run *r, int k, int c0, int cols)
     const struct wino_strides4 s = wino_w_strides(r->d);
     const int end = r->d->c - c0 < cols ? r->d->c - c0 : cols;
     if (s.b == 1) /* KRSC: 3 x 3 runs of the channels */
-        prefetch_for_write(r->dw + k * s.a + c0, s.c, s.d, OUT, end);
+        wino_prefetch_for_write(r->dw + k * s.a + c0, OUT, s.c, OUT, s.d, end);
     else /* KCRS: one run */
-        prefetch_for_write(r->dw + k * s.a + c0 * s.b, 0, 0, 1, end * OUT * OUT);
+        wino_prefetch_for_write(r->dw + k * s.a + c0 * s.b, 1, 0, 1, 0, end * OUT * OUT);
 }
 
 /* Output channels [begin, end): dw[k] from all of M, or with several groups the sum of their
