@@ -3,7 +3,32 @@
  * threads, against the FP64 reference. Outputs are poisoned with NaN before each run. */
 #define _POSIX_C_SOURCE 200112L /* posix_memalign in conv_check.h */
 
+#include "base/conv_desc.h"
 #include "conv_check.h"
+
+/* The gathers' run of taps inside the image (wino_taps_inside) against every tap tried, over
+ * starts left of, inside and right of images of 1 to 9 columns. */
+static int taps_inside_exact(void)
+{
+    for (int w = 1; w <= 9; w++)
+        for (int taps = 1; taps <= 8; taps++)
+            for (int dil = 1; dil <= 3; dil++)
+                for (int w0 = -12; w0 <= 12; w0++) {
+                    int first = -1, last = -1, j0, j1;
+                    for (int j = 0; j < taps; j++)
+                        if (w0 + j * dil >= 0 && w0 + j * dil < w) {
+                            first = first < 0 ? j : first;
+                            last = j;
+                        }
+                    wino_taps_inside(w0, taps, dil, w, &j0, &j1);
+                    if (first < 0 ? j1 > j0 : j0 != first || j1 != last + 1) {
+                        printf("taps inside: w0 %d, %d taps, dilation %d, width %d: [%d, %d)\n",
+                               w0, taps, dil, w, j0, j1);
+                        return 0;
+                    }
+                }
+    return 1;
+}
 
 static int check(struct test_rng *rng, int case_id)
 {
@@ -44,5 +69,6 @@ int main(void)
     for (int i = 0; i < 120; i++)
         ok &= check(&rng, i);
     test_check(&c, ok, "im2col + GEMM direct convolution vs FP64, random shapes");
+    test_check(&c, taps_inside_exact(), "a filter row's taps inside the image, every case");
     return test_report(&c);
 }

@@ -24,6 +24,17 @@ enum wino_status wino_conv_desc_check(const struct wino_conv2d_desc *desc,
  * dilated filter does not fit in the padded input. No other validation. */
 int wino_conv_out_dim(int in, int pad, int dilation, int filter, int stride);
 
+/* The taps [*j0, *j1) of a filter row of `taps` taps, `dilation` columns apart from column w0 on,
+ * that fall inside columns [0, w): the run a gather copies, zeros on either side of it. *j1 <= *j0
+ * when none does. */
+static inline void wino_taps_inside(int w0, int taps, int dilation, int w, int *j0, int *j1)
+{
+    const long first = w0 < 0 ? (-(long)w0 + dilation - 1) / dilation : 0;
+    const long last = (long)w - 1 - w0 < 0 ? -1 : ((long)w - 1 - w0) / dilation;
+    *j0 = (int)(first < taps ? first : taps);
+    *j1 = (int)(last + 1 < taps ? last + 1 : taps);
+}
+
 /* Element size in bytes of a dtype (0 for unknown values). */
 size_t wino_dtype_size(enum wino_dtype dtype);
 

@@ -95,24 +95,40 @@ size_t wino_f32_direct_workspace_bytes(const struct wino_f32_direct *dc)
 }
 
 /* Rows of taps of output pixels o0 .. o0 + nb - 1 of image n (NHWC x): col[l][(i S + j) C + c],
- * zero where a tap falls outside the image. */
+ * zero where a tap falls outside the image. A filter row's taps inside the image are one run of
+ * x where they are adjacent (one copy: a stem of 3 channels has 21 floats a row, not 7 copies of
+ * 3). */
 static void im2row(const struct wino_conv2d_desc *d, int q, const float *x, int n, long o0, int nb,
                    float *col)
 {
-    const size_t C = (size_t)d->c, taps = (size_t)d->r * d->s;
+    const size_t C = (size_t)d->c, S = (size_t)d->s, taps = (size_t)d->r * S;
     for (int l = 0; l < nb; l++) {
         const int p = (int)((o0 + l) / q), qq = (int)((o0 + l) % q);
         const int h0 = p * d->stride_h - d->pad_h, w0 = qq * d->stride_w - d->pad_w;
+        int j0, j1;
+        wino_taps_inside(w0, d->s, d->dilation_w, d->w, &j0, &j1);
         float *row = col + (size_t)l * taps * C;
-        for (int i = 0; i < d->r; i++)
-            for (int j = 0; j < d->s; j++) {
-                const int h = h0 + i * d->dilation_h, w = w0 + j * d->dilation_w;
-                float *dst = row + ((size_t)i * d->s + j) * C;
-                if (h >= 0 && h < d->h && w >= 0 && w < d->w)
-                    memcpy(dst, x + (((size_t)n * d->h + h) * d->w + w) * C, sizeof(float) * C);
-                else
-                    memset(dst, 0, sizeof(float) * C);
+        for (int i = 0; i < d->r; i++) {
+            const int h = h0 + i * d->dilation_h;
+            float *dst = row + (size_t)i * S * C;
+            if (h < 0 || h >= d->h || j1 <= j0) {
+                memset(dst, 0, sizeof(float) * S * C);
+                continue;
             }
+            if (j0 > 0) /* calls of no bytes cost as much as a stem's copies */
+                memset(dst, 0, sizeof(float) * (size_t)j0 * C);
+            if ((size_t)j1 < S)
+                memset(dst + (size_t)j1 * C, 0, sizeof(float) * (S - (size_t)j1) * C);
+            /* tap j0's pixel, the first inside the image */
+            const float *src =
+                x + (((size_t)n * d->h + h) * d->w + (size_t)(w0 + j0 * d->dilation_w)) * C;
+            if (d->dilation_w == 1)
+                memcpy(dst + (size_t)j0 * C, src, sizeof(float) * (size_t)(j1 - j0) * C);
+            else
+                for (int j = j0; j < j1; j++)
+                    memcpy(dst + (size_t)j * C, src + (size_t)(j - j0) * d->dilation_w * C,
+                           sizeof(float) * C);
+        }
     }
 }
 

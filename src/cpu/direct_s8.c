@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/conv_desc.h"
 #include "base/error.h"
 #include "cpu/requantize_s8.h"
 #include "cpu/thread_pool.h"
@@ -213,25 +214,36 @@ static void store_a(uint8_t *to, const uint8_t *from, size_t n, int x_signed)
 }
 
 /* Row `row` of A: output pixel m's window, channel-fastest as Wq's rows, each byte x + 128 for
- * int8 (the GEMM's storage of an int8 operand) and x for uint8; the padding reads as x = 0. */
+ * int8 (the GEMM's storage of an int8 operand) and x for uint8; the padding reads as x = 0. A
+ * filter row's taps inside the image are one run of x where they are adjacent. */
 static void gather(const struct run *r, long m, uint8_t *row)
 {
     const struct wino_conv2d_desc *d = r->d;
     const int n = (int)(m / ((long)r->p * r->q)), pq = (int)(m % ((long)r->p * r->q));
     const int h0 = pq / r->q * d->stride_h - d->pad_h, w0 = pq % r->q * d->stride_w - d->pad_w;
     const uint8_t zero = r->e->layer.x_signed ? 128 : 0;
-    const size_t C = (size_t)d->c;
-    for (int i = 0; i < d->r; i++) {
+    const size_t C = (size_t)d->c, S = (size_t)d->s;
+    int j0, j1;
+    wino_taps_inside(w0, d->s, d->dilation_w, d->w, &j0, &j1);
+    for (int i = 0; i < d->r; i++, row += S * C) {
         const int h = h0 + i * d->dilation_h;
-        for (int j = 0; j < d->s; j++, row += C) {
-            const int w = w0 + j * d->dilation_w;
-            if (h < 0 || h >= d->h || w < 0 || w >= d->w) {
-                memset(row, zero, C);
-                continue;
-            }
-            const uint8_t *src = (const uint8_t *)r->x + (((size_t)n * d->h + h) * d->w + w) * C;
-            store_a(row, src, C, r->e->layer.x_signed);
+        if (h < 0 || h >= d->h || j1 <= j0) {
+            memset(row, zero, S * C);
+            continue;
         }
+        if (j0 > 0) /* calls of no bytes cost as much as a stem's copies */
+            memset(row, zero, (size_t)j0 * C);
+        if ((size_t)j1 < S)
+            memset(row + (size_t)j1 * C, zero, (S - (size_t)j1) * C);
+        /* tap j0's pixel, the first inside the image */
+        const uint8_t *src = (const uint8_t *)r->x +
+                             (((size_t)n * d->h + h) * d->w + (size_t)(w0 + j0 * d->dilation_w)) * C;
+        if (d->dilation_w == 1)
+            store_a(row + (size_t)j0 * C, src, (size_t)(j1 - j0) * C, r->e->layer.x_signed);
+        else
+            for (int j = j0; j < j1; j++)
+                store_a(row + (size_t)j * C, src + (size_t)(j - j0) * d->dilation_w * C, C,
+                        r->e->layer.x_signed);
     }
 }
 
