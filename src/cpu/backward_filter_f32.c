@@ -7,6 +7,7 @@
 #include "base/error.h"
 #include "cpu/backward_layout.h"
 #include "cpu/backward_parallel.h"
+#include "cpu/layout_f32.h"
 
 /* dW columns per work item (a multiple of both GEMM kernels' panel widths) and dy pixels per
  * GEMM (its k: one cache-sized block of the GEMM). */
@@ -163,12 +164,54 @@ static struct pixel pixel_at(long flat, int p, int q)
 static void gather_dy(const struct wino_conv2d_desc *d, int p, int q, const float *dy, long l0,
                       int nb, float *a)
 {
+    if (d->layout == WINO_LAYOUT_NHWC) { /* the pixels' rows of dy: one nb x K matrix */
+        wino_f32_transpose_batched(dy + (size_t)l0 * (size_t)d->k, a, 1, (size_t)nb,
+                                   (size_t)d->k, 1, 0);
+        return;
+    }
     const struct wino_strides4 ys = wino_y_strides(d, p, q);
     for (int l = 0; l < nb; l++) {
         const struct pixel px = pixel_at(l0 + l, p, q);
         const float *src = dy + px.n * ys.a + px.p * ys.c + px.q * ys.d;
         for (int k = 0; k < d->k; k++)
             a[(size_t)k * nb + l] = src[k * ys.b];
+    }
+}
+
+/* gather_x where x is NHWC and a filter row's taps are adjacent: the row's columns (i, j, c),
+ * i S C .. (i + 1) S C - 1, are one run of x, inside the image from tap j0 to j1 (one copy a
+ * row: a stem of 3 channels has 21 floats a row, not 7 copies of 3). */
+static void gather_x_rows(const struct wino_conv2d_desc *d, int p, int q, const float *x, long l0,
+                          int nb, int e0, int ne, float *b)
+{
+    const struct wino_strides4 xs = wino_x_strides(d);
+    const int run = d->s * d->c;
+    for (int l = 0; l < nb; l++) {
+        const struct pixel px = pixel_at(l0 + l, p, q);
+        const int h0 = px.p * d->stride_h - d->pad_h, v0 = px.q * d->stride_w - d->pad_w;
+        int j0, j1;
+        wino_taps_inside(v0, d->s, 1, d->w, &j0, &j1);
+        const int in0 = j0 * d->c, in1 = j1 > j0 ? j1 * d->c : in0; /* a row's inside columns */
+        float *row = b + (size_t)l * ne - e0;
+        for (int e = e0; e < e0 + ne;) {
+            const int start = e / run * run, end = start + run < e0 + ne ? start + run : e0 + ne;
+            const int h = h0 + e / run * d->dilation_h;
+            /* the piece [e, end) of the row: zeros, then x's run [lo, hi), then zeros */
+            const int lo = e - start > in0 ? e - start : in0,
+                      hi = end - start < in1 ? end - start : in1;
+            if (h < 0 || h >= d->h || lo >= hi) {
+                memset(row + e, 0, sizeof(float) * (size_t)(end - e));
+                e = end;
+                continue;
+            }
+            if (start + lo > e)
+                memset(row + e, 0, sizeof(float) * (size_t)(start + lo - e));
+            memcpy(row + start + lo, x + px.n * xs.a + h * xs.c + ((ptrdiff_t)v0 * d->c + lo),
+                   sizeof(float) * (size_t)(hi - lo));
+            if (end > start + hi)
+                memset(row + start + hi, 0, sizeof(float) * (size_t)(end - start - hi));
+            e = end;
+        }
     }
 }
 
@@ -179,8 +222,12 @@ static void gather_x(const struct wino_f32_backward_filter_direct *bf,
                      const struct wino_conv2d_desc *d, int p, int q, const float *x, long l0,
                      int nb, int e0, int ne, float *b)
 {
-    const struct wino_strides4 xs = wino_x_strides(d);
     const int nhwc = d->layout == WINO_LAYOUT_NHWC, run = nhwc ? d->c : d->s;
+    if (nhwc && d->dilation_w == 1) {
+        gather_x_rows(d, p, q, x, l0, nb, e0, ne, b);
+        return;
+    }
+    const struct wino_strides4 xs = wino_x_strides(d);
     for (int l = 0; l < nb; l++) {
         const struct pixel px = pixel_at(l0 + l, p, q);
         const int h0 = px.p * d->stride_h - d->pad_h, v0 = px.q * d->stride_w - d->pad_w;

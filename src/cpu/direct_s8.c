@@ -236,8 +236,8 @@ static void gather(const struct run *r, long m, uint8_t *row)
         if ((size_t)j1 < S)
             memset(row + (size_t)j1 * C, zero, (S - (size_t)j1) * C);
         /* tap j0's pixel, the first inside the image */
-        const uint8_t *src = (const uint8_t *)r->x +
-                             (((size_t)n * d->h + h) * d->w + (size_t)(w0 + j0 * d->dilation_w)) * C;
+        const size_t pixel = ((size_t)n * d->h + h) * d->w + (size_t)(w0 + j0 * d->dilation_w);
+        const uint8_t *src = (const uint8_t *)r->x + pixel * C;
         if (d->dilation_w == 1)
             store_a(row + (size_t)j0 * C, src, (size_t)(j1 - j0) * C, r->e->layer.x_signed);
         else

@@ -13,9 +13,9 @@
 
 /* out[b][j][i] = in[b][i][j] for n matrices of rows x cols (NCHW <-> NHWC with rows = C,
  * cols = H W, or back), in 32 x 32 blocks over `threads` threads (src/cpu/thread_pool.h), on
- * AVX-512 as 16 x 16 blocks in registers; `stream`: out by non-temporal stores where they fit
- * (an out of WINO_F32_STREAM_BYTES or more that no one reads from cache: the caller's y, or a
- * copy read once from memory). */
+ * AVX-512 as 16 x 16 blocks in registers, on AVX2 as 8 x 8; `stream`: out by non-temporal
+ * stores where they fit (an out of WINO_F32_STREAM_BYTES or more that no one reads from cache:
+ * the caller's y, or a copy read once from memory). */
 void wino_f32_transpose_batched(const float *in, float *out, int n, size_t rows, size_t cols,
                                 int threads, int stream);
 
