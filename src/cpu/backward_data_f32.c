@@ -141,23 +141,41 @@ static int phase_pixels(int size, int a, int stride)
     return a < size ? (size - a - 1) / stride + 1 : 0; /* rounded up without overflow */
 }
 
+/* Whether a phase of the list (taps[a * pitch] its first pixel, a < phases) starts at residue. */
+static int residue_covered(const int *taps, int phases, int pitch, int residue)
+{
+    for (int a = 0; a < phases; a++)
+        if (taps[(size_t)a * pitch] == residue)
+            return 1;
+    return 0;
+}
+
 /* Sets dx to zero on the pixels of image n no phase covers (stride > 1, rows or columns whose
- * residue receives no tap). */
+ * residue receives no tap): whole rows at once in NHWC, else pixel by pixel. */
 static void zero_uncovered(const struct wino_f32_backward_data *bd,
                            const struct wino_conv2d_desc *d, int n, float *dx)
 {
     const struct wino_strides4 xs = wino_x_strides(d);
+    const size_t C = (size_t)d->c;
+    const int nhwc = d->layout == WINO_LAYOUT_NHWC;
     for (int h = 0; h < d->h; h++) {
-        int row_covered = 0;
-        for (int a = 0; a < bd->phase_rows && !row_covered; a++)
-            row_covered = bd->taps_h[(size_t)a * (d->r + 2)] == h % d->stride_h;
+        const int row_covered =
+            residue_covered(bd->taps_h, bd->phase_rows, d->r + 2, h % d->stride_h);
+        float *row = dx + n * xs.a + h * xs.c;
+        if (!row_covered && nhwc) {
+            memset(row, 0, sizeof(float) * (size_t)d->w * C);
+            continue;
+        }
         for (int v = 0; v < d->w; v++) {
-            int covered = 0;
-            for (int a = 0; a < bd->phase_cols && row_covered && !covered; a++)
-                covered = bd->taps_w[(size_t)a * (d->s + 2)] == v % d->stride_w;
-            if (!covered)
-                for (int c = 0; c < d->c; c++)
-                    dx[n * xs.a + c * xs.b + h * xs.c + v * xs.d] = 0.0f;
+            if (row_covered &&
+                residue_covered(bd->taps_w, bd->phase_cols, d->s + 2, v % d->stride_w))
+                continue;
+            float *px = row + v * xs.d;
+            if (nhwc)
+                memset(px, 0, sizeof(float) * C);
+            else
+                for (size_t c = 0; c < C; c++)
+                    px[(ptrdiff_t)c * xs.b] = 0.0f;
         }
     }
 }
@@ -257,8 +275,11 @@ static void data_items(void *arg, long begin, long end, int worker)
             const int h = th[0] + (int)((t0 + l) / nv) * d->stride_h;
             const int v = tw[0] + (int)((t0 + l) % nv) * d->stride_w;
             float *px = r->dx + n * xs.a + h * xs.c + v * xs.d;
-            for (int ch = 0; ch < d->c; ch++)
-                px[ch * xs.b] = c[(size_t)l * d->c + ch];
+            if (xs.b == 1)
+                memcpy(px, c + (size_t)l * d->c, sizeof(float) * (size_t)d->c);
+            else
+                for (int ch = 0; ch < d->c; ch++)
+                    px[ch * xs.b] = c[(size_t)l * d->c + ch];
         }
     }
 }
