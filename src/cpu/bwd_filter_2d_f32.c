@@ -111,6 +111,12 @@ static int tile_for(int p, int q)
     return products_of(5, p, q) < products_of(4, p, q) ? 5 : 4;
 }
 
+long wino_f32_bwd_filter_2d_tiles(const struct wino_conv2d_desc *d, int p, int q)
+{
+    const int tile = tile_for(p, q);
+    return (long)d->n * ((p + tile - 1) / tile) * ((q + tile - 1) / tile);
+}
+
 int wino_f32_bwd_filter_2d_takes(const struct wino_conv2d_desc *d)
 {
     return d->r == OUT && d->s == OUT && d->stride_h == 1 && d->stride_w == 1 &&

@@ -52,6 +52,16 @@ struct wino_f32_bwd_filter_2d {
 /* 1 when the tile serves desc: 3 x 3 filters, stride 1, dilation 1. */
 int wino_f32_bwd_filter_2d_takes(const struct wino_conv2d_desc *desc);
 
+/* The tiles AUTO asks of a layer before it takes the 2D tile over the direct path: with fewer,
+ * M's 36 K C floats (written and read back) outweigh the products the tiles save. ResNet-18's
+ * conv5_x (7 x 7, 512 channels) on a Zen 3: the direct path 1.9x faster at batch 1 (4 tiles)
+ * and 1.4x at batch 2, the tiles 1.16x faster at batch 4 (16 tiles); 14 x 14 maps at batch 1 (9
+ * tiles of 5 x 5) alike. */
+#define WINO_BWD_2D_MIN_TILES 12
+
+/* The tiles of a layer that the tile serves (output p x q): images x tile rows x tile columns. */
+long wino_f32_bwd_filter_2d_tiles(const struct wino_conv2d_desc *desc, int p, int q);
+
 /* Plans a validated FP32 descriptor (output p x q) that the tile serves; threads >= 1; mode
  * WINO_2D_CHOOSE, or one named (the tests run each). */
 enum wino_status wino_f32_bwd_filter_2d_prepare(struct wino_f32_bwd_filter_2d *e,

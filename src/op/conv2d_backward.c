@@ -399,8 +399,9 @@ static enum wino_status filter_check(const struct wino_conv2d_desc *desc,
 /* Plans a backward-filter operator on the CPU: the algorithm, and for Winograd either the 2D tile
  * (*tiles2d = 1; AUTO on 3 x 3 filters of stride 1: 36 products per tile of 4 x 4, or 49 per
  * 5 x 5, where WinRS's F(3, 6) takes 64 per 4 x 4 pixels; measured 1.5-1.9x WinRS's speed on
- * ResNet-18's 3 x 3 layers at batch 8, docs/training.md) or WinRS with its kernels and segments
- * in *winrs (to release by the caller on success). */
+ * ResNet-18's 3 x 3 layers at batch 8, docs/training.md; on layers of fewer than
+ * WINO_BWD_2D_MIN_TILES tiles AUTO runs direct) or WinRS with its kernels and segments in
+ * *winrs (to release by the caller on success). */
 static enum wino_status filter_plan(const struct wino_conv2d_desc *desc,
                                     const struct wino_conv2d_options *options, int threads,
                                     struct wino_conv_sizes *sizes, enum wino_algo *algo,
@@ -419,6 +420,8 @@ static enum wino_status filter_plan(const struct wino_conv2d_desc *desc,
     if (o->algo == WINO_ALGO_DIRECT || why)
         return WINO_SUCCESS;
     if (o->algo == WINO_ALGO_AUTO && wino_f32_bwd_filter_2d_takes(desc)) {
+        if (wino_f32_bwd_filter_2d_tiles(desc, sizes->p, sizes->q) < WINO_BWD_2D_MIN_TILES)
+            return WINO_SUCCESS; /* direct: too few tiles for their M */
         *algo = WINO_ALGO_WINOGRAD;
         *tiles2d = 1;
         return WINO_SUCCESS;
