@@ -10,7 +10,7 @@
 #include "cpu/backward_layout.h"
 #include "cpu/backward_parallel.h"
 
-/* Input pixels per GEMM block: rows, a multiple of the AVX-512 kernel's 14. */
+/* Input pixels per GEMM block at most: rows, a multiple of the AVX-512 kernel's 14. */
 #define BLOCK_ROWS (14 * 8)
 
 static size_t round64(size_t bytes)
@@ -113,10 +113,17 @@ enum wino_status wino_f32_backward_data_prepare(struct wino_f32_backward_data *b
         wino_f32_gemm_pack_b(bd->isa, inner, d->c, b, d->c, bd->w[f]);
         free(b);
     }
-    bd->a_bytes = round64(sizeof(float) * BLOCK_ROWS * (size_t)bd->max_inner);
-    bd->c_bytes = round64(sizeof(float) * BLOCK_ROWS * (size_t)d->c);
+    /* two blocks a thread or more where the pixels allow, in whole micro-panels of the GEMM
+     * (a 7 x 7 map at batch 1 was one block: one thread worked) */
+    const long pixels = (long)d->n * d->h * d->w;
+    const long share = (pixels + 2L * threads - 1) / (2L * threads);
+    const int rows = wino_f32_gemm_kernel_rows(bd->isa);
+    const long block = (share + rows - 1) / rows * rows;
+    bd->block = (int)(block > BLOCK_ROWS ? BLOCK_ROWS : block);
+    bd->a_bytes = round64(sizeof(float) * (size_t)bd->block * (size_t)bd->max_inner);
+    bd->c_bytes = round64(sizeof(float) * (size_t)bd->block * (size_t)d->c);
     bd->gemm_bytes =
-        round64(wino_f32_gemm_packed_scratch_bytes(bd->isa, BLOCK_ROWS, d->c, bd->max_inner));
+        round64(wino_f32_gemm_packed_scratch_bytes(bd->isa, bd->block, d->c, bd->max_inner));
     return WINO_SUCCESS;
 }
 
@@ -259,13 +266,13 @@ static void data_items(void *arg, long begin, long end, int worker)
             tw = phase_w(bd, d, f);
             nv = phase_pixels(d->w, tw[0], d->stride_w);
             pix = (long)phase_pixels(d->h, th[0], d->stride_h) * nv;
-            const long blocks = (pix + BLOCK_ROWS - 1) / BLOCK_ROWS;
+            const long blocks = (pix + bd->block - 1) / bd->block;
             if (b < blocks)
                 break;
             b -= blocks;
         }
-        const long t0 = b * BLOCK_ROWS;
-        const int nb = (int)(pix - t0 < BLOCK_ROWS ? pix - t0 : BLOCK_ROWS);
+        const long t0 = b * bd->block;
+        const int nb = (int)(pix - t0 < bd->block ? pix - t0 : bd->block);
         const int inner = th[1] * tw[1] * d->k;
         gather_dy(d, r->p, r->q, r->dy, n, th, tw, nv, t0, nb, a);
         float *out = direct_out ? r->dx + n * xs.a + t0 * d->c : c;
@@ -293,7 +300,7 @@ void wino_f32_backward_data_run(const struct wino_f32_backward_data *bd,
         const int *th = phase_h(bd, d, f), *tw = phase_w(bd, d, f);
         const long pix = (long)phase_pixels(d->h, th[0], d->stride_h) *
                          phase_pixels(d->w, tw[0], d->stride_w);
-        r.items += (pix + BLOCK_ROWS - 1) / BLOCK_ROWS;
+        r.items += (pix + bd->block - 1) / bd->block;
     }
     if (d->stride_h > 1 || d->stride_w > 1)
         wino_backward_parallel(bd->threads, d->n, zero_images, &r);

@@ -23,6 +23,7 @@ struct wino_f32_backward_data {
     int *taps_h, *taps_w; /* per phase row / column: its residue, how many taps, which (see .c) */
     void **w;           /* per phase (row-major): (taps K) x C weights packed for the GEMM */
     int max_inner;      /* the largest taps K of a phase */
+    int block;          /* input pixels a GEMM: a work item */
     size_t a_bytes, c_bytes, gemm_bytes; /* per thread, 64-byte multiples */
 };
 
