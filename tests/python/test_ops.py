@@ -99,9 +99,12 @@ def test_operator_reports_what_it_runs_and_takes_new_weights():
     op.set_weights(w2.ctypes.data)
     op.run(x.ctypes.data, y.ctypes.data, address)
     assert rel_l1(y, ref_conv(x, w2, (1, 1), (1, 1), (1, 1))) < 1e-5
-    bf = wino.Operator("backward_filter", desc)
+    bf = wino.Operator("backward_filter", desc, options=ops.make_options("winograd"))
     info = bf.winrs_info()
-    assert info["kernels"] in (1, 2) and info["segments"] >= 1
+    assert bf.algo[0] == "winograd" and info["kernels"] in (1, 2) and info["segments"] >= 1
+    # AUTO runs the direct path on so few 2D tiles (2 images of 2 x 2 tiles of 5 x 5)
+    auto = wino.Operator("backward_filter", desc)
+    assert auto.algo[0] == "direct" and auto.winrs_info()["kernels"] == 0
 
 
 def test_bad_input_raises_a_named_error():
