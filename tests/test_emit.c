@@ -257,6 +257,10 @@ static void check_reproducible(void)
     test_check(&counts, recipes && matches_committed(WINO_INT8_RECIPES_PATH, recipes),
                WINO_INT8_RECIPES_PATH " is what the generator emits now");
     free(recipes);
+    char *rows = wino_gen_rows_tiles();
+    test_check(&counts, rows && matches_committed(WINO_ROWS_TILES_PATH, rows),
+               WINO_ROWS_TILES_PATH " is what the generator emits now");
+    free(rows);
     char *tiles = wino_gen_recorded_tiles();
     test_check(&counts, tiles && matches_committed(WINO_RECORDED_TILES_PATH, tiles),
                WINO_RECORDED_TILES_PATH " is what the generator emits now");

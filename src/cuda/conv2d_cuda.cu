@@ -133,11 +133,11 @@ static enum wino_status create_rows(const struct wino_conv2d_desc *desc,
     const char *why = wino_rows_refusal(desc, c->device);
     if (why)
         return wino_fail(WINO_UNSUPPORTED, "%s", why);
-    if (!line || line->m != tile_m || line->r != desc->s ||
-        tile_m + desc->s - 1 != WINO_ROWS_ALPHA)
-        return wino_fail(WINO_UNSUPPORTED, "the ROWS variant takes F(m, s) with m + s - 1 = %d "
-                                           "(tile_m = %d, s = %d)",
-                         WINO_ROWS_ALPHA, tile_m, desc->s);
+    if ((why = wino_rows_tile_refusal(desc, tile_m)))
+        return wino_fail(WINO_UNSUPPORTED, "%s (tile_m = %d, s = %d)", why, tile_m, desc->s);
+    if (!line || line->m != tile_m || line->r != desc->s)
+        return wino_fail(WINO_UNSUPPORTED, "the ROWS variant: no recorded tile F(%d, %d)", tile_m,
+                         desc->s);
     int sms = 0;
     CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, c->device));
     enum wino_status st = wino_rows_plan_of(desc, sizes, tile_m, line->at, line->g, line->bt,

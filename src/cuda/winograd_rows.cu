@@ -490,6 +490,20 @@ const char *wino_rows_refusal(const struct wino_conv2d_desc *d, int device)
 #endif
 }
 
+const char *wino_rows_tile_refusal(const struct wino_conv2d_desc *d, int m)
+{
+    const int alpha = m + d->s - 1;
+    if (alpha == ROWS_ALPHA)
+        return NULL;
+    if (alpha != 6 || d->s != 3)
+        return "the ROWS variant takes F(m, s) with m + s - 1 = 8, or F(4, 3)";
+    if (d->dtype != WINO_DTYPE_F16)
+        return "the ROWS variant's F(4, 3) is FP16 (its input transform runs in FP16 pairs)";
+    if (!wino_rows6_fits(d->r))
+        return "the ROWS variant's F(4, 3): the filter's rows do not fit in shared memory";
+    return NULL;
+}
+
 /* The boxes of the plan (box_w x box_h tiles, powers of two): of those the accelerator and the
  * shared memory take, the cheapest by a model of a step's time, max(1, requests a warp) over
  * the fraction of the block's tiles that are outputs (the rest: past the map's edges, or of
@@ -561,7 +575,23 @@ enum wino_status wino_rows_plan_of(const struct wino_conv2d_desc *d,
     p->n = d->n, p->c = d->c, p->h = d->h, p->w = d->w, p->k = d->k, p->p = sz->p, p->q = sz->q;
     p->r = d->r, p->s = d->s, p->pad_h = d->pad_h, p->pad_w = d->pad_w;
     p->m = m;
+    p->alpha = m + d->s - 1;
     p->tiles_w = (sz->q - 1) / m + 1;
+    p->chunks = (d->c + CH - 1) / CH;
+    p->relu = relu;
+    p->bf16 = d->dtype == WINO_DTYPE_BF16;
+    for (int a = 0; a < p->alpha; a++) {
+        for (int j = 0; j < m; j++)
+            p->at[j][a] = (float)at[j * p->alpha + a];
+        for (int j = 0; j < d->s; j++)
+            p->g[a][j] = (float)g[a * d->s + j];
+        for (int b = 0; b < p->alpha; b++)
+            p->bt[a][b] = (float)bt[a * p->alpha + b];
+    }
+    if (p->alpha != ROWS_ALPHA) {
+        wino_rows6_plan(p);
+        return wino_rows6_blocks(p) > INT_MAX ? WINO_UNSUPPORTED : WINO_SUCCESS;
+    }
     choose_boxes(p); /* 1 x 1 boxes always fit */
     const long long total = (long long)d->n * p->boxes_h * p->boxes_w;
     const long long blocks = (total + p->boxes - 1) / p->boxes * ((d->k + OUTS - 1) / OUTS);
@@ -569,7 +599,6 @@ enum wino_status wino_rows_plan_of(const struct wino_conv2d_desc *d,
         return WINO_UNSUPPORTED;
     p->total = (int)total;
     p->kblocks = (d->k + OUTS - 1) / OUTS;
-    p->chunks = (d->c + CH - 1) / CH;
     p->steps = p->chunks * d->r;
     p->sms = sms > 0 ? sms : 1;
     long long head = 0;
@@ -579,27 +608,21 @@ enum wino_status wino_rows_plan_of(const struct wino_conv2d_desc *d,
     p->clusters = (int)blocks, p->head = (int)head;
     p->per_band = wino_fast_divisor_of(p->boxes_w);
     p->per_image = wino_fast_divisor_of(p->boxes_h);
-    p->relu = relu;
-    p->bf16 = d->dtype == WINO_DTYPE_BF16;
-    for (int a = 0; a < A; a++) {
-        for (int j = 0; j < m; j++)
-            p->at[j][a] = (float)at[j * A + a];
-        for (int j = 0; j < d->s; j++)
-            p->g[a][j] = (float)g[a * d->s + j];
-        for (int b = 0; b < A; b++)
-            p->bt[a][b] = (float)bt[a * A + b];
-    }
     return WINO_SUCCESS;
 }
 
 size_t wino_rows_u_bytes(const struct wino_rows_plan *p)
 {
+    if (p->alpha != ROWS_ALPHA)
+        return wino_rows6_u_bytes(p);
     return (size_t)p->kblocks * p->chunks * p->r * U_STEP * 2;
 }
 
 cudaError_t wino_rows_filter_transform(const struct wino_rows_plan *p, const void *w, void *u,
                                        cudaStream_t stream)
 {
+    if (p->alpha != ROWS_ALPHA)
+        return wino_rows6_filter_transform(p, w, u, stream);
     const long long count = (long long)wino_rows_u_bytes(p) / 2;
     const unsigned blocks = (unsigned)((count + 255) / 256);
     if (p->bf16)
@@ -624,6 +647,8 @@ template <typename T> static cudaError_t allow_smem()
 
 cudaError_t wino_rows_setup(const struct wino_rows_plan *p)
 {
+    if (p->alpha != ROWS_ALPHA)
+        return wino_rows6_setup(p);
     return p->bf16 ? allow_smem<__nv_bfloat16>() : allow_smem<__half>();
 }
 
@@ -667,6 +692,8 @@ cudaError_t wino_rows_run(const struct wino_rows_plan *p, const void *u, const v
 {
     if ((uintptr_t)x % 16)
         return cudaErrorMisalignedAddress;
+    if (p->alpha != ROWS_ALPHA)
+        return wino_rows6_run(p, u, x, bias, y, stream);
     CUtensorMap x_map;
     const cudaError_t e = wino_nhwc_tensor_map(
         &x_map, p->bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2,

@@ -1,7 +1,8 @@
-/* The ROWS variant of the CUDA forward convolution (winograd_rows.cu): one-dimensional
- * Winograd F(m, s) along each output row, alpha = m + s - 1 = 8, with the filter's r rows and
- * the channels as the products' depth, in one warp-specialized kernel on Hopper (sm_90a);
- * FP16 and BF16, NHWC. C++ callers only. */
+/* The ROWS variant of the CUDA forward convolution: one-dimensional Winograd F(m, s) along each
+ * output row, with the filter's r rows and the channels as the products' depth, in one kernel on
+ * Hopper (sm_90a), NHWC: alpha = m + s - 1 = 8 in FP16 and BF16 (winograd_rows.cu, warp-
+ * specialized), or F(4, 3) (alpha 6) in FP16 with V in registers (winograd_rows_registers.cu).
+ * C++ callers only. */
 #ifndef WINO_CUDA_WINOGRAD_ROWS_H
 #define WINO_CUDA_WINOGRAD_ROWS_H
 
@@ -17,18 +18,22 @@
 /* A layer for the kernel: its sizes and tile, all the kernel needs but the pointers. */
 struct wino_rows_plan {
     int n, c, h, w, k, p, q, r, s, pad_h, pad_w;
-    int m;                        /* outputs a tile: ROWS_ALPHA - s + 1 */
+    int m;                        /* outputs a tile */
+    int alpha;                    /* m + s - 1: 8, or 6 (the kernel with V in registers) */
     int tiles_w;                  /* tiles a row: ceil(q / m) */
     /* A block's 64 tiles come in `boxes` boxes of box_h output rows x box_w tiles (powers of
      * two, log2 lg_w and lg_tiles of box_w and box_w box_h), each one request to the tensor
      * memory accelerator a step: box_h rows x cols input columns x 16 channels, box_elems
      * elements apart in shared memory. The boxes tile each image, boxes_w a band of box_h rows,
-     * boxes_h bands; total in all. */
+     * boxes_h bands; total in all. Alpha 6: one box of box_h x box_w tiles a block, its input
+     * rows `cols` pixels apart in shared memory. */
     int box_w, box_h, lg_w, lg_tiles, boxes, cols, box_elems;
     int boxes_w, boxes_h, total;
     struct wino_fast_divisor per_band, per_image; /* boxes_w, boxes_h */
-    int kblocks, chunks, steps;   /* blocks of 64 output channels, of 16 input channels; steps
-                                   * of a tile block: r chunks */
+    int kblocks, chunks, steps;   /* blocks of 64 output channels (alpha 6: 32), of 16 input
+                                   * channels; steps of a tile block: r chunks */
+    int raw_bytes, stage_bytes, stages; /* alpha 6: a chunk's input rows and U in shared memory,
+                                         * in `stages` buffers */
     int sms;                      /* the device's SMs */
     int clusters, head, splits;   /* a tile block and 64 output channels each: the first `head`
                                    * one block each, then the rest `splits` blocks each (a
@@ -41,10 +46,12 @@ struct wino_rows_plan {
 
 /* Why the kernel cannot run desc on device (NULL: it can). */
 const char *wino_rows_refusal(const struct wino_conv2d_desc *desc, int device);
+/* Why neither kernel takes F(m, desc->s) for desc (NULL: one does). */
+const char *wino_rows_tile_refusal(const struct wino_conv2d_desc *desc, int m);
 
-/* The plan of desc (sizes) with F(m, s) given by its matrices (row-major doubles, at m x 8,
- * g 8 x s, bt 8 x 8) on a device of `sms` SMs, or WINO_UNSUPPORTED with more than 2^31
- * tiles. */
+/* The plan of desc (sizes) with F(m, s) given by its matrices (row-major doubles, at m x alpha,
+ * g alpha x s, bt alpha x alpha) on a device of `sms` SMs, or WINO_UNSUPPORTED with more than
+ * 2^31 tiles. */
 enum wino_status wino_rows_plan_of(const struct wino_conv2d_desc *desc,
                                    const struct wino_conv_sizes *sizes, int m, const double *at,
                                    const double *g, const double *bt, int relu, int sms,
@@ -61,5 +68,18 @@ cudaError_t wino_rows_setup(const struct wino_rows_plan *plan);
 /* y from x (16-byte aligned) with U, bias (K floats or NULL) and plan->relu, on stream. */
 cudaError_t wino_rows_run(const struct wino_rows_plan *plan, const void *u, const void *x,
                           const float *bias, void *y, cudaStream_t stream);
+
+/* The kernel of alpha 6 (winograd_rows_registers.cu), for the functions above: whether two
+ * stages of a filter of r rows fit an SM, the plan's boxes and stages, its blocks, U's bytes,
+ * and the same steps as above. */
+int wino_rows6_fits(int r);
+void wino_rows6_plan(struct wino_rows_plan *plan);
+long long wino_rows6_blocks(const struct wino_rows_plan *plan);
+size_t wino_rows6_u_bytes(const struct wino_rows_plan *plan);
+cudaError_t wino_rows6_filter_transform(const struct wino_rows_plan *plan, const void *w, void *u,
+                                        cudaStream_t stream);
+cudaError_t wino_rows6_setup(const struct wino_rows_plan *plan);
+cudaError_t wino_rows6_run(const struct wino_rows_plan *plan, const void *u, const void *x,
+                           const float *bias, void *y, cudaStream_t stream);
 
 #endif

@@ -227,5 +227,11 @@ int wino_gen_write_defaults(const char *repo_root)
     if (!st)
         st = write_file(repo_root, WINO_RECORDED_TILES_PATH, tiles);
     free(tiles);
+    char *rows = st ? NULL : wino_gen_rows_tiles();
+    if (!st && !rows)
+        st = WINO_OUT_OF_MEMORY;
+    if (!st)
+        st = write_file(repo_root, WINO_ROWS_TILES_PATH, rows);
+    free(rows);
     return st ? st : refresh_op_table(repo_root);
 }

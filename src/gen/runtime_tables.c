@@ -5,6 +5,7 @@
 
 #include "base/error.h"
 #include "base/int8_tile.h"
+#include "gen/float_literal.h"
 #include "gen/recipe.h"
 #include "gen/strbuf.h"
 
@@ -136,6 +137,57 @@ char *wino_gen_recorded_tiles(void)
         st = each_tile(&sb, 1, put_entry);
     wino_strbuf_printf(&sb, "};\nconst int wino_int8_exact_tile_count =\n    (int)(sizeof "
                             "wino_int8_exact_tiles / sizeof wino_int8_exact_tiles[0]);\n");
+    if (st || sb.failed) {
+        if (!st)
+            wino_fail(WINO_OUT_OF_MEMORY, "out of memory");
+        wino_strbuf_free(&sb);
+    }
+    return sb.text;
+}
+
+/* A matrix (rows x cols, row-major) as the initializer of float[rows][cols] in `#define NAME`. */
+static void put_float_matrix(struct wino_strbuf *sb, const char *name, const double *v, int rows,
+                             int cols)
+{
+    wino_strbuf_printf(sb, "#define %s \\\n    {", name);
+    for (int i = 0; i < rows; i++) {
+        wino_strbuf_printf(sb, "%s{", i ? ", \\\n     " : "");
+        for (int j = 0; j < cols; j++) {
+            char text[32];
+            wino_float_literal((float)v[i * cols + j], text, sizeof text);
+            wino_strbuf_printf(sb, "%s%s", j ? ", " : "", text);
+        }
+        wino_strbuf_printf(sb, "}");
+    }
+    wino_strbuf_printf(sb, "}\n");
+}
+
+char *wino_gen_rows_tiles(void)
+{
+    struct wino_strbuf sb = {0};
+    wino_strbuf_printf(&sb, BANNER
+                            "/* A^T (m x 6) and B^T (6 x 6) of the one-dimensional tiles F(m, s),"
+                            " m + s - 1 = 6, on the\n * recorded points (src/gen/point_db.c),"
+                            " each value the float nearest to its double: the\n * CUDA ROWS"
+                            " kernel of alpha 6 (src/cuda/winograd_rows_registers.cu) builds its"
+                            "\n * transforms from them at compile time. */\n"
+                            "#ifndef WINO_CUDA_GENERATED_WINO_ROWS_TILES_CUH\n"
+                            "#define WINO_CUDA_GENERATED_WINO_ROWS_TILES_CUH\n");
+    enum wino_status st = WINO_SUCCESS;
+    for (int s = 2; s <= 5 && !st; s++) {
+        double storage[STORAGE];
+        struct wino_tile_matrices t;
+        const int m = 7 - s;
+        char name[40];
+        if ((st = tile_matrices(m, s, NULL, 0, storage, &t)))
+            break;
+        wino_strbuf_printf(&sb, "\n");
+        snprintf(name, sizeof name, "WINO_ROWS_AT_F%d_%d", m, s);
+        put_float_matrix(&sb, name, t.at, m, 6);
+        snprintf(name, sizeof name, "WINO_ROWS_BT_F%d_%d", m, s);
+        put_float_matrix(&sb, name, t.bt, 6, 6);
+    }
+    wino_strbuf_printf(&sb, "\n#endif\n");
     if (st || sb.failed) {
         if (!st)
             wino_fail(WINO_OUT_OF_MEMORY, "out of memory");

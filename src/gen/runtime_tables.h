@@ -29,4 +29,12 @@ char *wino_gen_int8_tables(void);
  * the transform optimizer (gen/recipe.h) without its factoring and FMA passes. */
 char *wino_gen_int8_recipes(void);
 
+#define WINO_ROWS_TILES_PATH "src/cuda/generated/wino_rows_tiles.cuh"
+
+/* The text of WINO_ROWS_TILES_PATH (malloc'ed), or NULL with the reason recorded: A^T and B^T
+ * of the one-dimensional tiles F(m, s) with alpha = m + s - 1 = 6 on the recorded points as
+ * float constants, so that the CUDA ROWS kernel of alpha 6 builds its transforms at compile
+ * time, zero terms left out. */
+char *wino_gen_rows_tiles(void);
+
 #endif

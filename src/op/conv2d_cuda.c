@@ -88,12 +88,16 @@ struct wino_conv2d *wino_gpu_winograd_new(const struct wino_conv2d_desc *desc,
     return c;
 }
 
+int wino_cuda_rows_default_m(const struct wino_conv2d_desc *d)
+{
+    return d->dtype == WINO_DTYPE_F16 && d->s == 3 ? 4 : WINO_ROWS_ALPHA + 1 - d->s;
+}
+
 int wino_cuda_rows_tile_m(const struct wino_conv2d_desc *d)
 {
-    const int m = WINO_ROWS_ALPHA + 1 - d->s;
     return (d->dtype == WINO_DTYPE_F16 || d->dtype == WINO_DTYPE_BF16) &&
-                   d->layout == WINO_LAYOUT_NHWC && m > wino_gpu_default_tile_m(d)
-               ? m
+                   d->layout == WINO_LAYOUT_NHWC
+               ? wino_cuda_rows_default_m(d)
                : 0;
 }
 
@@ -161,7 +165,7 @@ int wino_cuda_auto_tiles(const struct wino_conv2d_desc *desc, int with_rows, int
     const int m = wino_cuda_rows_tile_m(desc);
     if (with_rows && m && wino_recorded_tile(m, desc->s) &&
         !own_refusal(desc, &rows, m, buf, sizeof buf, &st))
-        tiles[count++] = m;
+        tiles[count++] = WINO_CUDA_ROWS_CANDIDATE + m;
     return count;
 }
 
@@ -188,12 +192,13 @@ static enum wino_status own_create(const struct wino_conv2d_desc *desc,
     return WINO_SUCCESS;
 }
 
-/* AUTO's candidate of tile_m (struct wino_cuda_auto.make): the ROWS kernel for its tile. */
-static enum wino_status make_own(const struct wino_cuda_auto *a, int tile_m, wino_conv2d **op)
+/* AUTO's candidate (struct wino_cuda_auto.make): a 2D tile, or the ROWS variant's. */
+static enum wino_status make_own(const struct wino_cuda_auto *a, int candidate, wino_conv2d **op)
 {
     struct wino_conv2d_options o = *a->o;
-    if (tile_m == wino_cuda_rows_tile_m(a->desc))
-        o.variant = WINO_VARIANT_ROWS;
+    int tile_m = candidate;
+    if (candidate >= WINO_CUDA_ROWS_CANDIDATE)
+        o.variant = WINO_VARIANT_ROWS, tile_m -= WINO_CUDA_ROWS_CANDIDATE;
     return own_create(a->desc, a->sizes, a->weights, a->ctx, &o, tile_m, op);
 }
 
@@ -210,7 +215,7 @@ enum wino_status wino_conv2d_create_cuda(const struct wino_conv2d_desc *desc,
     if (o->algo == WINO_ALGO_DIRECT || o->algo == WINO_ALGO_VENDOR)
         return wino_vendor_create(WINO_CONV2D_FORWARD, desc, &sizes, weights, ctx, o, op);
     const int tile_m = o->tile_m                         ? o->tile_m
-                       : o->variant == WINO_VARIANT_ROWS ? WINO_ROWS_ALPHA + 1 - desc->s
+                       : o->variant == WINO_VARIANT_ROWS ? wino_cuda_rows_default_m(desc)
                                                          : wino_gpu_default_tile_m(desc);
     char buf[160];
     const char *why = own_refusal(desc, o, tile_m, buf, sizeof buf, &st);

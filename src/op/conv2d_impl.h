@@ -170,15 +170,22 @@ struct wino_cuda_auto {
 };
 enum wino_status wino_cuda_auto_create(const struct wino_cuda_auto *a, wino_conv2d **op);
 
-/* The tiles m that AUTO times for desc on CUDA into tiles (WINO_CUDA_AUTO_TILES room): m = 2
- * to 7 with generated transforms that wino's FP32 / FP16 kernels run for desc (FP16: none
- * larger than wino_gpu_default_tile_m). Their count: 0 where wino's kernels do not serve desc
- * (src/op/conv2d_cuda.c). */
+/* AUTO's candidates on CUDA: a 2D tile by its m, the ROWS variant's F(m, s) by
+ * WINO_CUDA_ROWS_CANDIDATE + m (the two may share an m: F(4x4, 3x3) and ROWS F(4, 3)). */
+#define WINO_CUDA_ROWS_CANDIDATE 100
+
+/* The candidates that AUTO times for desc on CUDA into tiles (WINO_CUDA_AUTO_TILES room): the
+ * 2D tiles m = 2 to 7 with generated transforms that wino's FP32 / FP16 kernels run for desc
+ * (FP16: none larger than wino_gpu_default_tile_m), and with_rows (forward layers) the ROWS
+ * variant's tile. Their count: 0 where wino's kernels do not serve desc (src/op/conv2d_cuda.c). */
 int wino_cuda_auto_tiles(const struct wino_conv2d_desc *desc, int with_rows, int *tiles);
 
-/* The tile m of the ROWS variant (src/cuda/winograd_rows.h) that AUTO times for desc beside the
- * 2D tiles (with_rows above: forward layers): F(m, s) with alpha 8 for FP16 and BF16 NHWC
- * layers, where m exceeds the default 2D tile (so that the two never share an m); 0 for none. */
+/* The ROWS variant's tile m (src/cuda/winograd_rows.h) when none is asked for: F(4, 3) in FP16
+ * with 3-wide filters (the kernel of alpha 6, V in registers), else F(m, s) with alpha 8. */
+int wino_cuda_rows_default_m(const struct wino_conv2d_desc *desc);
+
+/* The ROWS tile m that AUTO times for desc: wino_cuda_rows_default_m on FP16 and BF16 NHWC
+ * layers, else 0 for none. */
 int wino_cuda_rows_tile_m(const struct wino_conv2d_desc *desc);
 
 /* AUTO where wino's own kernels refuse the layer (why): the vendor's convolution, or the

@@ -277,8 +277,9 @@ static const char *own_name(const struct wino_cuda_auto *a, int tile_m, char *bu
         return "WinRS";
     if (!tile_m)
         return "no tile";
-    if (a->kind == WINO_CONV2D_FORWARD && tile_m == wino_cuda_rows_tile_m(a->desc))
-        snprintf(buf, cap, "Winograd ROWS F(%d, %d)", tile_m, a->desc->s);
+    if (tile_m >= WINO_CUDA_ROWS_CANDIDATE)
+        snprintf(buf, cap, "Winograd ROWS F(%d, %d)", tile_m - WINO_CUDA_ROWS_CANDIDATE,
+                 a->desc->s);
     else
         snprintf(buf, cap, "Winograd F(%dx%d, %dx%d)", tile_m, tile_m, a->desc->r, a->desc->s);
     return buf;
@@ -333,9 +334,12 @@ static void tiles_text(const struct wino_cuda_auto *a, const double *ms, char *b
     buf[0] = '\0';
     if (a->kind == WINO_CONV2D_BACKWARD_FILTER)
         return;
-    for (int i = 0; i < a->count && used < cap; i++)
-        used += (size_t)snprintf(buf + used, cap - used, "%s%d: %.4f", i ? ", " : " (m ",
-                                 a->tiles[i], ms[i]);
+    for (int i = 0; i < a->count && used < cap; i++) {
+        const int rows = a->tiles[i] >= WINO_CUDA_ROWS_CANDIDATE;
+        used += (size_t)snprintf(buf + used, cap - used, "%s%s%d: %.4f", i ? ", " : " (m ",
+                                 rows ? "ROWS " : "",
+                                 a->tiles[i] - (rows ? WINO_CUDA_ROWS_CANDIDATE : 0), ms[i]);
+    }
     if (used < cap)
         snprintf(buf + used, cap - used, " ms)");
 }

@@ -15,8 +15,9 @@
  * stale ones). A CUDA line is keyed by DEVICE, "GPU NAME / cuDNN X.Y.Z" ("/ no cuDNN" where it
  * is not to be had), the kind (0 forward, 1 backward-data, 2 backward-filter) and the options
  * that change the choice (0 or 1; BIAS: one was given); its choice is VENDOR (1: the vendor's
- * engine, 0: wino's own operator), M wino's fastest tile (0 for backward-filter's WinRS, or
- * when none ran) and the medians timed (-1: not timed). Files of CPU lines only are those that
+ * engine, 0: wino's own operator), M wino's fastest candidate (a 2D tile's m, 100 + m for the
+ * ROWS variant's F(m, s); 0 for backward-filter's WinRS, or when none ran) and the medians
+ * timed (-1: not timed). Files of CPU lines only are those that
  * wino wrote before CUDA lines existed (older versions take a file with CUDA lines for a corrupt
  * one). Every store rewrites the whole file to a temporary file renamed over the old one, so
  * that readers never see half a file, keeping the valid entries of both kinds (wino_tune starts
@@ -64,7 +65,8 @@ struct wino_cuda_layer {
 /* What CUDA's AUTO chose for a layer. */
 struct wino_cuda_choice {
     int vendor;               /* 1: the vendor's engine, 0: wino's own operator */
-    int tile_m;               /* wino's fastest tile; 0 for WinRS, or when none ran */
+    int tile_m;               /* wino's fastest candidate (WINO_CUDA_ROWS_CANDIDATE + m for the
+                               * ROWS variant); 0 for WinRS, or when none ran */
     double wino_ms, vendor_ms; /* the medians timed, -1 where not timed */
 };
 

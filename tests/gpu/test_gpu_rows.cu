@@ -1,15 +1,18 @@
-/* The ROWS variant of the CUDA forward convolution (one-dimensional F(m, s) along the rows,
- * alpha 8; src/cuda/winograd_rows.cu) against the FP64 direct reference, FP16 and BF16 NHWC:
+/* The ROWS variant of the CUDA forward convolution (one-dimensional F(m, s) along the rows;
+ * src/cuda/winograd_rows.cu with alpha 8, src/cuda/winograd_rows_registers.cu with F(4, 3)) against
+ * the FP64 direct reference, FP16 and BF16 NHWC:
  *  - random layers: filters 2 to 7 wide (3 most often), C a multiple of 8 from 8 to 200, K 1 to
  *    150, maps 1 x 1 to 40 x 40, batch 1 to 3, padding 0 to s - 1 per side, bias and ReLU drawn;
- *    among them 1 x 1 maps with padding, one output channel, W not a multiple of m;
- *  - medium layers: several blocks of tiles, of 64 output channels and many channel steps, and
- *    more than a round of them (some whole, the rest split in a second launch);
- *  - the operator reports Winograd, the tile m = 9 - s and the ROWS variant; y is poisoned
- *    before each of two runs; relative L1 within the bound (FP16 4e-3, BF16 3e-2: first
- *    bounds, the measured worst errors are printed);
+ *    among them 1 x 1 maps with padding, one output channel, W not a multiple of m, filters of
+ *    1 to 5 rows, and FP16 3-wide filters with the alpha 8 tile F(6, 3) asked for;
+ *  - medium layers: several blocks of tiles, of output channels and many channel steps, and
+ *    more than a round of them (alpha 8: some whole, the rest split in a second launch);
+ *  - the operator reports Winograd, the tile (wino's: F(4, 3) for FP16 3-wide filters, else
+ *    m = 9 - s) and the ROWS variant; y is poisoned before each of two runs; relative L1 within
+ *    the bound (FP16 4e-3, BF16 3e-2: first bounds, the measured worst errors are printed);
  *  - reshape to another batch and image size, set_weights, then the check again;
- *  - refusals with WINO_UNSUPPORTED: NCHW, C not a multiple of 8, FP32, a tile of another alpha;
+ *  - refusals with WINO_UNSUPPORTED: NCHW, C not a multiple of 8, FP32, tiles of other alphas,
+ *    F(4, 3) in BF16;
  *  - AUTO on FP16 and BF16 NHWC layers runs (ROWS, a 2D tile or the vendor's) within bounds.
  * On a GPU other than Hopper every ROWS create must be refused; the test then checks that.
  * Usage: test_gpu_rows (WINO_TEST_SEED=N to replay; WINO_GPU_TEST_SMALL=1 without the medium
@@ -44,11 +47,11 @@ static struct wino_conv2d_options rows_options(int m, int relu)
     return o;
 }
 
-/* One layer with the ROWS variant (tile 0: wino's m), checked as the file comment says. */
-static void rows_case(const struct wino_conv2d_desc *d, int with_bias, int relu, int id,
+/* One layer with the ROWS variant and tile m (0: wino's), checked as the file comment says. */
+static void rows_case(const struct wino_conv2d_desc *d, int m, int with_bias, int relu, int id,
                       struct test_rng *rng, cudaStream_t stream)
 {
-    const struct wino_conv2d_options o = rows_options(0, relu);
+    const struct wino_conv2d_options o = rows_options(m, relu);
     const struct wino_context ctx = gpu_context(0, stream);
     const uint64_t seed = test_rng_next(rng);
     struct gpu_conv_result res;
@@ -61,7 +64,9 @@ static void rows_case(const struct wino_conv2d_desc *d, int with_bias, int relu,
                    gpu_status_name(res.status), res.error);
         return;
     }
-    const int t = d->dtype == WINO_DTYPE_BF16, m = 9 - d->s;
+    const int t = d->dtype == WINO_DTYPE_BF16;
+    if (!m)
+        m = d->dtype == WINO_DTYPE_F16 && d->s == 3 ? 4 : 9 - d->s;
     if (res.status == WINO_SUCCESS && !isnan(res.err) && res.err > worst[t])
         worst[t] = res.err;
     gpu_checkf(&tc,
@@ -93,14 +98,18 @@ static void random_cases(int count, int *id, struct test_rng *rng, cudaStream_t 
             h = w = 1, pad = s - 1;
         if (kind == 2) /* one output channel, W one past a multiple of m */
             k = 1, w = (9 - s) * draw(rng, 1, 4) + 1;
-        const struct wino_conv2d_desc d = nhwc(n, c, h, w, k, s, pad, t);
+        struct wino_conv2d_desc d = nhwc(n, c, h, w, k, s, pad, t);
+        if (kind == 4) /* a filter of 1 to 5 rows */
+            d.r = draw(rng, 1, 5), d.pad_h = draw(rng, 0, d.r - 1);
+        /* now and then the alpha 8 tile where F(4, 3) is wino's */
+        const int m = kind == 3 && s == 3 && t == WINO_DTYPE_F16 ? 6 : 0;
         int p = 0, q = 0;
         if (wino_conv2d_output_size(&d, &p, &q) != WINO_SUCCESS) { /* the filter does not fit */
             i--;
             continue;
         }
-        rows_case(&d, (int)(test_rng_next(rng) % 2), (int)(test_rng_next(rng) % 2), (*id)++, rng,
-                  stream);
+        rows_case(&d, m, (int)(test_rng_next(rng) % 2), (int)(test_rng_next(rng) % 2), (*id)++,
+                  rng, stream);
     }
 }
 
@@ -205,18 +214,24 @@ int main(void)
     int id = 0;
     random_cases(40, &id, &rng, stream);
     if (!getenv("WINO_GPU_TEST_SMALL")) {
-        const struct wino_conv2d_desc medium[] = {
-            nhwc(2, 64, 56, 56, 64, 3, 1, WINO_DTYPE_F16),
-            nhwc(1, 256, 14, 14, 200, 3, 1, WINO_DTYPE_BF16),
-            nhwc(4, 128, 28, 28, 128, 3, 1, WINO_DTYPE_F16),
-            nhwc(1, 64, 33, 45, 96, 5, 2, WINO_DTYPE_F16),
+        const struct {
+            struct wino_conv2d_desc d;
+            int m;
+        } medium[] = {
+            {nhwc(2, 64, 56, 56, 64, 3, 1, WINO_DTYPE_F16), 0},
+            {nhwc(2, 64, 56, 56, 64, 3, 1, WINO_DTYPE_F16), 6},
+            {nhwc(1, 256, 14, 14, 200, 3, 1, WINO_DTYPE_BF16), 0},
+            {nhwc(4, 128, 28, 28, 128, 3, 1, WINO_DTYPE_F16), 0},
+            {nhwc(1, 512, 20, 70, 72, 3, 1, WINO_DTYPE_F16), 0},
+            {nhwc(1, 64, 33, 45, 96, 5, 2, WINO_DTYPE_F16), 0},
             /* 135 clusters of 18 steps, sized so that on 132 SMs the round model
              * (choose_launches) takes one round of whole blocks, then the other three in
              * clusters of 4 blocks with shares of 1 and 2 of the 6 chunks (a second launch) */
-            nhwc(3, 96, 56, 56, 320, 3, 1, WINO_DTYPE_F16),
+            {nhwc(3, 96, 56, 56, 320, 3, 1, WINO_DTYPE_F16), 6},
         };
         for (size_t i = 0; i < sizeof medium / sizeof medium[0]; i++)
-            rows_case(&medium[i], (int)(i % 2), (int)(i % 3 == 0), id++, &rng, stream);
+            rows_case(&medium[i].d, medium[i].m, (int)(i % 2), (int)(i % 3 == 0), id++, &rng,
+                      stream);
     }
     reshape_case(&rng, stream);
     struct wino_conv2d_desc d = nhwc(1, 16, 8, 8, 8, 3, 1, WINO_DTYPE_F16);
@@ -224,7 +239,9 @@ int main(void)
     refused(d, 0, "NCHW", stream);
     refused(nhwc(1, 12, 8, 8, 8, 3, 1, WINO_DTYPE_F16), 0, "C = 12", stream);
     refused(nhwc(1, 16, 8, 8, 8, 3, 1, WINO_DTYPE_F32), 0, "FP32", stream);
-    refused(nhwc(1, 16, 8, 8, 8, 3, 1, WINO_DTYPE_F16), 4, "F(4, 3) (alpha 6)", stream);
+    refused(nhwc(1, 16, 8, 8, 8, 3, 1, WINO_DTYPE_F16), 3, "F(3, 3) (alpha 5)", stream);
+    refused(nhwc(1, 16, 8, 8, 8, 5, 1, WINO_DTYPE_F16), 2, "F(2, 5) (alpha 6, 5 wide)", stream);
+    refused(nhwc(1, 16, 8, 8, 8, 3, 1, WINO_DTYPE_BF16), 4, "F(4, 3) in BF16", stream);
     if (hopper) {
         const struct wino_conv2d_desc a = nhwc(2, 64, 20, 20, 64, 3, 1, WINO_DTYPE_F16);
         const struct wino_conv2d_desc b = nhwc(2, 64, 20, 20, 64, 3, 1, WINO_DTYPE_BF16);

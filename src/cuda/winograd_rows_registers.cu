@@ -1,0 +1,387 @@
+/* The ROWS variant's kernel of alpha 6 (winograd_rows.h): F(4, 3) along each output row in
+ * FP16, V transformed in registers straight into the A operand of wgmma (its register form), so
+ * that V never passes through shared memory and no warps are set apart to make it.
+ *
+ * A tile is 4 outputs of one output row; for alpha position a, filter row i and input channel c
+ *     V[a][tile][(i, c)] = (B^T x[n][h + i - pad_h][4 tw - pad_w ..][c])[a],
+ *     y[tile][j][k] = sum_a A^T[j][a] sum_(i, c) V[a][tile][(i, c)] U[a][(i, c)][k],
+ * U = G w along the filter's width (transformed once at create). A block is one warpgroup: a box
+ * of box_h output rows x box_w tiles (64 tiles) and 32 output channels, 6 accumulators of
+ * wgmma m64n32 a thread (96 registers), three blocks an SM. Per chunk of 16 input channels the
+ * tensor memory accelerator brings the box's box_h + r - 1 input rows (16 channels, rows of
+ * `cols` pixels: cols = 1 mod 4, so that the four rows of a fragment fall on distinct banks) and
+ * the chunk's U (r x 6 x 32 x 16, laid out as wgmma reads it) into a stage; per filter row each
+ * thread loads its two tiles' 6 taps x 4 channels, applies B^T in FP16 pairs (the generated
+ * tile, zero terms left out at compile time: 20 operations for 6 positions), and the warpgroup
+ * multiplies the 6 positions with U. At the end each thread holds all 6 positions of its
+ * (tile, output channel) pairs and applies A^T in registers: no shared memory, no barrier.
+ *
+ * Fragment layout: warp w of the block takes rows 4 (w / (box_w / 4)) .. + 3 and tiles 4 (w %
+ * (box_w / 4)) .. + 3 of the box; its fragment row g (lane / 4) is the tile at row g % 4, column
+ * g / 4, row g + 8 the tile two columns on. A thread holds input channels 4 t .. 4 t + 3 (t =
+ * lane % 4) of its tiles, wgmma's k = 2 t, 2 t + 1, 2 t + 8, 2 t + 9: U's channels are permuted
+ * to match (filter_transform6). */
+#include <cuda.h>
+
+#include "cuda/device_common.h"
+#include "cuda/generated/wino_rows_tiles.cuh"
+#include "cuda/tensor_core_ptx.cuh"
+#include "cuda/tensor_map.h"
+#include "cuda/winograd_rows.h"
+
+#define A6 6
+#define TILES6 64
+#define OUTS6 32                  /* a block's output channels: wgmma's N */
+#define CH6 16                    /* input channels a chunk: wgmma's K */
+#define U6_PLANE (OUTS6 * CH6)    /* U of one alpha position, filter row and chunk */
+#define THREADS6 128
+#define SMEM6_PER_SM (227 * 1024) /* what an SM's blocks may take */
+
+/* The box of box_w tiles x 64 / box_w rows, and the raw rows' pitch in pixels (= 1 mod 4). */
+static __host__ __device__ constexpr int box_rows6(int box_w) { return TILES6 / box_w; }
+static __host__ __device__ constexpr int pitch6(int box_w)
+{
+    return 4 * box_w + 2 + ((1 - (4 * box_w + 2)) % 4 + 4) % 4;
+}
+
+#if WINO_WGMMA
+/* B^T and A^T of F(4, 3), constants for the compiler. */
+static __device__ constexpr float bt43(int a, int e)
+{
+    constexpr float m[A6][A6] = WINO_ROWS_BT_F4_3;
+    return m[a][e];
+}
+static __device__ constexpr float at43(int j, int a)
+{
+    constexpr float m[4][A6] = WINO_ROWS_AT_F4_3;
+    return m[j][a];
+}
+
+/* D (64 x 32, FP32) += A (64 x 16, FP16 in registers: mma.sync's m16n8k16 A fragment of each
+ * warp's 16 rows) B (16 x 32 at descriptor b, K-major). */
+static __device__ __forceinline__ void wgmma_rs_n32(float (&d)[16], const unsigned (&a)[4],
+                                                   uint64_t b)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %21, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 "
+                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
+                 "{%16, %17, %18, %19}, %20, p, 1, 1, 0;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
+                   "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
+                   "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(1));
+}
+
+/* A K-major operand of 32 rows x 16 channels at shared address a: 8 x 8 blocks of 128 bytes,
+ * channels 8 .. 15 128 bytes on, the next 8 rows 256 bytes on. */
+static __device__ __forceinline__ uint64_t k_major32(unsigned a)
+{
+    return (a & 0x3ffff) >> 4 | (uint64_t)(128 >> 4) << 16 | (uint64_t)(256 >> 4) << 32;
+}
+
+static __device__ __forceinline__ __half2 as_half2(unsigned v)
+{
+    return *reinterpret_cast<__half2 *>(&v);
+}
+static __device__ __forceinline__ unsigned as_bits(__half2 v)
+{
+    return *reinterpret_cast<unsigned *>(&v);
+}
+
+/* v = B^T x on pairs of channels. */
+static __device__ __forceinline__ void input_transform6(const __half2 (&x)[A6], __half2 (&v)[A6])
+{
+#pragma unroll
+    for (int a = 0; a < A6; a++) {
+        __half2 s = __float2half2_rn(0.0f);
+        bool first = true;
+#pragma unroll
+        for (int e = 0; e < A6; e++) {
+            const float c = bt43(a, e);
+            if (c == 0.0f)
+                continue;
+            const __half2 x_e = x[e], c2 = __float2half2_rn(c);
+            if (first)
+                s = c == 1.0f ? x_e : c == -1.0f ? __hneg2(x_e) : __hmul2(c2, x_e);
+            else
+                s = c == 1.0f ? __hadd2(s, x_e) : c == -1.0f ? __hsub2(s, x_e) : __hfma2(c2, x_e, s);
+            first = false;
+        }
+        v[a] = s;
+    }
+}
+
+/* b + (A^T m)[j]. */
+static __device__ __forceinline__ float output_row6(int j, const float (&m)[A6], float b)
+{
+    float s = b;
+#pragma unroll
+    for (int a = 0; a < A6; a++) {
+        const float c = at43(j, a);
+        if (c == 0.0f)
+            continue;
+        s = c == 1.0f ? s + m[a] : c == -1.0f ? s - m[a] : fmaf(c, m[a], s);
+    }
+    return s;
+}
+
+/* Output channels k, k + 1 of output pixel `at` (k + 1 < K unless odd) from s0, s1. */
+static __device__ __forceinline__ void store_pair(__half *at, int k, int kk, float s0, float s1)
+{
+    if (k + 1 < kk && !(kk & 1)) {
+        *(__half2 *)at = __floats2half2_rn(s0, s1);
+    } else {
+        at[0] = __float2half_rn(s0);
+        if (k + 1 < kk)
+            at[1] = __float2half_rn(s1);
+    }
+}
+#endif
+
+template <int BOX_W>
+__global__ void __launch_bounds__(THREADS6, 3)
+    rows_registers(const __grid_constant__ wino_rows_plan p, const __grid_constant__ CUtensorMap x_map,
+                   const __half *__restrict__ u, const float *__restrict__ bias,
+                   __half *__restrict__ y)
+{
+#if WINO_WGMMA
+    constexpr int BOX_H = box_rows6(BOX_W), PITCH = pitch6(BOX_W), ACROSS = BOX_W / 4;
+    extern __shared__ __align__(128) unsigned char smem[];
+    __shared__ uint64_t full[3];
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+    const int kb = blockIdx.x % p.kblocks;
+    int box = blockIdx.x / p.kblocks;
+    const int bx = box % p.boxes_w;
+    box /= p.boxes_w;
+    const int by = box % p.boxes_h, n = box / p.boxes_h;
+    const int h0 = by * BOX_H, tw0 = bx * BOX_W;
+    const unsigned smem0 = smem_address(smem), full0 = smem_address(full);
+    if (threadIdx.x < 3)
+        mbarrier_init(&full[threadIdx.x], 1);
+    __syncthreads();
+    const unsigned raw_bytes = CH6 * PITCH * (BOX_H + p.r - 1) * 2, u_bytes = p.r * A6 * U6_PLANE * 2;
+    const __half *u_block = u + (size_t)kb * p.chunks * p.r * A6 * U6_PLANE;
+    /* thread 0 asks for chunk's rows and U into stage */
+    auto request = [&](int chunk, int stage) {
+        if (threadIdx.x == 0 && chunk < p.chunks) {
+            const unsigned st = smem0 + stage * p.stage_bytes, bar = full0 + 8 * stage;
+            mbarrier_arrive_expect(bar, raw_bytes + u_bytes);
+            tma_load_4d(st, &x_map, chunk * CH6, tw0 * 4 - p.pad_w, h0 - p.pad_h, n, bar);
+            bulk_load(st + p.raw_bytes, u_block + (size_t)chunk * p.r * A6 * U6_PLANE, u_bytes,
+                      bar);
+        }
+    };
+    for (int s = 0; s < p.stages - 1; s++)
+        request(s, s);
+
+    /* this thread's tiles (fragment rows g and g + 8): their first pixel's byte in a stage */
+    const int trow = 4 * (warp / ACROSS) + g % 4, tcol = 4 * (warp % ACROSS) + g / 4;
+    int tile_at[2];
+#pragma unroll
+    for (int j = 0; j < 2; j++)
+        tile_at[j] = (trow * PITCH + (tcol + 2 * j) * 4) * CH6 * 2 + 8 * t;
+
+    float acc[A6][16];
+#pragma unroll
+    for (int a = 0; a < A6; a++)
+#pragma unroll
+        for (int e = 0; e < 16; e++)
+            acc[a][e] = 0.0f;
+    unsigned frag[A6][4];
+    int chunk = 0, i = 0, stage = 0;
+    unsigned parity = 0;
+    for (int s = 0; s < p.chunks * p.r; s++) {
+        if (i == 0) {
+            __syncthreads(); /* every warp is done with the stage the next request fills */
+            request(chunk + p.stages - 1, stage ? stage - 1 : p.stages - 1);
+            mbarrier_wait(full0 + 8 * stage, parity);
+        }
+        const unsigned st = smem0 + stage * p.stage_bytes;
+#pragma unroll
+        for (int j = 0; j < 2; j++) {
+            __half2 lo[A6], hi[A6], v_lo[A6], v_hi[A6];
+            const unsigned at = st + tile_at[j] + i * (PITCH * CH6 * 2);
+#pragma unroll
+            for (int e = 0; e < A6; e++) {
+                unsigned a0, a1;
+                asm volatile("ld.shared.v2.u32 {%0, %1}, [%2];\n"
+                             : "=r"(a0), "=r"(a1)
+                             : "r"(at + e * CH6 * 2));
+                lo[e] = as_half2(a0), hi[e] = as_half2(a1);
+            }
+            input_transform6(lo, v_lo);
+            input_transform6(hi, v_hi);
+#pragma unroll
+            for (int a = 0; a < A6; a++)
+                frag[a][j] = as_bits(v_lo[a]), frag[a][2 + j] = as_bits(v_hi[a]);
+        }
+        wgmma_fence();
+        const unsigned ub = st + p.raw_bytes + i * A6 * U6_PLANE * 2;
+#pragma unroll
+        for (int a = 0; a < A6; a++)
+            wgmma_rs_n32(acc[a], frag[a], k_major32(ub + a * U6_PLANE * 2));
+        wgmma_commit();
+        /* frag is written again at the next step: with products still reading it, ptxas
+         * would serialize them (its warning C7513) */
+        wgmma_wait<0>();
+        if (++i == p.r) {
+            i = 0, chunk++;
+            if (++stage == p.stages)
+                stage = 0, parity ^= 1u;
+        }
+    }
+
+    /* A^T in registers: acc[a][4 nb + 2 j + b] is position a of tile j, output channel
+     * kb 32 + 8 nb + 2 t + b */
+#pragma unroll
+    for (int j = 0; j < 2; j++) {
+        const int oh = h0 + trow, tw = tw0 + tcol + 2 * j;
+        if (n >= p.n || oh >= p.p || tw >= p.tiles_w)
+            continue;
+        __half *row = y + (((size_t)n * p.p + oh) * p.q + (size_t)tw * 4) * p.k;
+#pragma unroll
+        for (int nb = 0; nb < OUTS6 / 8; nb++) {
+            const int k = kb * OUTS6 + 8 * nb + 2 * t;
+            if (k >= p.k)
+                continue;
+            const float b0 = bias ? bias[k] : 0.0f, b1 = bias && k + 1 < p.k ? bias[k + 1] : 0.0f;
+            float m0[A6], m1[A6];
+#pragma unroll
+            for (int a = 0; a < A6; a++)
+                m0[a] = acc[a][4 * nb + 2 * j], m1[a] = acc[a][4 * nb + 2 * j + 1];
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                if (tw * 4 + e >= p.q)
+                    break;
+                float s0 = output_row6(e, m0, b0), s1 = output_row6(e, m1, b1);
+                if (p.relu)
+                    s0 = fmaxf(s0, 0.0f), s1 = fmaxf(s1, 0.0f);
+                store_pair(row + (size_t)e * p.k + k, k, p.k, s0, s1);
+            }
+        }
+    }
+#else
+    __trap(); /* sm_90a only: wino_rows_tile_refusal refuses other GPUs */
+#endif
+}
+
+/* U[kb][chunk][i][a][k_major(row, l)] = (G w[kb 32 + row][i][.][chunk 16 + phi(l)])[a], zeros
+ * past K and C; phi maps wgmma's k = l to the thread's channels (4 t .. 4 t + 3 hold k = 2 t,
+ * 2 t + 1, 2 t + 8, 2 t + 9). */
+__global__ void rows_filter_transform6(const __grid_constant__ wino_rows_plan p, const __half *w,
+                                       __half *u, long long count)
+{
+    const long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx >= count)
+        return;
+    const int pos = (int)(idx % U6_PLANE);
+    long long rest = idx / U6_PLANE;
+    const int a = (int)(rest % A6);
+    rest /= A6;
+    const int i = (int)(rest % p.r);
+    rest /= p.r;
+    const int chunk = (int)(rest % p.chunks), kb = (int)(rest / p.chunks);
+    const int row = (pos >> 7) * 8 + (pos >> 3 & 7), l = (pos >> 6 & 1) * 8 + (pos & 7);
+    const int k = kb * OUTS6 + row, c = chunk * CH6 + 4 * ((l & 7) >> 1) + 2 * (l >> 3) + (l & 1);
+    float sum = 0.0f;
+    if (k < p.k && c < p.c)
+        for (int j = 0; j < p.s; j++)
+            sum = fmaf(p.g[a][j], __half2float(w[(((size_t)k * p.r + i) * p.s + j) * p.c + c]),
+                       sum);
+    u[idx] = __float2half_rn(sum);
+}
+
+/* A stage: the raw rows (on 128 bytes) and U of a chunk. */
+static int stage_bytes6(int box_w, int r, int *raw_bytes)
+{
+    *raw_bytes = (CH6 * pitch6(box_w) * (box_rows6(box_w) + r - 1) * 2 + 127) / 128 * 128;
+    return *raw_bytes + r * A6 * U6_PLANE * 2;
+}
+
+int wino_rows6_fits(int r)
+{
+    int raw = 0;
+    return 2 * stage_bytes6(4, r, &raw) <= SMEM6_PER_SM &&
+           2 * stage_bytes6(16, r, &raw) <= SMEM6_PER_SM;
+}
+
+void wino_rows6_plan(struct wino_rows_plan *p)
+{
+    /* the box that wastes the fewest tiles past the map's edges; wider ones break ties */
+    long best = -1;
+    for (int w = 16; w >= 4; w /= 2) {
+        const int h = box_rows6(w);
+        const long slots = (long)((p->tiles_w + w - 1) / w * w) * ((p->p + h - 1) / h * h);
+        if (best < 0 || slots < best)
+            best = slots, p->box_w = w;
+    }
+    p->box_h = box_rows6(p->box_w);
+    p->cols = pitch6(p->box_w);
+    p->boxes_w = (p->tiles_w + p->box_w - 1) / p->box_w;
+    p->boxes_h = (p->p + p->box_h - 1) / p->box_h;
+    p->kblocks = (p->k + OUTS6 - 1) / OUTS6;
+    p->stage_bytes = stage_bytes6(p->box_w, p->r, &p->raw_bytes);
+    /* three blocks an SM (their registers allow no more) with three stages if they fit */
+    p->stages = 9 * p->stage_bytes <= SMEM6_PER_SM ? 3 : 2;
+}
+
+long long wino_rows6_blocks(const struct wino_rows_plan *p)
+{
+    return (long long)p->n * p->boxes_h * p->boxes_w * p->kblocks;
+}
+
+size_t wino_rows6_u_bytes(const struct wino_rows_plan *p)
+{
+    return (size_t)p->kblocks * p->chunks * p->r * A6 * U6_PLANE * 2;
+}
+
+cudaError_t wino_rows6_filter_transform(const struct wino_rows_plan *p, const void *w, void *u,
+                                        cudaStream_t stream)
+{
+    const long long count = (long long)wino_rows6_u_bytes(p) / 2;
+    rows_filter_transform6<<<(unsigned)((count + 255) / 256), 256, 0, stream>>>(
+        *p, (const __half *)w, (__half *)u, count);
+    return cudaGetLastError();
+}
+
+cudaError_t wino_rows6_setup(const struct wino_rows_plan *p)
+{
+    /* the most any box and stage count takes for r, since reshape() may change both */
+    int bytes = 0, raw = 0;
+    for (int w = 4; w <= 16; w *= 2) {
+        const int stage = stage_bytes6(w, p->r, &raw);
+        const int most = (9 * stage <= SMEM6_PER_SM ? 3 : 2) * stage;
+        bytes = most > bytes ? most : bytes;
+    }
+    cudaError_t e = cudaFuncSetAttribute(rows_registers<16>,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+    if (e == cudaSuccess)
+        e = cudaFuncSetAttribute(rows_registers<8>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 bytes);
+    if (e == cudaSuccess)
+        e = cudaFuncSetAttribute(rows_registers<4>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 bytes);
+    return e;
+}
+
+cudaError_t wino_rows6_run(const struct wino_rows_plan *p, const void *u, const void *x,
+                           const float *bias, void *y, cudaStream_t stream)
+{
+    CUtensorMap x_map;
+    const cudaError_t e =
+        wino_nhwc_tensor_map(&x_map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, x, p->n, p->h, p->w,
+                             p->c, CH6, p->cols, p->box_h + p->r - 1, CU_TENSOR_MAP_SWIZZLE_NONE);
+    if (e != cudaSuccess)
+        return e;
+    const unsigned blocks = (unsigned)wino_rows6_blocks(p);
+    const size_t bytes = (size_t)p->stages * p->stage_bytes;
+    const __half *uu = (const __half *)u;
+    __half *yy = (__half *)y;
+    if (p->box_w == 16)
+        rows_registers<16><<<blocks, THREADS6, bytes, stream>>>(*p, x_map, uu, bias, yy);
+    else if (p->box_w == 8)
+        rows_registers<8><<<blocks, THREADS6, bytes, stream>>>(*p, x_map, uu, bias, yy);
+    else
+        rows_registers<4><<<blocks, THREADS6, bytes, stream>>>(*p, x_map, uu, bias, yy);
+    return cudaGetLastError();
+}
