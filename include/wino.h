@@ -194,8 +194,9 @@ enum wino_variant {
                                     * kernel for the GEMMs and the output transform (M on chip) */
     WINO_VARIANT_ROWS = 4          /* CUDA FP16 / BF16, NHWC, Hopper (since 0.3): one kernel of
                                     * one-dimensional F(m, s) along each output row with the
-                                    * filter's rows in the products, alpha = m + s - 1 = 8
-                                    * (tile_m 0: m = 9 - s); docs/cuda-winograd.md */
+                                    * filter's rows in the products, alpha = m + s - 1 = 8, or
+                                    * F(4, 3) in FP16 (tile_m 0: F(4, 3) for FP16 3 x 3 filters,
+                                    * else m = 9 - s); docs/cuda-winograd.md */
 };
 
 /* Operator options (all-zero = defaults). */

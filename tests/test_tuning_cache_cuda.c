@@ -210,7 +210,7 @@ static void stale_lines(struct test_counts *c, const char *path)
         {"0 4 0 1 8 13 11 6 3 3 1 1 1 1 1 1 0 0 0 0 0 6 0.25 0.5", "BF16 NCHW, no ROWS"},
         {"1 4 1 1 8 13 11 6 3 3 1 1 1 1 1 1 0 0 0 0 0 106 0.25 0.5", "ROWS for backward-data"},
         {"0 4 1 1 8 13 11 6 3 3 1 1 1 1 1 1 0 0 0 0 0 6 0.25 0.5", "BF16 ROWS as m alone"},
-        {"0 1 1 1 8 13 11 6 3 3 1 1 1 1 1 1 0 0 0 0 0 106 0.25 0.5", "FP16 ROWS of alpha 8"},
+        {"0 1 1 1 8 13 11 6 3 3 1 1 1 1 1 1 0 0 0 0 0 105 0.25 0.5", "FP16 ROWS F(5, 3)"},
     };
     const struct wino_cuda_layer fwd = layer_of(WINO_CONV2D_FORWARD);
     int ok = 1;
@@ -245,19 +245,24 @@ static void stale_lines(struct test_counts *c, const char *path)
     test_check(c, ok, "a store drops the stale entries and the duplicates");
 }
 
-/* The ROWS kernels' tiles, F(4, 3) for FP16 and F(6, 3) for BF16 NHWC forward layers (100 + m),
- * which AUTO times beside the 2D tiles: their entries are followed and pass the check. */
+/* The ROWS kernels' tiles, F(4, 3) and F(6, 3) for FP16 and F(6, 3) for BF16 NHWC forward layers
+ * (100 + m), which AUTO times beside the 2D tiles: their entries are followed and pass the
+ * check. */
 static void rows_lines(struct test_counts *c, const char *path)
 {
     const char *text = HEADER
         "cuda\t" DEVICE "\t0 1 1 1 8 13 11 6 3 3 1 1 1 1 1 1 0 0 0 0 0 104 0.25 0.5\n"
-        "cuda\t" DEVICE "\t0 4 1 1 8 13 11 6 3 3 1 1 1 1 1 1 0 0 0 0 0 106 0.25 0.5\n";
+        "cuda\t" DEVICE "\t0 4 1 1 8 13 11 6 3 3 1 1 1 1 1 1 0 0 0 0 0 106 0.25 0.5\n"
+        "cuda\t" DEVICE "\t0 1 1 1 8 13 11 6 3 3 1 1 1 1 1 1 0 0 0 1 0 106 0.25 0.5\n";
     struct wino_cuda_layer f16 = layer_of(WINO_CONV2D_FORWARD), bf16 = f16;
     f16.desc.dtype = WINO_DTYPE_F16, bf16.desc.dtype = WINO_DTYPE_BF16;
     f16.desc.layout = bf16.desc.layout = WINO_LAYOUT_NHWC;
+    struct wino_cuda_layer f16_relu = f16;
+    f16_relu.relu = 1;
     const struct wino_cuda_choice f43 = {0, 104, 0.25, 0.5}, f63 = {0, 106, 0.25, 0.5};
     const int ok = test_write_file(path, text) && wino_tuning_cache_check(path) == WINO_SUCCESS &&
-                   holds(path, &f16, &f43) && holds(path, &bf16, &f63);
+                   holds(path, &f16, &f43) && holds(path, &bf16, &f63) &&
+                   holds(path, &f16_relu, &f63);
     if (!ok)
         printf("  %s\n", wino_last_error());
     test_check(c, ok, "FP16 and BF16 NHWC forward entries of the ROWS tiles are followed");

@@ -160,12 +160,17 @@ int wino_cuda_auto_tiles(const struct wino_conv2d_desc *desc, int with_rows, int
             !own_refusal(desc, &chosen_by_wino, m, buf, sizeof buf, &st))
             tiles[count++] = m;
     }
-    char buf[160];
-    enum wino_status st;
-    const int m = wino_cuda_rows_tile_m(desc);
-    if (with_rows && m && wino_recorded_tile(m, desc->s) &&
-        !own_refusal(desc, &rows, m, buf, sizeof buf, &st))
-        tiles[count++] = WINO_CUDA_ROWS_CANDIDATE + m;
+    /* the ROWS tile, and where that is F(4, 3) the alpha 8 one too: on small maps (7 x 7, or
+     * 32 x 32 with 512 channels) the F(4, 3) kernel's boxes of 64 tiles are mostly empty */
+    const int m = wino_cuda_rows_tile_m(desc), alpha8 = WINO_ROWS_ALPHA + 1 - desc->s;
+    const int rows_m[2] = {m, m && m != alpha8 ? alpha8 : 0};
+    for (int i = 0; i < 2 && with_rows; i++) {
+        char buf[160];
+        enum wino_status st;
+        if (rows_m[i] && wino_recorded_tile(rows_m[i], desc->s) &&
+            !own_refusal(desc, &rows, rows_m[i], buf, sizeof buf, &st))
+            tiles[count++] = WINO_CUDA_ROWS_CANDIDATE + rows_m[i];
+    }
     return count;
 }
 

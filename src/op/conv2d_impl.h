@@ -185,7 +185,7 @@ int wino_cuda_auto_tiles(const struct wino_conv2d_desc *desc, int with_rows, int
 int wino_cuda_rows_default_m(const struct wino_conv2d_desc *desc);
 
 /* The ROWS tile m that AUTO times for desc: wino_cuda_rows_default_m on FP16 and BF16 NHWC
- * layers, else 0 for none. */
+ * layers (where that is F(4, 3), the alpha 8 tile as well), else 0 for none. */
 int wino_cuda_rows_tile_m(const struct wino_conv2d_desc *desc);
 
 /* AUTO where wino's own kernels refuse the layer (why): the vendor's convolution, or the

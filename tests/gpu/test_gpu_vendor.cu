@@ -381,12 +381,13 @@ static void check_auto_tiles(const struct wino_context *ctx)
         char chosen[64], last[16], beyond[16];
         snprintf(last, sizeof last, ", %d: ", largest);
         snprintf(beyond, sizeof beyond, ", %d: ", largest + 1);
-        /* FP16 on Hopper: also the ROWS kernel's F(4, 3) (test_gpu_rows), last in the list */
+        /* FP16 on Hopper: also the ROWS kernels' F(4, 3) and F(6, 3) (test_gpu_rows), last in
+         * the list */
         cudaDeviceProp prop;
         CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
         const int rows = t && prop.major == 9 && prop.minor == 0;
         const int listed = strstr(why, "(m 2: ") && strstr(why, last) && !strstr(why, beyond) &&
-                           (!rows || strstr(why, ", ROWS 4: "));
+                           (!rows || (strstr(why, ", ROWS 4: ") && strstr(why, ", ROWS 6: ")));
         enum wino_variant variant = WINO_VARIANT_AUTO;
         int ok = op && !wino_conv2d_algo(op, &algo, &m) && !wino_conv2d_variant(op, &variant) &&
                  listed;
@@ -397,12 +398,13 @@ static void check_auto_tiles(const struct wino_context *ctx)
             snprintf(chosen, sizeof chosen, "AUTO: Winograd F(%dx%d, 3x3) at ", m, m);
         ok = ok && (algo == WINO_ALGO_VENDOR ? m == 0 && !strncmp(why, "AUTO: the vendor's", 18)
                                              : algo == WINO_ALGO_WINOGRAD && m >= 2 &&
-                                                   (by_rows ? rows && m == 4 : m <= largest) &&
+                                                   (by_rows ? rows && (m == 4 || m == 6)
+                                                            : m <= largest) &&
                                                    !strncmp(why, chosen, strlen(chosen)));
         printf("  AUTO forward %s, created in %.1f ms: %s\n", dtype_name(d.dtype), took, why);
         gpu_checkf(&tc, ok, "AUTO forward %s: algo %d tile %d is one of the candidates and the "
-                   "reason names it beside every tile timed (m 2 to %d, and ROWS 4 on Hopper "
-                   "in FP16): %s", dtype_name(d.dtype),
+                   "reason names it beside every tile timed (m 2 to %d, and ROWS 4 and 6 on "
+                   "Hopper in FP16): %s", dtype_name(d.dtype),
                    (int)algo, m, largest, why);
         wino_conv2d_destroy(op);
         problem_free(&p);
