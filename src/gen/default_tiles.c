@@ -198,40 +198,28 @@ int wino_gen_write_defaults(const char *repo_root)
                 if (st)
                     return st;
             }
-    char *table = wino_gen_transform_table();
-    if (!table)
-        return wino_fail(WINO_OUT_OF_MEMORY, "out of memory");
-    enum wino_status st = write_file(repo_root, WINO_TRANSFORM_TABLE_PATH, table);
-    free(table);
-    char *list = st ? NULL : wino_gen_cuda_tile_list();
-    if (!st && !list)
-        st = wino_fail(WINO_OUT_OF_MEMORY, "out of memory");
-    if (!st)
-        st = write_file(repo_root, WINO_CUDA_TILE_LIST_PATH, list);
-    free(list);
-    char *int8 = st ? NULL : wino_gen_int8_tables();
-    if (!st && !int8)
-        st = WINO_OUT_OF_MEMORY;
-    if (!st)
-        st = write_file(repo_root, WINO_INT8_TABLES_PATH, int8);
-    free(int8);
-    char *recipes = st ? NULL : wino_gen_int8_recipes();
-    if (!st && !recipes)
-        st = WINO_OUT_OF_MEMORY;
-    if (!st)
-        st = write_file(repo_root, WINO_INT8_RECIPES_PATH, recipes);
-    free(recipes);
-    char *tiles = st ? NULL : wino_gen_recorded_tiles();
-    if (!st && !tiles)
-        st = WINO_OUT_OF_MEMORY;
-    if (!st)
-        st = write_file(repo_root, WINO_RECORDED_TILES_PATH, tiles);
-    free(tiles);
-    char *rows = st ? NULL : wino_gen_rows_tiles();
-    if (!st && !rows)
-        st = WINO_OUT_OF_MEMORY;
-    if (!st)
-        st = write_file(repo_root, WINO_ROWS_TILES_PATH, rows);
-    free(rows);
+    static const struct {
+        const char *rel;
+        char *(*make)(void);
+    } tables[] = {
+        {WINO_TRANSFORM_TABLE_PATH, wino_gen_transform_table},
+        {WINO_CUDA_TILE_LIST_PATH, wino_gen_cuda_tile_list},
+        {WINO_INT8_TABLES_PATH, wino_gen_int8_tables},
+        {WINO_INT8_RECIPES_PATH, wino_gen_int8_recipes},
+        {WINO_RECORDED_TILES_PATH, wino_gen_recorded_tiles},
+        {WINO_ROWS_TILES_PATH, wino_gen_rows_tiles},
+    };
+    enum wino_status st = WINO_SUCCESS;
+    for (size_t i = 0; i < sizeof tables / sizeof tables[0] && !st; i++) {
+        char *text = tables[i].make();
+        if (text) {
+            st = write_file(repo_root, tables[i].rel, text);
+            free(text);
+        } else { /* out of memory, or a tile the generator failed (its reason recorded) */
+            char why[200];
+            snprintf(why, sizeof why, "%s", wino_last_error());
+            st = wino_fail(WINO_OUT_OF_MEMORY, "%s not made: %s", tables[i].rel, why);
+        }
+    }
     return st ? st : refresh_op_table(repo_root);
 }
