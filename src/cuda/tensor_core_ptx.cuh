@@ -215,6 +215,15 @@ WINO_WGMMA_16BIT(__half, "f16")
 WINO_WGMMA_16BIT(__nv_bfloat16, "bf16")
 #undef WINO_WGMMA_16BIT
 
+/* A K-major operand of 16 channels (8 x 8 blocks of 128 bytes; its rows: tiles or output
+ * channels, 64 of V or U in winograd_rows.cu, 32 of U in winograd_rows_registers.cu) at shared
+ * address a, for wgmma: channels 8 .. 15 128 bytes on ("leading"), the next 8 rows 256 bytes on
+ * ("stride"). */
+static __device__ __forceinline__ uint64_t k_major_descriptor(unsigned a)
+{
+    return (a & 0x3ffff) >> 4 | (uint64_t)(128 >> 4) << 16 | (uint64_t)(256 >> 4) << 32;
+}
+
 /* p's address in the shared space. Volatile, so that it is worked out once where it is written
  * and kept: ptxas otherwise works the address of dynamic shared memory out again at each use
  * (an S2R of the CTA's id in its cluster and two more instructions), five times a step in the

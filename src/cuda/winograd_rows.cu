@@ -122,13 +122,6 @@ static __device__ __forceinline__ box_place box_of(const wino_rows_plan &p, int 
     return at;
 }
 
-/* A K-major operand of 64 rows x 16 channels (k_major_at) at shared address a, for wgmma:
- * channels 8 .. 15 128 bytes on ("leading"), the next 8 rows 256 bytes on ("stride"). */
-static __device__ __forceinline__ uint64_t k_major_descriptor(unsigned a)
-{
-    return (a & 0x3ffff) >> 4 | (uint64_t)(128 >> 4) << 16 | (uint64_t)(256 >> 4) << 32;
-}
-
 /* Shared-space addresses of the ring's stages and the mbarriers, worked out once
  * (smem_address); element i of an mbarrier array lies 8 i bytes on. */
 struct rows_addresses {
@@ -499,8 +492,6 @@ const char *wino_rows_tile_refusal(const struct wino_conv2d_desc *d, int m)
         return "the ROWS variant takes F(m, s) with m + s - 1 = 8, or F(4, 3)";
     if (d->dtype != WINO_DTYPE_F16)
         return "the ROWS variant's F(4, 3) is FP16 (its input transform runs in FP16 pairs)";
-    if (!wino_rows6_fits(d->r))
-        return "the ROWS variant's F(4, 3): the filter's rows do not fit in shared memory";
     return NULL;
 }
 

@@ -69,10 +69,8 @@ cudaError_t wino_rows_setup(const struct wino_rows_plan *plan);
 cudaError_t wino_rows_run(const struct wino_rows_plan *plan, const void *u, const void *x,
                           const float *bias, void *y, cudaStream_t stream);
 
-/* The kernel of alpha 6 (winograd_rows_registers.cu), for the functions above: whether two
- * stages of a filter of r rows fit an SM, the plan's boxes and stages, its blocks, U's bytes,
- * and the same steps as above. */
-int wino_rows6_fits(int r);
+/* The kernel of alpha 6 (winograd_rows_registers.cu), for the functions above: the plan's
+ * boxes and stages, its blocks, U's bytes, and the same steps as above. */
 void wino_rows6_plan(struct wino_rows_plan *plan);
 long long wino_rows6_blocks(const struct wino_rows_plan *plan);
 size_t wino_rows6_u_bytes(const struct wino_rows_plan *plan);

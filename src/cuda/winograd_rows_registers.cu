@@ -72,13 +72,6 @@ static __device__ __forceinline__ void wgmma_rs_n32(float (&d)[16], const unsign
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(1));
 }
 
-/* A K-major operand of 32 rows x 16 channels at shared address a: 8 x 8 blocks of 128 bytes,
- * channels 8 .. 15 128 bytes on, the next 8 rows 256 bytes on. */
-static __device__ __forceinline__ uint64_t k_major32(unsigned a)
-{
-    return (a & 0x3ffff) >> 4 | (uint64_t)(128 >> 4) << 16 | (uint64_t)(256 >> 4) << 32;
-}
-
 static __device__ __forceinline__ __half2 as_half2(unsigned v)
 {
     return *reinterpret_cast<__half2 *>(&v);
@@ -219,7 +212,7 @@ __global__ void __launch_bounds__(THREADS6, 3)
         const unsigned ub = st + p.raw_bytes + i * A6 * U6_PLANE * 2;
 #pragma unroll
         for (int a = 0; a < A6; a++)
-            wgmma_rs_n32(acc[a], frag[a], k_major32(ub + a * U6_PLANE * 2));
+            wgmma_rs_n32(acc[a], frag[a], k_major_descriptor(ub + a * U6_PLANE * 2));
         wgmma_commit();
         /* frag is written again at the next step: with products still reading it, ptxas
          * would serialize them (its warning C7513) */
@@ -298,11 +291,11 @@ static int stage_bytes6(int box_w, int r, int *raw_bytes)
     return *raw_bytes + r * A6 * U6_PLANE * 2;
 }
 
-int wino_rows6_fits(int r)
+/* Stages of stage_bytes each: three blocks an SM (their registers allow no more) with three
+ * stages where they fit, else two. */
+static int stages6(int stage_bytes)
 {
-    int raw = 0;
-    return 2 * stage_bytes6(4, r, &raw) <= SMEM6_PER_SM &&
-           2 * stage_bytes6(16, r, &raw) <= SMEM6_PER_SM;
+    return 9 * stage_bytes <= SMEM6_PER_SM ? 3 : 2;
 }
 
 void wino_rows6_plan(struct wino_rows_plan *p)
@@ -321,8 +314,7 @@ void wino_rows6_plan(struct wino_rows_plan *p)
     p->boxes_h = (p->p + p->box_h - 1) / p->box_h;
     p->kblocks = (p->k + OUTS6 - 1) / OUTS6;
     p->stage_bytes = stage_bytes6(p->box_w, p->r, &p->raw_bytes);
-    /* three blocks an SM (their registers allow no more) with three stages if they fit */
-    p->stages = 9 * p->stage_bytes <= SMEM6_PER_SM ? 3 : 2;
+    p->stages = stages6(p->stage_bytes);
 }
 
 long long wino_rows6_blocks(const struct wino_rows_plan *p)
@@ -350,7 +342,7 @@ cudaError_t wino_rows6_setup(const struct wino_rows_plan *p)
     int bytes = 0, raw = 0;
     for (int w = 4; w <= 16; w *= 2) {
         const int stage = stage_bytes6(w, p->r, &raw);
-        const int most = (9 * stage <= SMEM6_PER_SM ? 3 : 2) * stage;
+        const int most = stages6(stage) * stage;
         bytes = most > bytes ? most : bytes;
     }
     cudaError_t e = cudaFuncSetAttribute(rows_registers<16>,

@@ -166,26 +166,20 @@ char *wino_gen_rows_tiles(void)
 {
     struct wino_strbuf sb = {0};
     wino_strbuf_printf(&sb, BANNER
-                            "/* A^T (m x 6) and B^T (6 x 6) of the one-dimensional tiles F(m, s),"
-                            " m + s - 1 = 6, on the\n * recorded points (src/gen/point_db.c),"
-                            " each value the float nearest to its double: the\n * CUDA ROWS"
-                            " kernel of alpha 6 (src/cuda/winograd_rows_registers.cu) builds its"
-                            "\n * transforms from them at compile time. */\n"
+                            "/* A^T (4 x 6) and B^T (6 x 6) of the one-dimensional tile F(4, 3)"
+                            " on the recorded points\n * (src/gen/point_db.c), each value the"
+                            " float nearest to its double: the CUDA ROWS\n * kernel of alpha 6"
+                            " (src/cuda/winograd_rows_registers.cu) builds its transforms from"
+                            "\n * them at compile time. */\n"
                             "#ifndef WINO_CUDA_GENERATED_WINO_ROWS_TILES_CUH\n"
                             "#define WINO_CUDA_GENERATED_WINO_ROWS_TILES_CUH\n");
-    enum wino_status st = WINO_SUCCESS;
-    for (int s = 2; s <= 5 && !st; s++) {
-        double storage[STORAGE];
-        struct wino_tile_matrices t;
-        const int m = 7 - s;
-        char name[40];
-        if ((st = tile_matrices(m, s, NULL, 0, storage, &t)))
-            break;
+    double storage[STORAGE];
+    struct wino_tile_matrices t;
+    const enum wino_status st = tile_matrices(4, 3, NULL, 0, storage, &t);
+    if (!st) {
         wino_strbuf_printf(&sb, "\n");
-        snprintf(name, sizeof name, "WINO_ROWS_AT_F%d_%d", m, s);
-        put_float_matrix(&sb, name, t.at, m, 6);
-        snprintf(name, sizeof name, "WINO_ROWS_BT_F%d_%d", m, s);
-        put_float_matrix(&sb, name, t.bt, 6, 6);
+        put_float_matrix(&sb, "WINO_ROWS_AT_F4_3", t.at, 4, 6);
+        put_float_matrix(&sb, "WINO_ROWS_BT_F4_3", t.bt, 6, 6);
     }
     wino_strbuf_printf(&sb, "\n#endif\n");
     if (st || sb.failed) {
