@@ -97,7 +97,9 @@ static __device__ __forceinline__ void input_transform6(const __half2 (&x)[A6], 
             if (first)
                 s = c == 1.0f ? x_e : c == -1.0f ? __hneg2(x_e) : __hmul2(c2, x_e);
             else
-                s = c == 1.0f ? __hadd2(s, x_e) : c == -1.0f ? __hsub2(s, x_e) : __hfma2(c2, x_e, s);
+                s = c == 1.0f    ? __hadd2(s, x_e)
+                    : c == -1.0f ? __hsub2(s, x_e)
+                                 : __hfma2(c2, x_e, s);
             first = false;
         }
         v[a] = s;
@@ -133,9 +135,9 @@ static __device__ __forceinline__ void store_pair(__half *at, int k, int kk, flo
 
 template <int BOX_W>
 __global__ void __launch_bounds__(THREADS6, 3)
-    rows_registers(const __grid_constant__ wino_rows_plan p, const __grid_constant__ CUtensorMap x_map,
-                   const __half *__restrict__ u, const float *__restrict__ bias,
-                   __half *__restrict__ y)
+    rows_registers(const __grid_constant__ wino_rows_plan p,
+                   const __grid_constant__ CUtensorMap x_map, const __half *__restrict__ u,
+                   const float *__restrict__ bias, __half *__restrict__ y)
 {
 #if WINO_WGMMA
     constexpr int BOX_H = box_rows6(BOX_W), PITCH = pitch6(BOX_W), ACROSS = BOX_W / 4;
@@ -152,7 +154,8 @@ __global__ void __launch_bounds__(THREADS6, 3)
     if (threadIdx.x < 3)
         mbarrier_init(&full[threadIdx.x], 1);
     __syncthreads();
-    const unsigned raw_bytes = CH6 * PITCH * (BOX_H + p.r - 1) * 2, u_bytes = p.r * A6 * U6_PLANE * 2;
+    const unsigned raw_bytes = CH6 * PITCH * (BOX_H + p.r - 1) * 2;
+    const unsigned u_bytes = p.r * A6 * U6_PLANE * 2;
     const __half *u_block = u + (size_t)kb * p.chunks * p.r * A6 * U6_PLANE;
     /* thread 0 asks for chunk's rows and U into stage */
     auto request = [&](int chunk, int stage) {
