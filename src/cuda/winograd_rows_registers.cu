@@ -14,7 +14,9 @@
  * thread loads its two tiles' 6 taps x 4 channels, applies B^T in FP16 pairs (the generated
  * tile, zero terms left out at compile time: 20 operations for 6 positions), and the warpgroup
  * multiplies the 6 positions with U. At the end each thread holds all 6 positions of its
- * (tile, output channel) pairs and applies A^T in registers: no shared memory, no barrier.
+ * (tile, output channel) pairs and applies A^T in registers: no shared memory, no barrier; a
+ * quad then trades its words so that each lane writes 8 adjacent channels of a pixel (16 bytes:
+ * whole sectors a warp) where K % 8 == 0.
  *
  * Fragment layout: warp w of the block takes rows 4 (w / (box_w / 4)) .. + 3 and tiles 4 (w %
  * (box_w / 4)) .. + 3 of the box; its fragment row g (lane / 4) is the tile at row g % 4, column
@@ -45,16 +47,68 @@ static __host__ __device__ constexpr int pitch6(int box_w)
 }
 
 #if WINO_WGMMA
-/* B^T and A^T of F(4, 3), constants for the compiler. */
-static __device__ constexpr float bt43(int a, int e)
+/* Step k and output i of the generated recipes of F(4, 3): B^T (BT) and A^T (AT), constants for
+ * the compiler. */
+enum rows6_recipe { BT, AT };
+static __device__ constexpr wino_rows_step recipe_step(rows6_recipe r, int k)
 {
-    constexpr float m[A6][A6] = WINO_ROWS_BT_F4_3;
-    return m[a][e];
+    constexpr wino_rows_step bt[] = WINO_ROWS_BT_F4_3_STEPS, at[] = WINO_ROWS_AT_F4_3_STEPS;
+    return r == BT ? bt[k] : at[k];
 }
-static __device__ constexpr float at43(int j, int a)
+static __device__ constexpr int recipe_output(rows6_recipe r, int i)
 {
-    constexpr float m[4][A6] = WINO_ROWS_AT_F4_3;
-    return m[j][a];
+    constexpr int bt[] = WINO_ROWS_BT_F4_3_OUTPUTS, at[] = WINO_ROWS_AT_F4_3_OUTPUTS;
+    return r == BT ? bt[i] : at[i];
+}
+
+/* The operations of a recipe on FP16 pairs and on floats. */
+struct half2_ops {
+    typedef __half2 T;
+    static __device__ __forceinline__ T add(T a, T b) { return __hadd2(a, b); }
+    static __device__ __forceinline__ T sub(T a, T b) { return __hsub2(a, b); }
+    static __device__ __forceinline__ T neg(T a) { return __hneg2(a); }
+    static __device__ __forceinline__ T fma(float c, T a, T b)
+    {
+        return __hfma2(__float2half2_rn(c), a, b);
+    }
+    static __device__ __forceinline__ T mul(float c, T a)
+    {
+        return __hmul2(__float2half2_rn(c), a);
+    }
+};
+struct float_ops {
+    typedef float T;
+    static __device__ __forceinline__ T add(T a, T b) { return a + b; }
+    static __device__ __forceinline__ T sub(T a, T b) { return a - b; }
+    static __device__ __forceinline__ T neg(T a) { return -a; }
+    static __device__ __forceinline__ T fma(float c, T a, T b) { return fmaf(c, a, b); }
+    static __device__ __forceinline__ T mul(float c, T a) { return c * a; }
+};
+
+/* y = the recipe R of STEPS steps on x (N inputs, M outputs), unrolled: every index and
+ * constant is known at compile time, so the values stay in registers. */
+template <rows6_recipe R, int STEPS, class O, int N, int M>
+static __device__ __forceinline__ void run_recipe(const typename O::T (&x)[N],
+                                                  typename O::T (&y)[M])
+{
+    typename O::T v[N + STEPS];
+#pragma unroll
+    for (int j = 0; j < N; j++)
+        v[j] = x[j];
+#pragma unroll
+    for (int k = 0; k < STEPS; k++) {
+        const wino_rows_step st = recipe_step(R, k);
+        const typename O::T a = v[st.a], b = v[st.b];
+        v[N + k] = st.op == WINO_ROWS_ADD   ? O::add(a, b)
+                   : st.op == WINO_ROWS_SUB ? O::sub(a, b)
+                   : st.op == WINO_ROWS_MUL ? O::mul(st.c, a)
+                   : st.op == WINO_ROWS_FMA ? O::fma(st.c, a, b)
+                   : st.op == WINO_ROWS_FMS ? O::fma(st.c, a, O::neg(b))
+                                            : O::neg(a);
+    }
+#pragma unroll
+    for (int i = 0; i < M; i++)
+        y[i] = v[recipe_output(R, i)];
 }
 
 /* D (64 x 32, FP32) += A (64 x 16, FP16 in registers: mma.sync's m16n8k16 A fragment of each
@@ -81,54 +135,26 @@ static __device__ __forceinline__ unsigned as_bits(__half2 v)
     return *reinterpret_cast<unsigned *>(&v);
 }
 
-/* v = B^T x on pairs of channels. */
-static __device__ __forceinline__ void input_transform6(const __half2 (&x)[A6], __half2 (&v)[A6])
+/* A quad's 4 x 4 words transposed: lane t's w[nb] (output channels 8 nb + 2 t, + 1) becomes
+ * w[u] = lane u's word of channels 8 t + 2 u, + 1, so that each lane holds 8 adjacent
+ * channels (16 bytes) and a warp's store covers whole sectors. */
+static __device__ __forceinline__ void quad_transpose(unsigned (&w)[4], int t)
 {
 #pragma unroll
-    for (int a = 0; a < A6; a++) {
-        __half2 s = __float2half2_rn(0.0f);
-        bool first = true;
-#pragma unroll
-        for (int e = 0; e < A6; e++) {
-            const float c = bt43(a, e);
-            if (c == 0.0f)
-                continue;
-            const __half2 x_e = x[e], c2 = __float2half2_rn(c);
-            if (first)
-                s = c == 1.0f ? x_e : c == -1.0f ? __hneg2(x_e) : __hmul2(c2, x_e);
-            else
-                s = c == 1.0f    ? __hadd2(s, x_e)
-                    : c == -1.0f ? __hsub2(s, x_e)
-                                 : __hfma2(c2, x_e, s);
-            first = false;
-        }
-        v[a] = s;
+    for (int b = 0; b < 2; b++) {
+        const unsigned got = __shfl_xor_sync(0xffffffffu, (t & 2) ? w[b] : w[b + 2], 2);
+        if (t & 2)
+            w[b] = got;
+        else
+            w[b + 2] = got;
     }
-}
-
-/* b + (A^T m)[j]. */
-static __device__ __forceinline__ float output_row6(int j, const float (&m)[A6], float b)
-{
-    float s = b;
 #pragma unroll
-    for (int a = 0; a < A6; a++) {
-        const float c = at43(j, a);
-        if (c == 0.0f)
-            continue;
-        s = c == 1.0f ? s + m[a] : c == -1.0f ? s - m[a] : fmaf(c, m[a], s);
-    }
-    return s;
-}
-
-/* Output channels k, k + 1 of output pixel `at` (k + 1 < K unless odd) from s0, s1. */
-static __device__ __forceinline__ void store_pair(__half *at, int k, int kk, float s0, float s1)
-{
-    if (k + 1 < kk && !(kk & 1)) {
-        *(__half2 *)at = __floats2half2_rn(s0, s1);
-    } else {
-        at[0] = __float2half_rn(s0);
-        if (k + 1 < kk)
-            at[1] = __float2half_rn(s1);
+    for (int b = 0; b < 4; b += 2) {
+        const unsigned got = __shfl_xor_sync(0xffffffffu, (t & 1) ? w[b] : w[b + 1], 1);
+        if (t & 1)
+            w[b] = got;
+        else
+            w[b + 1] = got;
     }
 }
 #endif
@@ -137,7 +163,7 @@ template <int BOX_W>
 __global__ void __launch_bounds__(THREADS6, 3)
     rows_registers(const __grid_constant__ wino_rows_plan p,
                    const __grid_constant__ CUtensorMap x_map, const __half *__restrict__ u,
-                   const float *__restrict__ bias, __half *__restrict__ y)
+                   const float *__restrict__ bias, __half *__restrict__ y, bool wide_y)
 {
 #if WINO_WGMMA
     constexpr int BOX_H = box_rows6(BOX_W), PITCH = pitch6(BOX_W), ACROSS = BOX_W / 4;
@@ -177,6 +203,9 @@ __global__ void __launch_bounds__(THREADS6, 3)
     for (int j = 0; j < 2; j++)
         tile_at[j] = (trow * PITCH + (tcol + 2 * j) * 4) * CH6 * 2 + 8 * t;
 
+    /* U's descriptor in stage 0; in other places its address field (bits 0-13: the byte
+     * address / 16, below 2^14 in an SM's shared memory) grows by the offset / 16 */
+    const uint64_t u_descriptor = k_major_descriptor(smem0 + p.raw_bytes);
     float acc[A6][16];
 #pragma unroll
     for (int a = 0; a < A6; a++)
@@ -205,17 +234,17 @@ __global__ void __launch_bounds__(THREADS6, 3)
                              : "r"(at + e * CH6 * 2));
                 lo[e] = as_half2(a0), hi[e] = as_half2(a1);
             }
-            input_transform6(lo, v_lo);
-            input_transform6(hi, v_hi);
+            run_recipe<BT, WINO_ROWS_BT_F4_3_STEP_COUNT, half2_ops>(lo, v_lo);
+            run_recipe<BT, WINO_ROWS_BT_F4_3_STEP_COUNT, half2_ops>(hi, v_hi);
 #pragma unroll
             for (int a = 0; a < A6; a++)
                 frag[a][j] = as_bits(v_lo[a]), frag[a][2 + j] = as_bits(v_hi[a]);
         }
         wgmma_fence();
-        const unsigned ub = st + p.raw_bytes + i * A6 * U6_PLANE * 2;
+        const uint64_t ub = u_descriptor + ((stage * p.stage_bytes + i * A6 * U6_PLANE * 2) >> 4);
 #pragma unroll
         for (int a = 0; a < A6; a++)
-            wgmma_rs_n32(acc[a], frag[a], k_major_descriptor(ub + a * U6_PLANE * 2));
+            wgmma_rs_n32(acc[a], frag[a], ub + a * (U6_PLANE * 2 >> 4));
         wgmma_commit();
         /* frag is written again at the next step: with products still reading it, ptxas
          * would serialize them (its warning C7513) */
@@ -228,31 +257,61 @@ __global__ void __launch_bounds__(THREADS6, 3)
     }
 
     /* A^T in registers: acc[a][4 nb + 2 j + b] is position a of tile j, output channel
-     * kb 32 + 8 nb + 2 t + b */
+     * k0 + 8 nb + b (k0 = kb 32 + 2 t); w[e][nb] that pair at the tile's output e, as FP16 */
+    const int k0 = kb * OUTS6 + 2 * t;
+    float b0[OUTS6 / 8], b1[OUTS6 / 8];
+#pragma unroll
+    for (int nb = 0; nb < OUTS6 / 8; nb++) {
+        const int k = k0 + 8 * nb;
+        b0[nb] = bias && k < p.k ? bias[k] : 0.0f;
+        b1[nb] = bias && k + 1 < p.k ? bias[k + 1] : 0.0f;
+    }
 #pragma unroll
     for (int j = 0; j < 2; j++) {
         const int oh = h0 + trow, tw = tw0 + tcol + 2 * j;
-        if (n >= p.n || oh >= p.p || tw >= p.tiles_w)
-            continue;
+        const bool tile_in = n < p.n && oh < p.p && tw < p.tiles_w;
         __half *row = y + (((size_t)n * p.p + oh) * p.q + (size_t)tw * 4) * p.k;
+        unsigned w[4][OUTS6 / 8];
 #pragma unroll
         for (int nb = 0; nb < OUTS6 / 8; nb++) {
-            const int k = kb * OUTS6 + 8 * nb + 2 * t;
-            if (k >= p.k)
-                continue;
-            const float b0 = bias ? bias[k] : 0.0f, b1 = bias && k + 1 < p.k ? bias[k + 1] : 0.0f;
-            float m0[A6], m1[A6];
+            float m0[A6], m1[A6], y0[4], y1[4];
 #pragma unroll
             for (int a = 0; a < A6; a++)
                 m0[a] = acc[a][4 * nb + 2 * j], m1[a] = acc[a][4 * nb + 2 * j + 1];
+            run_recipe<AT, WINO_ROWS_AT_F4_3_STEP_COUNT, float_ops>(m0, y0);
+            run_recipe<AT, WINO_ROWS_AT_F4_3_STEP_COUNT, float_ops>(m1, y1);
 #pragma unroll
             for (int e = 0; e < 4; e++) {
-                if (tw * 4 + e >= p.q)
-                    break;
-                float s0 = output_row6(e, m0, b0), s1 = output_row6(e, m1, b1);
+                float s0 = y0[e] + b0[nb], s1 = y1[e] + b1[nb];
                 if (p.relu)
                     s0 = fmaxf(s0, 0.0f), s1 = fmaxf(s1, 0.0f);
-                store_pair(row + (size_t)e * p.k + k, k, p.k, s0, s1);
+                w[e][nb] = as_bits(__floats2half2_rn(s0, s1));
+            }
+        }
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            const bool out = tile_in && tw * 4 + e < p.q;
+            __half *pixel = row + (size_t)e * p.k;
+            if (wide_y) { /* K % 8 == 0, y on 16 bytes: lane t writes channels kb 32 + 8 t .. */
+                quad_transpose(w[e], t);
+                const int k = kb * OUTS6 + 8 * t;
+                if (out && k < p.k)
+                    *(uint4 *)(pixel + k) = make_uint4(w[e][0], w[e][1], w[e][2], w[e][3]);
+                continue;
+            }
+#pragma unroll
+            for (int nb = 0; nb < OUTS6 / 8; nb++) {
+                const int k = k0 + 8 * nb;
+                if (!out || k >= p.k)
+                    continue;
+                const __half2 pair = as_half2(w[e][nb]);
+                if (k + 1 < p.k && !(p.k & 1)) {
+                    *(__half2 *)(pixel + k) = pair;
+                } else {
+                    pixel[k] = __low2half(pair);
+                    if (k + 1 < p.k)
+                        pixel[k + 1] = __high2half(pair);
+                }
             }
         }
     }
@@ -372,11 +431,12 @@ cudaError_t wino_rows6_run(const struct wino_rows_plan *p, const void *u, const 
     const size_t bytes = (size_t)p->stages * p->stage_bytes;
     const __half *uu = (const __half *)u;
     __half *yy = (__half *)y;
+    const bool wide = p->k % 8 == 0 && (uintptr_t)y % 16 == 0;
     if (p->box_w == 16)
-        rows_registers<16><<<blocks, THREADS6, bytes, stream>>>(*p, x_map, uu, bias, yy);
+        rows_registers<16><<<blocks, THREADS6, bytes, stream>>>(*p, x_map, uu, bias, yy, wide);
     else if (p->box_w == 8)
-        rows_registers<8><<<blocks, THREADS6, bytes, stream>>>(*p, x_map, uu, bias, yy);
+        rows_registers<8><<<blocks, THREADS6, bytes, stream>>>(*p, x_map, uu, bias, yy, wide);
     else
-        rows_registers<4><<<blocks, THREADS6, bytes, stream>>>(*p, x_map, uu, bias, yy);
+        rows_registers<4><<<blocks, THREADS6, bytes, stream>>>(*p, x_map, uu, bias, yy, wide);
     return cudaGetLastError();
 }

@@ -31,9 +31,10 @@ char *wino_gen_int8_recipes(void);
 
 #define WINO_ROWS_TILES_PATH "src/cuda/generated/wino_rows_tiles.cuh"
 
-/* The text of WINO_ROWS_TILES_PATH (malloc'ed), or NULL with the reason recorded: A^T and B^T
- * of the one-dimensional tile F(4, 3) on the recorded points as float constants, so that the
- * CUDA ROWS kernel of alpha 6 builds its transforms at compile time, zero terms left out. */
+/* The text of WINO_ROWS_TILES_PATH (malloc'ed), or NULL with the reason recorded: B^T and A^T
+ * of the one-dimensional tile F(4, 3) on the recorded points as recipes of the transform
+ * optimizer (steps with float constants), which the CUDA ROWS kernel of alpha 6 runs unrolled at
+ * compile time. */
 char *wino_gen_rows_tiles(void);
 
 #endif
