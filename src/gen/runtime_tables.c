@@ -148,6 +148,17 @@ char *wino_gen_recorded_tiles(void)
 }
 
 /* A matrix (rows x cols, row-major) as the initializer of float[rows][cols] in `#define NAME`. */
+/* rc's counts into n, or -1 with rc cleared where the caller found it `bad`. */
+static int counts_unless_bad(wino_recipe *rc, int bad, struct wino_op_counts *n)
+{
+    if (bad) {
+        wino_recipe_clear(rc);
+        return -1;
+    }
+    wino_recipe_counts(rc, n);
+    return 0;
+}
+
 /* Whether v is exact in FP16: at most 11 significant bits, within its normal range. */
 static int exact_in_half(double v)
 {
@@ -185,12 +196,9 @@ static int put_float_recipe(struct wino_strbuf *sb, const char *what, const char
         for (int j = 0; j < m->cols; j++)
             terms += mpq_sgn(wino_qmat_at(m, i, j)) != 0;
     }
-    if (bad) {
-        wino_recipe_clear(&rc);
-        return -1;
-    }
     struct wino_op_counts n;
-    wino_recipe_counts(&rc, &n);
+    if (counts_unless_bad(&rc, bad, &n))
+        return -1;
     wino_strbuf_printf(sb,
                        "\n/* %s: %d steps (%ld additions, %ld multiplications, %ld fused "
                        "multiply-adds;\n * its %ld nonzero terms one by one: %ld) */\n"
@@ -355,12 +363,9 @@ static int put_recipe_macro(struct wino_strbuf *sb, const char *what, const char
     for (int k = 0; !bad && k < rc.n_inst; k++)
         bad = rc.inst[k].op == WINO_ROP_FMA ||
               (rc.inst[k].op == WINO_ROP_MUL && mpz_cmp_ui(mpq_denref(rc.inst[k].c), 1) != 0);
-    if (bad) {
-        wino_recipe_clear(&rc);
-        return -1;
-    }
     struct wino_op_counts n;
-    wino_recipe_counts(&rc, &n);
+    if (counts_unless_bad(&rc, bad, &n))
+        return -1;
     wino_strbuf_printf(sb,
                        "\n/* %s: %ld additions, %ld multiplications (the dense product: %ld, %ld) "
                        "*/\n#define %s(T, x, y) \\\n    do { \\\n",
