@@ -11,8 +11,8 @@
  * tensor memory accelerator brings the box's box_h + r - 1 input rows (16 channels, rows of
  * `cols` pixels: cols = 1 mod 4, so that the four rows of a fragment fall on distinct banks) and
  * the chunk's U (r x 6 x 32 x 16, laid out as wgmma reads it) into a stage; per filter row each
- * thread loads its two tiles' 6 taps x 4 channels, applies B^T in FP16 pairs (the generated
- * tile, zero terms left out at compile time: 20 operations for 6 positions), and the warpgroup
+ * thread loads its two tiles' 6 taps x 4 channels, applies B^T in FP16 pairs (the generator's
+ * recipe, unrolled at compile time: 16 operations for 6 positions), and the warpgroup
  * multiplies the 6 positions with U. At the end each thread holds all 6 positions of its
  * (tile, output channel) pairs and applies A^T in registers: no shared memory, no barrier; a
  * quad then trades its words so that each lane writes 8 adjacent channels of a pixel (16 bytes:
