@@ -13,6 +13,10 @@
 /* Input pixels per GEMM block at most: rows, a multiple of the AVX-512 kernel's 14. */
 #define BLOCK_ROWS (14 * 8)
 
+/* Layers of fewer input channels take the scatter form (backward_data_f32.h): the phase form's
+ * GEMMs would be C columns wide. */
+#define SCATTER_BELOW_C 16
+
 static size_t round64(size_t bytes)
 {
     return (bytes + 63) / 64 * 64;
@@ -68,6 +72,57 @@ static const int *phase_w(const struct wino_f32_backward_data *bd,
     return bd->taps_w + (size_t)(f % bd->phase_cols) * (d->s + 2);
 }
 
+/* GEMM blocks of `pixels` rows of depth max_inner and width n: two a thread or more where the
+ * pixels allow, in whole micro-panels of the GEMM (a 7 x 7 map at batch 1 was one block: one
+ * thread worked); the per-thread buffers they take. */
+static void plan_blocks(struct wino_f32_backward_data *bd, long pixels, int n)
+{
+    const long share = (pixels + 2L * bd->threads - 1) / (2L * bd->threads);
+    const int rows = wino_f32_gemm_kernel_rows(bd->isa);
+    const long block = (share + rows - 1) / rows * rows;
+    bd->block = (int)(block > BLOCK_ROWS ? BLOCK_ROWS : block);
+    bd->a_bytes = round64(sizeof(float) * (size_t)bd->block * (size_t)bd->max_inner);
+    bd->c_bytes = round64(sizeof(float) * (size_t)bd->block * (size_t)n);
+    bd->gemm_bytes = round64(wino_f32_gemm_packed_scratch_bytes(bd->isa, bd->block, n,
+                                                                bd->max_inner));
+}
+
+/* The scatter form: one K x (R S C) B, b[k][(i S + j) C + c] = w[k][c][i][j]; bands of input
+ * rows, about one a thread. */
+static enum wino_status prepare_scatter(struct wino_f32_backward_data *bd,
+                                        const struct wino_conv2d_desc *d, const float *weights)
+{
+    const int taps = d->r * d->s * d->c;
+    bd->scatter = 1;
+    bd->max_inner = d->k;
+    bd->isa = wino_f32_packed_gemm_isa_for(d->k, taps);
+    const long bands = ((long)bd->threads + d->n - 1) / d->n;
+    bd->bands = (int)(bands < d->h ? bands : d->h);
+    float *b = malloc(sizeof(float) * (size_t)d->k * (size_t)taps);
+    bd->w = calloc(1, sizeof *bd->w);
+    if (!b || !bd->w ||
+        posix_memalign(&bd->w[0], 64, wino_f32_gemm_packed_b_bytes(bd->isa, d->k, taps))) {
+        if (bd->w)
+            bd->w[0] = NULL;
+        free(b);
+        return WINO_OUT_OF_MEMORY;
+    }
+    const struct wino_strides4 ws = wino_w_strides(d);
+    float *row = b;
+    for (int k = 0; k < d->k; k++)
+        for (int i = 0; i < d->r; i++)
+            for (int j = 0; j < d->s; j++)
+                for (int c = 0; c < d->c; c++)
+                    *row++ = weights[k * ws.a + c * ws.b + i * ws.c + j * ws.d];
+    wino_f32_gemm_pack_b(bd->isa, d->k, taps, b, taps, bd->w[0]);
+    free(b);
+    /* the pixels of dy that a band reads: its share of the image's and the taps' overlap */
+    int p = 0, q = 0;
+    wino_conv2d_output_size(d, &p, &q);
+    plan_blocks(bd, (long)d->n * bd->bands * ((p + bd->bands - 1) / bd->bands + d->r) * q, taps);
+    return WINO_SUCCESS;
+}
+
 enum wino_status wino_f32_backward_data_prepare(struct wino_f32_backward_data *bd,
                                                 const struct wino_conv2d_desc *d,
                                                 const float *weights, int threads)
@@ -77,6 +132,8 @@ enum wino_status wino_f32_backward_data_prepare(struct wino_f32_backward_data *b
     if (wino_conv_desc_check(d, &sz) || (size_t)d->r * d->s * d->k > 0x7fffffff)
         return WINO_INVALID_ARGUMENT;
     bd->threads = threads;
+    if (d->c < SCATTER_BELOW_C)
+        return prepare_scatter(bd, d, weights);
     bd->taps_h = malloc(sizeof(int) * (size_t)min3(d->r, d->stride_h, d->h) * (size_t)(d->r + 2));
     bd->taps_w = malloc(sizeof(int) * (size_t)min3(d->s, d->stride_w, d->w) * (size_t)(d->s + 2));
     if (!bd->taps_h || !bd->taps_w)
@@ -113,23 +170,14 @@ enum wino_status wino_f32_backward_data_prepare(struct wino_f32_backward_data *b
         wino_f32_gemm_pack_b(bd->isa, inner, d->c, b, d->c, bd->w[f]);
         free(b);
     }
-    /* two blocks a thread or more where the pixels allow, in whole micro-panels of the GEMM
-     * (a 7 x 7 map at batch 1 was one block: one thread worked) */
-    const long pixels = (long)d->n * d->h * d->w;
-    const long share = (pixels + 2L * threads - 1) / (2L * threads);
-    const int rows = wino_f32_gemm_kernel_rows(bd->isa);
-    const long block = (share + rows - 1) / rows * rows;
-    bd->block = (int)(block > BLOCK_ROWS ? BLOCK_ROWS : block);
-    bd->a_bytes = round64(sizeof(float) * (size_t)bd->block * (size_t)bd->max_inner);
-    bd->c_bytes = round64(sizeof(float) * (size_t)bd->block * (size_t)d->c);
-    bd->gemm_bytes =
-        round64(wino_f32_gemm_packed_scratch_bytes(bd->isa, bd->block, d->c, bd->max_inner));
+    plan_blocks(bd, (long)d->n * d->h * d->w, d->c);
     return WINO_SUCCESS;
 }
 
 void wino_f32_backward_data_release(struct wino_f32_backward_data *bd)
 {
-    for (int f = 0; bd->w && f < bd->phase_rows * bd->phase_cols; f++)
+    const int packed = bd->scatter ? 1 : bd->phase_rows * bd->phase_cols;
+    for (int f = 0; bd->w && f < packed; f++)
         free(bd->w[f]);
     free(bd->w);
     free(bd->taps_h);
@@ -291,11 +339,93 @@ static void data_items(void *arg, long begin, long end, int worker)
     }
 }
 
+/* Work items [begin, end) of the scatter form: a band of input rows of one image each, set to
+ * zero, then for each block of the dy pixels whose taps reach the band, the GEMM dy (pixels x K)
+ * times B (K x R S C) and the sums of its rows' taps into the band's pixels. Bands are disjoint,
+ * so no two items write the same dx; the dy rows next to a band's edges are multiplied by both
+ * its items. */
+static void scatter_items(void *arg, long begin, long end, int worker)
+{
+    const struct data_run *r = arg;
+    const struct wino_f32_backward_data *bd = r->bd;
+    const struct wino_conv2d_desc *d = r->d;
+    const struct wino_strides4 xs = wino_x_strides(d), ys = wino_y_strides(d, r->p, r->q);
+    const int C = d->c, K = d->k, taps = d->r * d->s * C;
+    char *mine = r->ws + (bd->a_bytes + bd->c_bytes + bd->gemm_bytes) * (size_t)worker;
+    float *a = (float *)mine, *cols = (float *)(mine + bd->a_bytes);
+    void *scratch = mine + bd->a_bytes + bd->c_bytes;
+    for (long it = begin; it < end; it++) {
+        const int n = (int)(it / bd->bands), band = (int)(it % bd->bands);
+        const int h0 = (int)((long)d->h * band / bd->bands);
+        const int h1 = (int)((long)d->h * (band + 1) / bd->bands);
+        for (int h = h0; h < h1; h++) {
+            float *row = r->dx + n * xs.a + h * xs.c;
+            if (xs.b == 1)
+                memset(row, 0, sizeof(float) * (size_t)d->w * C);
+            else
+                for (int c = 0; c < C; c++)
+                    memset(row + c * xs.b, 0, sizeof(float) * (size_t)d->w);
+        }
+        /* dy rows pp with pp stride - pad + i dilation in [h0, h1) for some tap i */
+        const long lo = (long)h0 + d->pad_h - (long)(d->r - 1) * d->dilation_h;
+        int pp0 = lo <= 0 ? 0 : (int)((lo + d->stride_h - 1) / d->stride_h);
+        int pp1 = (int)(((long)h1 - 1 + d->pad_h) / d->stride_h) + 1;
+        pp1 = pp1 < r->p ? pp1 : r->p;
+        for (long t0 = (long)pp0 * r->q; t0 < (long)pp1 * r->q; t0 += bd->block) {
+            const int nb = (int)((long)pp1 * r->q - t0 < bd->block ? (long)pp1 * r->q - t0
+                                                                    : bd->block);
+            for (int l = 0; l < nb; l++) {
+                const int pp = (int)((t0 + l) / r->q), qq = (int)((t0 + l) % r->q);
+                const float *src = r->dy + n * ys.a + pp * ys.c + qq * ys.d;
+                if (ys.b == 1)
+                    memcpy(a + (size_t)l * K, src, sizeof(float) * (size_t)K);
+                else
+                    for (int k = 0; k < K; k++)
+                        a[(size_t)l * K + k] = src[k * ys.b];
+            }
+            wino_f32_gemm_packed(bd->isa, nb, taps, K, a, K, bd->w[0], cols, taps, 0, scratch);
+            for (int l = 0; l < nb; l++) {
+                const int pp = (int)((t0 + l) / r->q), qq = (int)((t0 + l) % r->q);
+                const float *tap = cols + (size_t)l * taps;
+                for (int i = 0; i < d->r; i++) {
+                    const long h = (long)pp * d->stride_h - d->pad_h + (long)i * d->dilation_h;
+                    if (h < h0 || h >= h1)
+                        continue;
+                    float *row = r->dx + n * xs.a + h * xs.c;
+                    const long v0 = (long)qq * d->stride_w - d->pad_w;
+                    if (xs.b == 1 && d->dilation_w == 1) { /* the row's taps: one run */
+                        const long j0 = v0 < 0 ? -v0 : 0;
+                        const long j1 = d->w - v0 < d->s ? d->w - v0 : d->s;
+                        const float *from = tap + ((size_t)i * d->s + j0) * C;
+                        float *px = row + (v0 + j0) * C;
+                        for (long e = 0; e < (j1 - j0) * C; e++)
+                            px[e] += from[e];
+                        continue;
+                    }
+                    for (int j = 0; j < d->s; j++) {
+                        const long v = v0 + (long)j * d->dilation_w;
+                        if (v < 0 || v >= d->w)
+                            continue;
+                        const float *from = tap + ((size_t)i * d->s + j) * C;
+                        float *px = row + v * xs.d;
+                        for (int c = 0; c < C; c++)
+                            px[c * xs.b] += from[c];
+                    }
+                }
+            }
+        }
+    }
+}
+
 void wino_f32_backward_data_run(const struct wino_f32_backward_data *bd,
                                 const struct wino_conv2d_desc *d, int p, int q, const float *dy,
                                 float *dx, void *ws)
 {
     struct data_run r = {bd, d, p, q, 0, dy, dx, ws};
+    if (bd->scatter) {
+        wino_backward_parallel(bd->threads, (long)d->n * bd->bands, scatter_items, &r);
+        return;
+    }
     for (int f = 0; f < bd->phase_rows * bd->phase_cols; f++) {
         const int *th = phase_h(bd, d, f), *tw = phase_w(bd, d, f);
         const long pix = (long)phase_pixels(d->h, th[0], d->stride_h) *

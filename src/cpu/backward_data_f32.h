@@ -7,7 +7,12 @@
  * pixels multiplies the gathered dy values of those taps (pixels x taps K) by the weights of
  * those taps (taps K x C), packed once at create, so no multiplication by an inserted zero is
  * done (a transposed convolution computed as a dilated forward one would do s_h s_w times the
- * work). Threaded with OpenMP over blocks of pixels. */
+ * work). Threaded with OpenMP over blocks of pixels.
+ *
+ * Layers of few input channels take the scatter form instead, whose GEMMs are R S C wide
+ * rather than C: per block of dy pixels, dy (pixels x K) times the weights (K x R S C) gives each
+ * pixel's contribution to the R x S input pixels its taps reach, which are then added there;
+ * threads own bands of input rows. */
 #ifndef WINO_CPU_BACKWARD_DATA_F32_H
 #define WINO_CPU_BACKWARD_DATA_F32_H
 
@@ -19,11 +24,14 @@
 struct wino_f32_backward_data {
     int threads;
     enum wino_isa isa;
+    int scatter;        /* the scatter form (above), with bands of rows an image */
+    int bands;
     int phase_rows, phase_cols; /* phases along each axis that receive taps (<= R, <= S) */
     int *taps_h, *taps_w; /* per phase row / column: its residue, how many taps, which (see .c) */
-    void **w;           /* per phase (row-major): (taps K) x C weights packed for the GEMM */
-    int max_inner;      /* the largest taps K of a phase */
-    int block;          /* input pixels a GEMM: a work item */
+    void **w;           /* per phase (row-major): (taps K) x C weights packed for the GEMM;
+                         * the scatter form: one K x (R S C) */
+    int max_inner;      /* the largest taps K of a phase; the scatter form: K */
+    int block;          /* input pixels a GEMM: a work item; the scatter form: dy pixels */
     size_t a_bytes, c_bytes, gemm_bytes; /* per thread, 64-byte multiples */
 };
 
