@@ -13,10 +13,6 @@
 /* Input pixels per GEMM block at most: rows, a multiple of the AVX-512 kernel's 14. */
 #define BLOCK_ROWS (14 * 8)
 
-/* Layers of fewer input channels take the scatter form (backward_data_f32.h): the phase form's
- * GEMMs would be C columns wide. */
-#define SCATTER_BELOW_C 16
-
 static size_t round64(size_t bytes)
 {
     return (bytes + 63) / 64 * 64;
@@ -132,7 +128,7 @@ enum wino_status wino_f32_backward_data_prepare(struct wino_f32_backward_data *b
     if (wino_conv_desc_check(d, &sz) || (size_t)d->r * d->s * d->k > 0x7fffffff)
         return WINO_INVALID_ARGUMENT;
     bd->threads = threads;
-    if (d->c < SCATTER_BELOW_C && (size_t)d->r * d->s * d->c <= 0x7fffffff)
+    if (d->c < WINO_BWD_DATA_SCATTER_BELOW_C && (size_t)d->r * d->s * d->c <= 0x7fffffff)
         return prepare_scatter(bd, d, weights);
     bd->taps_h = malloc(sizeof(int) * (size_t)min3(d->r, d->stride_h, d->h) * (size_t)(d->r + 2));
     bd->taps_w = malloc(sizeof(int) * (size_t)min3(d->s, d->stride_w, d->w) * (size_t)(d->s + 2));

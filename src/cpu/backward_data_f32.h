@@ -21,6 +21,12 @@
 #include "cpu/gemm_f32.h"
 #include "wino.h"
 
+/* Layers of fewer input channels take the scatter form; AUTO runs the direct path instead of
+ * Winograd up to WINO_BWD_DATA_AUTO_DIRECT_MAX_C of them, where the scatter form measured
+ * faster than Winograd's GEMMs, which are C columns wide too (docs/training.md). */
+#define WINO_BWD_DATA_SCATTER_BELOW_C 16
+#define WINO_BWD_DATA_AUTO_DIRECT_MAX_C 8
+
 struct wino_f32_backward_data {
     int threads;
     enum wino_isa isa;

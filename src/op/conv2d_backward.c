@@ -137,7 +137,8 @@ static enum wino_status data_plan(const struct wino_conv2d_desc *desc,
         return data_plan_cuda(desc, o, why, algo);
     if (o->algo == WINO_ALGO_WINOGRAD && why)
         return wino_fail(WINO_UNSUPPORTED, "%s", why);
-    *algo = o->algo == WINO_ALGO_DIRECT || why || (o->algo == WINO_ALGO_AUTO && desc->r == 1)
+    const int auto_direct = desc->r == 1 || desc->c <= WINO_BWD_DATA_AUTO_DIRECT_MAX_C;
+    *algo = o->algo == WINO_ALGO_DIRECT || why || (o->algo == WINO_ALGO_AUTO && auto_direct)
                 ? WINO_ALGO_DIRECT
                 : WINO_ALGO_WINOGRAD;
     if (*algo == WINO_ALGO_WINOGRAD) { /* the forward operator's own checks (tile, matrices) */
