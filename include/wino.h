@@ -413,7 +413,7 @@ WINO_API void wino_conv2d_destroy(wino_conv2d *op); /* NULL is fine */
  *    4096, any padding); wino_conv2d_backward_filter_info tells the kernels and segments.
  *    WINO_ALGO_DIRECT (any descriptor): im2col(x)^T x dy as GEMMs.
  * WINO_ALGO_AUTO takes WINO_ALGO_WINOGRAD where it applies and saves multiplications (backward-
- * data: R > 1 and, on the CPU, C > 8, where the direct path's GEMMs are R S C wide and faster;
+ * data: R > 1 and, on the CPU, C > 4, where the direct path's GEMMs are R S C wide and faster;
  * backward-filter: WinRS's plan needs fewer than direct, so not for S == 1), WINO_ALGO_DIRECT
  * otherwise.
  * Options: bias and relu must be left 0 (a gradient has no epilogue); for backward-filter

@@ -65,7 +65,7 @@ static int check(const struct wino_conv2d_desc *d, enum wino_algo algo, int thre
              (algo == WINO_ALGO_AUTO || used == algo) &&
              (used == WINO_ALGO_WINOGRAD ? winograd_shape
                                          : algo == WINO_ALGO_DIRECT || !winograd_shape ||
-                                               d->r == 1 || d->c <= 8); /* wino.h's AUTO */
+                                               d->r == 1 || d->c <= 4); /* wino.h's AUTO */
         free(ws);
     }
     wino_conv2d_destroy(op);

@@ -25,7 +25,7 @@
  * Winograd up to WINO_BWD_DATA_AUTO_DIRECT_MAX_C of them, where the scatter form measured
  * faster than Winograd's GEMMs, which are C columns wide too (docs/training.md). */
 #define WINO_BWD_DATA_SCATTER_BELOW_C 16
-#define WINO_BWD_DATA_AUTO_DIRECT_MAX_C 8
+#define WINO_BWD_DATA_AUTO_DIRECT_MAX_C 4
 
 struct wino_f32_backward_data {
     int threads;
