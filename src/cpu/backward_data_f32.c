@@ -364,22 +364,23 @@ static void scatter_items(void *arg, long begin, long end, int worker)
         }
         /* dy rows pp with pp stride - pad + i dilation in [h0, h1) for some tap i */
         const long lo = (long)h0 + d->pad_h - (long)(d->r - 1) * d->dilation_h;
-        int pp0 = lo <= 0 ? 0 : (int)((lo + d->stride_h - 1) / d->stride_h);
+        const int pp0 = lo <= 0 ? 0 : (int)((lo + d->stride_h - 1) / d->stride_h);
         int pp1 = (int)(((long)h1 - 1 + d->pad_h) / d->stride_h) + 1;
         pp1 = pp1 < r->p ? pp1 : r->p;
         for (long t0 = (long)pp0 * r->q; t0 < (long)pp1 * r->q; t0 += bd->block) {
             const int nb = (int)((long)pp1 * r->q - t0 < bd->block ? (long)pp1 * r->q - t0
                                                                     : bd->block);
-            for (int l = 0; l < nb; l++) {
+            /* NHWC: the block's dy pixels lie K apart as they are; NCHW: gathered */
+            const float *rows = r->dy + n * ys.a + t0 * ys.d;
+            for (int l = 0; l < nb && ys.b != 1; l++) {
                 const int pp = (int)((t0 + l) / r->q), qq = (int)((t0 + l) % r->q);
                 const float *src = r->dy + n * ys.a + pp * ys.c + qq * ys.d;
-                if (ys.b == 1)
-                    memcpy(a + (size_t)l * K, src, sizeof(float) * (size_t)K);
-                else
-                    for (int k = 0; k < K; k++)
-                        a[(size_t)l * K + k] = src[k * ys.b];
+                for (int k = 0; k < K; k++)
+                    a[(size_t)l * K + k] = src[k * ys.b];
+                rows = a;
             }
-            wino_f32_gemm_packed(bd->isa, nb, taps, K, a, K, bd->w[0], cols, taps, 0, scratch);
+            wino_f32_gemm_packed(bd->isa, nb, taps, K, rows, K, bd->w[0], cols, taps, 0,
+                                 scratch);
             for (int l = 0; l < nb; l++) {
                 const int pp = (int)((t0 + l) / r->q), qq = (int)((t0 + l) % r->q);
                 const float *tap = cols + (size_t)l * taps;
