@@ -371,13 +371,12 @@ static void scatter_items(void *arg, long begin, long end, int worker)
             const int nb = (int)((long)pp1 * r->q - t0 < bd->block ? (long)pp1 * r->q - t0
                                                                     : bd->block);
             /* NHWC: the block's dy pixels lie K apart as they are; NCHW: gathered */
-            const float *rows = r->dy + n * ys.a + t0 * ys.d;
+            const float *rows = ys.b == 1 ? r->dy + n * ys.a + t0 * ys.d : a;
             for (int l = 0; l < nb && ys.b != 1; l++) {
                 const int pp = (int)((t0 + l) / r->q), qq = (int)((t0 + l) % r->q);
                 const float *src = r->dy + n * ys.a + pp * ys.c + qq * ys.d;
                 for (int k = 0; k < K; k++)
                     a[(size_t)l * K + k] = src[k * ys.b];
-                rows = a;
             }
             wino_f32_gemm_packed(bd->isa, nb, taps, K, rows, K, bd->w[0], cols, taps, 0,
                                  scratch);

@@ -7,7 +7,7 @@
  * pixels multiplies the gathered dy values of those taps (pixels x taps K) by the weights of
  * those taps (taps K x C), packed once at create, so no multiplication by an inserted zero is
  * done (a transposed convolution computed as a dilated forward one would do s_h s_w times the
- * work). Threaded with OpenMP over blocks of pixels.
+ * work). Threaded (the thread pool) over blocks of pixels.
  *
  * Layers of few input channels take the scatter form instead, whose GEMMs are R S C wide
  * rather than C: per block of dy pixels, dy (pixels x K) times the weights (K x R S C) gives each

@@ -147,7 +147,6 @@ char *wino_gen_recorded_tiles(void)
     return sb.text;
 }
 
-/* A matrix (rows x cols, row-major) as the initializer of float[rows][cols] in `#define NAME`. */
 /* rc's counts into n, or -1 with rc cleared where the caller found it `bad`. */
 static int counts_unless_bad(wino_recipe *rc, int bad, struct wino_op_counts *n)
 {
