@@ -395,9 +395,12 @@ static enum wino_status conv_reshape(struct wino_cuda_conv *c, const struct wino
             desc->pad_h != was->pad_h || desc->pad_w != was->pad_w ||
             desc->layout != WINO_LAYOUT_NHWC)
             return wino_fail(WINO_INTERNAL_ERROR, "CUDA reshape: only N, H and W may change");
+        const int outs = was->outs;
         if (wino_rows_plan_of(desc, sizes, t->m, t->at, t->g, t->bt, c->relu, was->sms,
                               &c->rows))
             return wino_fail(WINO_UNSUPPORTED, "the ROWS variant: more than 2^31 tiles");
+        if (c->rows.alpha != ROWS_ALPHA)
+            wino_rows6_set_outs(&c->rows, outs); /* U's layout stays */
         *bytes = 0;
         return WINO_SUCCESS;
     }

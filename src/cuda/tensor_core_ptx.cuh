@@ -236,6 +236,18 @@ static __device__ __forceinline__ unsigned smem_address(const void *p)
                  : "l"((uint64_t)p));
     return a;
 }
+/* v, opaque to the compiler from here on: a value worked out once before a loop stays in a
+ * register instead of being worked out again from the thread's index at each pass. */
+static __device__ __forceinline__ unsigned kept(unsigned v)
+{
+    asm volatile("" : "+r"(v));
+    return v;
+}
+static __device__ __forceinline__ uint64_t kept(uint64_t v)
+{
+    asm volatile("" : "+l"(v));
+    return v;
+}
 /* An mbarrier in shared memory that completes a phase when `count` threads have arrived. */
 static __device__ __forceinline__ void mbarrier_init(uint64_t *bar, unsigned count)
 {

@@ -571,6 +571,7 @@ enum wino_status wino_rows_plan_of(const struct wino_conv2d_desc *d,
     p->chunks = (d->c + CH - 1) / CH;
     p->relu = relu;
     p->bf16 = d->dtype == WINO_DTYPE_BF16;
+    p->sms = sms > 0 ? sms : 1;
     for (int a = 0; a < p->alpha; a++) {
         for (int j = 0; j < m; j++)
             p->at[j][a] = (float)at[j * p->alpha + a];
@@ -591,7 +592,6 @@ enum wino_status wino_rows_plan_of(const struct wino_conv2d_desc *d,
     p->total = (int)total;
     p->kblocks = (d->k + OUTS - 1) / OUTS;
     p->steps = p->chunks * d->r;
-    p->sms = sms > 0 ? sms : 1;
     long long head = 0;
     choose_launches(blocks, p->chunks, d->r, p->sms, &head, &p->splits);
     if (blocks * p->splits > INT_MAX)

@@ -30,8 +30,9 @@ struct wino_rows_plan {
     int box_w, box_h, lg_w, lg_tiles, boxes, cols, box_elems;
     int boxes_w, boxes_h, total;
     struct wino_fast_divisor per_band, per_image; /* boxes_w, boxes_h */
-    int kblocks, chunks, steps;   /* blocks of 64 output channels (alpha 6: 32), of 16 input
+    int kblocks, chunks, steps;   /* blocks of 64 output channels (alpha 6: outs), of 16 input
                                    * channels; steps of a tile block: r chunks */
+    int outs;                     /* alpha 6: a block's output channels, 32 or 64 */
     int raw_bytes, stage_bytes, stages; /* alpha 6: a chunk's input rows and U in shared memory,
                                          * in `stages` buffers */
     int sms;                      /* the device's SMs */
@@ -72,6 +73,9 @@ cudaError_t wino_rows_run(const struct wino_rows_plan *plan, const void *u, cons
 /* The kernel of alpha 6 (winograd_rows_registers.cu), for the functions above: the plan's
  * boxes and stages, its blocks, U's bytes, and the same steps as above. */
 void wino_rows6_plan(struct wino_rows_plan *plan);
+/* The plan with `outs` output channels a block (32 or 64): U's layout depends on it, so reshape
+ * keeps the operator's. */
+void wino_rows6_set_outs(struct wino_rows_plan *plan, int outs);
 long long wino_rows6_blocks(const struct wino_rows_plan *plan);
 size_t wino_rows6_u_bytes(const struct wino_rows_plan *plan);
 cudaError_t wino_rows6_filter_transform(const struct wino_rows_plan *plan, const void *w, void *u,

@@ -15,8 +15,8 @@
  *    F(4, 3) in BF16;
  *  - AUTO on FP16 and BF16 NHWC layers runs (ROWS, a 2D tile or the vendor's) within bounds.
  * On a GPU other than Hopper every ROWS create must be refused; the test then checks that.
- * Usage: test_gpu_rows (WINO_TEST_SEED=N to replay; WINO_GPU_TEST_SMALL=1 without the medium
- * layers). */
+ * Usage: test_gpu_rows (WINO_TEST_SEED=N to replay; WINO_GPU_TEST_SMALL=1: 12 random layers
+ * instead of 40 and without the medium layers, for the sanitizers). */
 #include "gpu_test_util.h"
 
 static struct test_counts tc;
@@ -111,13 +111,13 @@ static void random_cases(int count, int *id, struct test_rng *rng, cudaStream_t 
     }
 }
 
-/* Reshape to another batch and image, new weights, and the check of the reshaped layer (the
- * reference's weights: those of gpu_conv_check's draw for the same seed). */
-static void reshape_case(struct test_rng *rng, cudaStream_t stream)
+/* d reshaped to batch n and an h x w image, new weights, and the check of the reshaped layer
+ * (the reference's weights: those of gpu_conv_check's draw for the same seed). */
+static void reshape_case(struct wino_conv2d_desc d, int n, int h, int w_, struct test_rng *rng,
+                         cudaStream_t stream)
 {
-    const struct wino_conv2d_desc d = nhwc(2, 24, 17, 19, 70, 3, 1, WINO_DTYPE_F16);
     struct wino_conv2d_desc e = d;
-    e.n = 3, e.h = 9, e.w = 30;
+    e.n = n, e.h = h, e.w = w_;
     const struct wino_conv2d_options o = rows_options(0, 0);
     const struct wino_context ctx = gpu_context(0, stream);
     const size_t wn = (size_t)d.k * d.c * 9, xn = (size_t)e.n * e.c * e.h * e.w;
@@ -155,9 +155,10 @@ static void reshape_case(struct test_rng *rng, cudaStream_t stream)
     }
     if (hopper)
         gpu_checkf(&tc, st == WINO_SUCCESS && bytes == 0 && err <= bound(WINO_DTYPE_F16),
-                   "reshape 2x24x17x19 -> 3x24x9x30 and set_weights: %s (%s), workspace %zu, "
+                   "reshape %dx%dx%dx%d -> %dx%dx%dx%d and set_weights: %s (%s), workspace %zu, "
                    "relative L1 %.3e",
-                   gpu_status_name(st), st ? wino_last_error() : "", bytes, err);
+                   d.n, d.c, d.h, d.w, e.n, e.c, e.h, e.w, gpu_status_name(st),
+                   st ? wino_last_error() : "", bytes, err);
     else
         gpu_checkf(&tc, st == WINO_UNSUPPORTED, "reshape case refused off Hopper");
     wino_conv2d_destroy(op);
@@ -210,8 +211,9 @@ int main(void)
     printf("device %s (sm_%d%d), seed %llu\n", prop.name, prop.major, prop.minor,
            (unsigned long long)base_seed);
     int id = 0;
-    random_cases(40, &id, &rng, stream);
-    if (!getenv("WINO_GPU_TEST_SMALL")) {
+    const int small = getenv("WINO_GPU_TEST_SMALL") != NULL;
+    random_cases(small ? 12 : 40, &id, &rng, stream);
+    if (!small) {
         const struct {
             struct wino_conv2d_desc d;
             int m;
@@ -231,7 +233,18 @@ int main(void)
             rows_case(&medium[i].d, medium[i].m, (int)(i % 2), (int)(i % 3 == 0), id++, &rng,
                       stream);
     }
-    reshape_case(&rng, stream);
+    /* F(4, 3)'s blocks of 64 output channels take layers whose blocks fill three quarters of
+     * the SMs (132 on an H100 or H200), 32 smaller ones: these take 64 (128 and 144 blocks),
+     * K % 64 != 0 and K % 8 != 0 too */
+    const struct wino_conv2d_desc wide[2] = {nhwc(8, 16, 32, 64, 72, 3, 1, WINO_DTYPE_F16),
+                                             nhwc(8, 32, 48, 48, 100, 3, 1, WINO_DTYPE_F16)};
+    for (int i = 0; i < (small ? 1 : 2); i++)
+        rows_case(&wide[i], 0, 1, i == 0, id++, &rng, stream);
+    reshape_case(nhwc(2, 24, 17, 19, 70, 3, 1, WINO_DTYPE_F16), 3, 9, 30, &rng, stream);
+    /* reshape keeps the blocks' output channels (U's layout): 32 to a layer that a create
+     * would give 64, and back */
+    reshape_case(nhwc(1, 16, 8, 8, 72, 3, 1, WINO_DTYPE_F16), 8, 32, 64, &rng, stream);
+    reshape_case(nhwc(8, 16, 32, 64, 72, 3, 1, WINO_DTYPE_F16), 1, 9, 13, &rng, stream);
     struct wino_conv2d_desc d = nhwc(1, 16, 8, 8, 8, 3, 1, WINO_DTYPE_F16);
     d.layout = WINO_LAYOUT_NCHW;
     refused(d, 0, "NCHW", stream);
