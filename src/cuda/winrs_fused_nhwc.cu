@@ -214,44 +214,92 @@ static __device__ void diag_fragments(const float (&m)[A][A], unsigned (&hi)[4],
  * taps), times diag(m^T, ...) in an m16n8k8 product gives 16 channels x those units' alphas,
  * stored transposed into the planes. (With the data as the B operand of m16n8k16 and the
  * block-diagonal matrix as A, two of A's four registers were zeros that ptxas rebuilt with
- * moves for every product.) TWO: the matrix of the warp's kind needs its second product (the
- * same in the whole warp). */
+ * moves for every product.) The jobs go in batches (transform_jobs); a batch's jobs are
+ * consecutive groups of 16 channels of the same rows.
+ *
+ * Where a thread's loads and stores of them lie: byte offsets from a step's raw units (RAW, both
+ * kinds) and planes. A job's stores lie 16 channels (128 elements of a plane) on from the last
+ * one's; its loads, whose pieces are swizzled (tma_piece), have an offset each, the same from
+ * batch to batch but for the rows: with more than one batch, a batch is 4 jobs (all 64
+ * channels) and its rows are 16 on from the last batch's, 16 / A units (in the TMA's layout
+ * 16 / A * 8 rows, which keeps the swizzle). */
+template <typename T, int A, int WK, typename RAW> struct transform_places {
+    static constexpr int JOBS = A * (BLOCK / 16) / WK; /* per warp */
+    static constexpr int BATCH = JOBS < TRANSFORM_BATCH ? JOBS : TRANSFORM_BATCH;
+    static constexpr int BATCHES = JOBS / BATCH;
+    static constexpr bool TMA = std::is_same<RAW, tma_rows<T>>::value;
+    static constexpr int ROWS = std::extent<RAW, 1>::value, PITCH = std::extent<RAW, 2>::value;
+    static constexpr unsigned NEXT_STORE = 128 * sizeof(T);
+    static constexpr unsigned NEXT_LOADS = (TMA ? 16 / A * 8 : 16) * PITCH * sizeof(T);
+    static_assert(JOBS % BATCH == 0 && (BLOCK / 16) % BATCH == 0, "a batch's jobs share rows");
+    static_assert(BATCHES == 1 || (BATCH == BLOCK / 16 && 16 % A == 0), "batches 16 rows on");
+    unsigned load[BATCH], store[BATCHES];
+    __device__ __forceinline__ transform_places()
+    {
+        constexpr int PLANE = nhwc_shape<T>::template plane<A>();
+        const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, kind = warp / WK;
+        /* lane's row of matrix lane / 8: rows + 8 (m / 2) + lane % 8, channels ch + 8 (m % 2) */
+        const int m = lane / 8, part = m % 2;
+#pragma unroll
+        for (int b = 0; b < BATCHES; b++) {
+            const int job = warp % WK * JOBS + b * BATCH, rows = job / (BLOCK / 16) * 16;
+            const int ch = job % (BLOCK / 16) * 16, row = rows + 8 * (m / 2) + lane % 8;
+            if (b == 0) { /* the later batches' loads: NEXT_LOADS on each */
+#pragma unroll
+                for (int i = 0; i < BATCH; i++) {
+                    const int piece = ch / 8 + 2 * i + part;
+                    int at = kind * ROWS + row, col = 8 * piece;
+                    if constexpr (TMA) { /* unit row / A, tap row % A */
+                        at = kind * ROWS + row / A * 8 + row % A;
+                        col = 8 * tma_piece(at, piece);
+                    }
+                    load[i] = (unsigned)((at * PITCH + col) * sizeof(T));
+                }
+            }
+            /* column j of rows' block kb is alpha (rows + 8 kb + j) % A of unit (...) / A:
+             * each row of a stored matrix goes to a plane of its own */
+            const int plane = (kind * nhwc_shape<T>::PARTS * A + row % A) * PLANE;
+            store[b] = (unsigned)((plane + plane_at(row / A, ch + 8 * part)) * sizeof(T));
+        }
+    }
+    /* The offsets, opaque to the compiler from here on: worked out once before the steps, not
+     * again from the thread's index at each. */
+    __device__ __forceinline__ void keep()
+    {
+#pragma unroll
+        for (int i = 0; i < BATCH; i++)
+            load[i] = kept(load[i]);
+#pragma unroll
+        for (int b = 0; b < BATCHES; b++)
+            store[b] = kept(store[b]);
+    }
+};
+
+/* The jobs of a warp for the planes of its kind (above). TWO: the matrix of the warp's kind
+ * needs its second product (the same in the whole warp). */
 template <typename T, int A, int WK, bool TWO, typename RAW>
 static __device__ __forceinline__ void transform_jobs(const unsigned (&hi)[4],
-                                                      const unsigned (&lo)[4], const RAW &raw,
-                                                      tf_planes<T, A> &tf)
+                                                      const unsigned (&lo)[4],
+                                                      const transform_places<T, A, WK, RAW> &p,
+                                                      const RAW &raw, tf_planes<T, A> &tf)
 {
-    constexpr int JOBS = A * (BLOCK / 16) / WK; /* per warp */
-    constexpr bool TMA = std::is_same<RAW, tma_rows<T>>::value;
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, kind = warp / WK;
-    /* lane's row of matrix lane / 8: rows + 8 (m / 2) + lane % 8, channels ch + 8 (m % 2) .. */
-    const int m = lane / 8, part = m % 2;
+    typedef transform_places<T, A, WK, RAW> P;
+    const char *from = (const char *)&raw;
+    char *to = (char *)&tf;
     /* The jobs in batches: every load of a batch, then its products, then its stores. The
      * loads and stores are volatile asm, which the compiler keeps in program order, so job by
      * job each waited for the last one's store: one chain of dependent instructions per job
      * (Nsight Compute, ResNet-18 conv2_x FP16: the products' short-scoreboard stalls first
      * among the producers' samples). */
-    constexpr int BATCH = JOBS < TRANSFORM_BATCH ? JOBS : TRANSFORM_BATCH;
 #pragma unroll
-    for (int i0 = 0; i0 < JOBS; i0 += BATCH) {
+    for (int b = 0; b < P::BATCHES; b++) {
         /* [job][2 kb + h]: rows rows + 8 kb .., channels 8 h .. */
-        unsigned frag[BATCH][4], out[BATCH][4];
-        int row[BATCH], ch[BATCH];
+        unsigned frag[P::BATCH][4], out[P::BATCH][4];
 #pragma unroll
-        for (int i = 0; i < BATCH; i++) {
-            const int job = warp % WK * JOBS + i0 + i, rows = job / (BLOCK / 16) * 16;
-            ch[i] = job % (BLOCK / 16) * 16;
-            row[i] = rows + 8 * (m / 2) + lane % 8;
-            const int piece = ch[i] / 8 + part;
-            if constexpr (TMA) {
-                const int at = row[i] / A * 8 + row[i] % A; /* unit row / A, tap row % A */
-                ldmatrix_x4_trans(frag[i], &raw[kind][at][8 * tma_piece(at, piece)]);
-            } else {
-                ldmatrix_x4_trans(frag[i], &raw[kind][row[i]][8 * piece]);
-            }
-        }
+        for (int i = 0; i < P::BATCH; i++)
+            ldmatrix_x4_trans(frag[i], from + p.load[i] + b * P::NEXT_LOADS);
 #pragma unroll
-        for (int i = 0; i < BATCH; i++)
+        for (int i = 0; i < P::BATCH; i++)
 #pragma unroll
             for (int kb = 0; kb < 2; kb++) {
                 float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
@@ -261,12 +309,9 @@ static __device__ __forceinline__ void transform_jobs(const unsigned (&hi)[4],
                 out[i][2 * kb] = pack16<T>(acc[0], acc[1]);
                 out[i][2 * kb + 1] = pack16<T>(acc[2], acc[3]);
             }
-        /* column j of rows' block kb is alpha (rows + 8 kb + j) % A of unit (...) / A: each row
-         * of a stored matrix goes to a plane of its own */
 #pragma unroll
-        for (int i = 0; i < BATCH; i++)
-            stmatrix_x4_trans(&tf[kind][0][row[i] % A][plane_at(row[i] / A, ch[i] + 8 * part)],
-                              out[i]);
+        for (int i = 0; i < P::BATCH; i++)
+            stmatrix_x4_trans(to + p.store[b] + i * P::NEXT_STORE, out[i]);
     }
 }
 
@@ -307,6 +352,19 @@ static __device__ __forceinline__ void transform_jobs_tf32(const unsigned (&hi)[
     }
 }
 
+/* Stage 2 for a step: 16 bits at places worked out before (transform_places), or where the
+ * step's own call works them out; TF32. */
+template <typename T, int A, int WK, typename RAW>
+static __device__ __forceinline__ void transform_step(const unsigned (&hi)[4],
+                                                      const unsigned (&lo)[4], bool two,
+                                                      const transform_places<T, A, WK, RAW> &p,
+                                                      const RAW &raw, tf_planes<T, A> &tf)
+{
+    if (two)
+        transform_jobs<T, A, WK, true>(hi, lo, p, raw, tf);
+    else
+        transform_jobs<T, A, WK, false>(hi, lo, p, raw, tf);
+}
 template <typename T, int A, int WK, typename RAW>
 static __device__ __forceinline__ void transform_step(const unsigned (&hi)[4],
                                                       const unsigned (&lo)[4], bool two,
@@ -319,10 +377,7 @@ static __device__ __forceinline__ void transform_step(const unsigned (&hi)[4],
         else
             transform_jobs_tf32<A, false>(hi, lo, raw, tf);
     } else {
-        if (two)
-            transform_jobs<T, A, WK, true>(hi, lo, raw, tf);
-        else
-            transform_jobs<T, A, WK, false>(hi, lo, raw, tf);
+        transform_step<T, A, WK>(hi, lo, two, transform_places<T, A, WK, RAW>(), raw, tf);
     }
 }
 
@@ -725,17 +780,21 @@ static __device__ void produce(int steps, bool two, const unsigned (&hi)[4],
                                const unsigned (&lo)[4], ws_smem<T, A> &sm, ws_barriers &bar)
 {
     const ws_addresses<T> at(sm, bar);
+    /* what the steps take from the thread's index, kept in registers (transform_places) */
+    transform_places<T, A, 4, tma_rows<T>> places;
+    places.keep();
+    const unsigned lane = kept(threadIdx.x % 32);
     ring_place<RAW_STAGES> now;
     ring_place<TF_STAGES> slot;
     for (int s = 0; s < steps; s++, now.advance(), slot.advance()) {
         mbarrier_wait(at.raw_full + 8 * now.at, now.parity);
         if (s >= TF_STAGES) /* the products of step s - TF_STAGES are done */
             mbarrier_wait(at.empty + 8 * slot.at, slot.parity ^ 1u);
-        transform_step<T, A, 4>(hi, lo, two, sm.raw[now.at], sm.tf[slot.at]);
+        transform_step<T, A, 4>(hi, lo, two, places, sm.raw[now.at], sm.tf[slot.at]);
         fence_proxy_async(); /* the products read the planes through wgmma */
         mbarrier_arrive(at.full + 8 * slot.at);
         __syncwarp();
-        if (threadIdx.x % 32 == 0)
+        if (lane == 0)
             mbarrier_arrive(at.raw_empty + 8 * now.at);
     }
 }
@@ -750,24 +809,38 @@ static __device__ void consume(int steps, ws_smem<T, A> &sm, ws_barriers &bar,
     const unsigned u0 = smem_address(&sm.tf[0][0][0][group * (A / 2)][0]);
     constexpr unsigned PLANE = sizeof(sm.tf[0][0][0][0]), STAGE = sizeof(sm.tf[0]);
     constexpr unsigned V = sizeof(sm.tf[0][0]);
+    static_assert(PLANE % 16 == 0 && STAGE % 16 == 0 && V % 16 == 0, "16-byte planes");
+    /* u0's descriptor; another plane's differs in the address field alone (bits 0-13: the byte
+     * address / 16, below 2^14 in an SM's shared memory), by its offset / 16. Its address
+     * field, and the lane, kept in registers: the compiler otherwise built every descriptor
+     * again from the thread's index at each step. */
+    const uint64_t u_descriptor = plane_descriptor(u0);
+    const unsigned u_field = kept((unsigned)u_descriptor), high = u_descriptor >> 32;
+    const unsigned lane = kept(threadIdx.x % 32);
+    auto descriptor = [&](unsigned offset) {
+        return (uint64_t)high << 32 | (u_field + offset / 16);
+    };
     ring_place<TF_STAGES> slot;
+    /* Two steps a pass, one in each stage, whose planes' offsets are then constants. (Left to
+     * itself, the compiler took four at alpha 4, and ptxas serialized the products: its
+     * warning C7515.) */
+#pragma unroll 2
     for (int s = 0; s < steps; s++, slot.advance()) {
+        const unsigned u = slot.at * STAGE;
         mbarrier_wait(at.full + 8 * slot.at, slot.parity);
         /* every alpha, those past the problem's too (zeros): ptxas serializes products issued
          * under a condition */
         wgmma_fence();
-        const unsigned u = u0 + slot.at * STAGE;
 #pragma unroll
         for (int i = 0; i < A / 2; i++)
-            wgmma_op<T>::run(acc[i], plane_descriptor(u + i * PLANE),
-                             plane_descriptor(u + V + i * PLANE));
+            wgmma_op<T>::run(acc[i], descriptor(u + i * PLANE), descriptor(u + V + i * PLANE));
         wgmma_commit();
         /* Step s - 1's products have read their planes. (Waiting for step s's own products
          * here instead, to hand its planes back a step sooner, made the 2 x 2 layers of
          * winrs-bfc 5-7% slower in FP16 on an H200, whose short alpha-4 steps then waited for
          * every step's products, and the 3 x 3 layers at most 1% faster.) */
         wgmma_wait<1>();
-        if (s > 0 && threadIdx.x % 32 == 0)
+        if (s > 0 && lane == 0)
             mbarrier_arrive(at.empty + 8 * ((slot.at + TF_STAGES - 1) % TF_STAGES));
     }
     wgmma_wait<0>();
