@@ -226,7 +226,8 @@ __global__ void __launch_bounds__(THREADS6, blocks_per_sm6(OUTS))
 
     /* this thread's first tile (fragment row g): its first pixel's address in stage 0; the
      * second (row g + 8) is 8 pixels on. Kept, with U's descriptor, in registers: the compiler
-     * would otherwise work both out again at every step (some 25 instructions of a step's 120) */
+     * would otherwise work both out again at every step (about 20 instructions of a step's
+     * 122) */
     const int trow = 4 * (warp / ACROSS) + g % 4, tcol = 4 * (warp % ACROSS) + g / 4;
     const unsigned tile_at = kept(smem0 + (trow * PITCH + tcol * 4) * CH6 * 2 + 8 * t);
     /* U's descriptor in stage 0; in other places its address field (bits 0-13: the byte
@@ -412,8 +413,8 @@ void wino_rows6_plan(struct wino_rows_plan *p)
     p->boxes_w = (p->tiles_w + p->box_w - 1) / p->box_w;
     p->boxes_h = (p->p + p->box_h - 1) / p->box_h;
     /* 64 output channels a block where their blocks still fill three quarters of the SMs
-     * (twice the products a transform, H200: 1.2-1.5x faster on 128 blocks and more, 0.85x
-     * on 16-64), else 32 */
+     * (twice the products a transform; H200: 1.07-1.47x faster than 32 on 128 blocks and more,
+     * 0.84-0.87x on 16-64), else 32 */
     const long long blocks64 = (long long)p->n * p->boxes_h * p->boxes_w * ((p->k + 63) / 64);
     wino_rows6_set_outs(p, p->k > 32 && 4 * blocks64 >= 3LL * p->sms ? 64 : 32);
 }
