@@ -12,13 +12,12 @@
  * still fill the SMs). Per chunk of 16 input channels the tensor memory accelerator brings the
  * box's box_h + r - 1 input rows (16 channels, rows of `cols` pixels: cols = 1 mod 4, so that the
  * four rows of a fragment fall on distinct banks) and the chunk's U (r x 6 x outs x 16, laid out
- * as wgmma reads it) into a stage, once every warp has left the stage's last chunk (the
- * stage's empty barrier); per filter row each thread loads its two tiles' 6 taps x 4 channels,
- * applies B^T in FP16 pairs (the generator's recipe, unrolled at compile time: 16 operations for
- * 6 positions), and the warpgroup multiplies the 6 positions with U. At the end each thread
- * holds all 6 positions of its (tile, output channel) pairs and applies A^T in registers: no
- * shared memory, no barrier; a quad then trades its words so that each lane writes 8 adjacent
- * channels of a pixel (16 bytes: whole sectors a warp) where K % 8 == 0.
+ * as wgmma reads it) into a stage; per filter row each thread loads its two tiles' 6 taps x 4
+ * channels, applies B^T in FP16 pairs (the generator's recipe, unrolled at compile time: 16
+ * operations for 6 positions), and the warpgroup multiplies the 6 positions with U. At the end
+ * each thread holds all 6 positions of its (tile, output channel) pairs and applies A^T in
+ * registers: no shared memory, no barrier; a quad then trades its words so that each lane
+ * writes 8 adjacent channels of a pixel (16 bytes: whole sectors a warp) where K % 8 == 0.
  *
  * Fragment layout: warp w of the block takes rows 4 (w / (box_w / 4)) .. + 3 and tiles 4 (w %
  * (box_w / 4)) .. + 3 of the box; its fragment row g (lane / 4) is the tile at row g % 4, column
@@ -190,7 +189,7 @@ __global__ void __launch_bounds__(THREADS6, blocks_per_sm6(OUTS))
 #if WINO_WGMMA
     constexpr int BOX_H = box_rows6(BOX_W), PITCH = pitch6(BOX_W), ACROSS = BOX_W / 4;
     extern __shared__ __align__(128) unsigned char smem[];
-    __shared__ uint64_t full[3], empty[3];
+    __shared__ uint64_t full[3];
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
     const int kb = blockIdx.x % p.kblocks;
     int box = blockIdx.x / p.kblocks;
@@ -199,30 +198,24 @@ __global__ void __launch_bounds__(THREADS6, blocks_per_sm6(OUTS))
     const int by = box % p.boxes_h, n = box / p.boxes_h;
     const int h0 = by * BOX_H, tw0 = bx * BOX_W;
     const unsigned smem0 = smem_address(smem), full0 = smem_address(full);
-    const unsigned empty0 = smem_address(empty);
-    if (threadIdx.x < 3) {
+    if (threadIdx.x < 3)
         mbarrier_init(&full[threadIdx.x], 1);
-        mbarrier_init(&empty[threadIdx.x], THREADS6 / 32);
-    }
     __syncthreads();
     const unsigned raw_bytes = CH6 * PITCH * (BOX_H + p.r - 1) * 2;
     constexpr int PLANE = u_plane6(OUTS);
     const unsigned u_bytes = p.r * A6 * PLANE * 2;
     const __half *u_block = u + (size_t)kb * p.chunks * p.r * A6 * PLANE;
-    /* thread 0 asks for chunk's rows and U into stage, once every warp is done with the
-     * stage's last chunk (its empty barrier's phase of parity `freed`) where it had one */
-    auto request = [&](int chunk, int stage, unsigned freed) {
+    /* thread 0 asks for chunk's rows and U into stage */
+    auto request = [&](int chunk, int stage) {
         if (threadIdx.x == 0 && chunk < p.chunks) {
             const unsigned st = smem0 + stage * p.stage_bytes, bar = full0 + 8 * stage;
-            if (chunk >= p.stages)
-                mbarrier_wait(empty0 + 8 * stage, freed);
             mbarrier_arrive_expect(bar, raw_bytes + u_bytes);
             tma_load_4d(st, &x_map, chunk * CH6, tw0 * 4 - p.pad_w, h0 - p.pad_h, n, bar);
             bulk_load(st + p.raw_bytes, u_block + (size_t)chunk * p.r * A6 * PLANE, u_bytes, bar);
         }
     };
     for (int s = 0; s < p.stages - 1; s++)
-        request(s, s, 0);
+        request(s, s);
 
     /* this thread's first tile (fragment row g): its first pixel's address in stage 0; the
      * second (row g + 8) is 8 pixels on. Kept, with U's descriptor, in registers: the compiler
@@ -244,10 +237,12 @@ __global__ void __launch_bounds__(THREADS6, blocks_per_sm6(OUTS))
     unsigned parity = 0;
     for (int s = 0; s < p.chunks * p.r; s++) {
         if (i == 0) {
-            /* the stage before this one held the last chunk, read with the parity before the
-             * last wrap */
-            request(chunk + p.stages - 1, stage ? stage - 1 : p.stages - 1,
-                    parity ^ (stage == 0));
+            /* Every warp is done with the stage the next request fills. (Per-stage empty
+             * barriers instead, measured on an H200: 0.96x. Thread 0's wait for them inside
+             * the loop made the compiler keep the step's counters and descriptors in vector
+             * registers and move them over at every step, 20 instructions more.) */
+            __syncthreads();
+            request(chunk + p.stages - 1, stage ? stage - 1 : p.stages - 1);
             mbarrier_wait(full0 + 8 * stage, parity);
         }
         const unsigned row_at = tile_at + stage * p.stage_bytes + i * (PITCH * CH6 * 2);
@@ -279,9 +274,6 @@ __global__ void __launch_bounds__(THREADS6, blocks_per_sm6(OUTS))
          * would serialize them (its warning C7513) */
         wgmma_wait<0>();
         if (++i == p.r) {
-            __syncwarp(); /* the warp's lanes have all read the stage */
-            if (lane == 0)
-                mbarrier_arrive(empty0 + 8 * stage);
             i = 0, chunk++;
             if (++stage == p.stages)
                 stage = 0, parity ^= 1u;
