@@ -111,13 +111,13 @@ static void random_cases(int count, int *id, struct test_rng *rng, cudaStream_t 
     }
 }
 
-/* d reshaped to batch n and an h x w image, new weights, and the check of the reshaped layer
+/* d reshaped to batch n and an h x width image, new weights, and the check of the reshaped layer
  * (the reference's weights: those of gpu_conv_check's draw for the same seed). */
-static void reshape_case(struct wino_conv2d_desc d, int n, int h, int w_, struct test_rng *rng,
+static void reshape_case(struct wino_conv2d_desc d, int n, int h, int width, struct test_rng *rng,
                          cudaStream_t stream)
 {
     struct wino_conv2d_desc e = d;
-    e.n = n, e.h = h, e.w = w_;
+    e.n = n, e.h = h, e.w = width;
     const struct wino_conv2d_options o = rows_options(0, 0);
     const struct wino_context ctx = gpu_context(0, stream);
     const size_t wn = (size_t)d.k * d.c * 9, xn = (size_t)e.n * e.c * e.h * e.w;
