@@ -390,6 +390,12 @@ static int stages6(int stage_bytes, int outs)
     return 3 * blocks_per_sm6(outs) * stage_bytes <= SMEM6_PER_SM ? 3 : 2;
 }
 
+/* The boxes of tiles of all images: the blocks of each block of output channels. */
+static long long boxes6(const struct wino_rows_plan *p)
+{
+    return (long long)p->n * p->boxes_h * p->boxes_w;
+}
+
 void wino_rows6_plan(struct wino_rows_plan *p)
 {
     /* the box that wastes the fewest tiles past the map's edges; wider ones break ties */
@@ -407,7 +413,7 @@ void wino_rows6_plan(struct wino_rows_plan *p)
     /* 64 output channels a block where their blocks still fill three quarters of the SMs
      * (twice the products a transform; H200: 1.07-1.47x faster than 32 on 128 blocks and more,
      * 0.84-0.87x on 16-64), else 32 */
-    const long long blocks64 = (long long)p->n * p->boxes_h * p->boxes_w * ((p->k + 63) / 64);
+    const long long blocks64 = boxes6(p) * ((p->k + 63) / 64);
     wino_rows6_set_outs(p, p->k > 32 && 4 * blocks64 >= 3LL * p->sms ? 64 : 32);
 }
 
@@ -421,7 +427,7 @@ void wino_rows6_set_outs(struct wino_rows_plan *p, int outs)
 
 long long wino_rows6_blocks(const struct wino_rows_plan *p)
 {
-    return (long long)p->n * p->boxes_h * p->boxes_w * p->kblocks;
+    return boxes6(p) * p->kblocks;
 }
 
 size_t wino_rows6_u_bytes(const struct wino_rows_plan *p)
